@@ -1,0 +1,30 @@
+"""frictionsim — the physics of servo actuators with extended friction.
+
+Parameter schema (:mod:`~frictionsim.schema`) and flat-vector layout
+(:mod:`~frictionsim.layout`); the friction budget of M1–M6
+(:mod:`~frictionsim.friction`), the servos' firmware laws and motors
+(:mod:`~frictionsim.actuator_laws`) and the pendulum bench
+(:mod:`~frictionsim.pendulum`) as Numba kernels; log files
+(:mod:`~frictionsim.logs`), parameter files (:mod:`~frictionsim.params`) and
+bench trajectories (:mod:`~frictionsim.trajectories`).
+"""
+
+from frictionsim.logs import Log, LogError, load_log, load_logs, process, save_log
+from frictionsim.params import ParameterFileError, ParameterSet, load_params, save_params
+from frictionsim.schema import ACTUATORS, MODELS
+
+__all__ = [
+    "ACTUATORS",
+    "MODELS",
+    "Log",
+    "LogError",
+    "ParameterFileError",
+    "ParameterSet",
+    "load_log",
+    "load_logs",
+    "load_params",
+    "process",
+    "save_log",
+    "save_params",
+]
+__version__ = "0.1.0"

@@ -1,0 +1,73 @@
+"""Friction budget τ_fm of models M1–M6 (SPEC §2), one Numba kernel for all.
+
+The budget is the largest resistive torque friction can supply:
+
+    τ_fm = F + K_v·|v|
+
+    s(v) = exp(−|v / v_s|^α)                                     (Stribeck factor)
+    F    = K_c + K_l·|τ_e − τ_m| + |K_e·τ_e − K_m·τ_m|
+           + s·K_cs + (K_ls·|τ_e − τ_m| + |K_es·τ_e − K_ms·τ_m|)·s + s·Q
+    Q    = [sign τ_e ≠ sign τ_m]·([|τ_e| < |τ_m|]·K_eq·τ_e² + [|τ_e| > |τ_m|]·K_mq·τ_m²)
+
+Terms a model does not have are exactly 0 in ``theta``, so every model reduces
+bit-for-bit to its own formula in the SPEC table (adding an exact 0 changes no
+bits). The additions run in the order of the reference simulator, which is what
+makes published parameter files reproduce their published errors exactly.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from numba import njit
+
+from frictionsim.layout import (
+    ALPHA, K_C, K_CS, K_E, K_EQ, K_ES, K_L, K_LS, K_M, K_MQ, K_MS, K_V, V_S,
+)
+
+
+@njit(cache=True, inline="always")
+def stribeck_factor(v: float, v_s: float, alpha: float) -> float:
+    """s(v) = exp(−|v/v_s|^α): 1 at rest, → 0 when moving; 0 when v_s ≤ 0 (no Stribeck term)."""
+    if v_s <= 0.0:
+        return 0.0
+    return math.exp(-(abs(v / v_s) ** alpha))
+
+
+@njit(cache=True, inline="always")
+def quadratic_term(tau_m: float, tau_e: float, theta: np.ndarray) -> float:
+    """M6's Q: the quadratic load friction when motor and load torques oppose (N·m)."""
+    if np.sign(tau_e) == np.sign(tau_m):
+        return 0.0
+    a_e = abs(tau_e)
+    a_m = abs(tau_m)
+    if a_e < a_m:
+        return theta[K_EQ] * a_e**2
+    if a_e > a_m:
+        return theta[K_MQ] * a_m**2
+    return 0.0
+
+
+@njit(cache=True, inline="always")
+def friction_budget(v: float, tau_m: float, tau_e: float, theta: np.ndarray) -> tuple:
+    """Static part F (N·m) and viscous coefficient K_v (N·m·s/rad) of τ_fm = F + K_v·|v|.
+
+    v: joint velocity (rad/s); tau_m: motor torque (N·m); tau_e: external torque (N·m);
+    theta: servo vector (:mod:`frictionsim.layout`).
+    """
+    gearbox = abs(tau_e - tau_m)
+    static = (
+        theta[K_C]
+        + theta[K_L] * gearbox
+        + abs(tau_e * theta[K_E] - tau_m * theta[K_M])
+    )
+    s = stribeck_factor(v, theta[V_S], theta[ALPHA])
+    if s != 0.0:
+        static += s * theta[K_CS]
+        static += (
+            theta[K_LS] * gearbox + abs(tau_e * theta[K_ES] - tau_m * theta[K_MS])
+        ) * s
+        if theta[K_EQ] != 0.0 or theta[K_MQ] != 0.0:
+            static += s * quadratic_term(tau_m, tau_e, theta)
+    return static, theta[K_V]

@@ -1,0 +1,113 @@
+"""The flat vectors the compiled kernels work on: the one place their layout is defined.
+
+Two float64 vectors travel into every kernel:
+
+``theta`` (length :data:`THETA_SIZE`) describes the servo: its identified
+parameters and its firmware constants. Friction terms that the parameter set's
+model does not use are exactly 0, so one budget kernel serves M1–M6.
+
+=====  ===================  ===========================================  ==========
+index  name                 meaning                                      unit
+=====  ===================  ===========================================  ==========
+0      Q_OFFSET             encoder offset, q_physical = q + q_offset    rad
+1      KT                   torque constant k_t                          N·m/A
+2      RESISTANCE           winding resistance R                         Ω
+3      ARMATURE             apparent (reflected) rotor inertia           kg·m²
+4      K_C                  Coulomb friction                             N·m
+5      K_CS                 Stribeck (static) friction                   N·m
+6      K_L                  load friction, non-directional (M3, M4)      –
+7      K_LS                 Stribeck load friction, non-directional      –
+8      K_M                  load friction on motor torque (M5, M6)       –
+9      K_E                  load friction on external torque             –
+10     K_MS                 Stribeck load friction on motor torque       –
+11     K_ES                 Stribeck load friction on external torque    –
+12     K_MQ                 quadratic friction on motor torque (M6)      1/(N·m)
+13     K_EQ                 quadratic friction on external torque (M6)   1/(N·m)
+14     V_S                  Stribeck velocity v_s (0: no Stribeck term)  rad/s
+15     ALPHA                Stribeck exponent α                          –
+16     K_V                  viscous friction                             N·m·s/rad
+17     MAX_VELOCITY         firmware target-speed limit ω_max (0: none)  rad/s
+18     ERROR_GAIN_RATIO     multiplies ERROR_GAIN (sts3215)              –
+19     LAW                  :data:`VOLTAGE_LAW` or :data:`CURRENT_LAW`   –
+20     ERROR_GAIN           duty per (firmware gain × rad)               1/rad
+21     MAX_PWM              duty-cycle saturation                        –
+22     MAX_CURRENT          current saturation (current law)             A
+23     MAX_VOLTAGE          supply limit of the back-EMF window          V
+=====  ===================  ===========================================  ==========
+
+``bench`` (length :data:`BENCH_SIZE`) describes one recording: the pendulum
+and the firmware settings of that log.
+
+=====  ===========  ==============================================  =====
+index  name         meaning                                         unit
+=====  ===========  ==============================================  =====
+0      MASS         point mass at the tip                           kg
+1      LENGTH       arm length                                      m
+2      ARM_MASS     mass of the rod                                 kg
+3      KP           firmware proportional gain (from the log)       –
+4      VIN          supply voltage (voltage law)                    V
+5      DAMPING      firmware damping d (current law)                –
+6      DT           sample period of the processed log              s
+=====  ===========  ==============================================  =====
+"""
+
+Q_OFFSET = 0
+KT = 1
+RESISTANCE = 2
+ARMATURE = 3
+K_C = 4
+K_CS = 5
+K_L = 6
+K_LS = 7
+K_M = 8
+K_E = 9
+K_MS = 10
+K_ES = 11
+K_MQ = 12
+K_EQ = 13
+V_S = 14
+ALPHA = 15
+K_V = 16
+MAX_VELOCITY = 17
+ERROR_GAIN_RATIO = 18
+LAW = 19
+ERROR_GAIN = 20
+MAX_PWM = 21
+MAX_CURRENT = 22
+MAX_VOLTAGE = 23
+THETA_SIZE = 24
+
+VOLTAGE_LAW = 0.0
+CURRENT_LAW = 1.0
+
+MASS = 0
+LENGTH = 1
+ARM_MASS = 2
+KP = 3
+VIN = 4
+DAMPING = 5
+DT = 6
+BENCH_SIZE = 7
+
+#: Parameter-file name -> index in ``theta``.
+THETA_INDEX: dict[str, int] = {
+    "q_offset": Q_OFFSET,
+    "kt": KT,
+    "R": RESISTANCE,
+    "armature": ARMATURE,
+    "friction_base": K_C,
+    "friction_stribeck": K_CS,
+    "load_friction_base": K_L,
+    "load_friction_stribeck": K_LS,
+    "load_friction_motor": K_M,
+    "load_friction_external": K_E,
+    "load_friction_motor_stribeck": K_MS,
+    "load_friction_external_stribeck": K_ES,
+    "load_friction_motor_quad": K_MQ,
+    "load_friction_external_quad": K_EQ,
+    "dtheta_stribeck": V_S,
+    "alpha": ALPHA,
+    "friction_viscous": K_V,
+    "max_velocity": MAX_VELOCITY,
+    "error_gain_ratio": ERROR_GAIN_RATIO,
+}

@@ -1,0 +1,238 @@
+"""Bench log files (SPEC §6): read and validate, write, resample raw → processed.
+
+A log is one JSON object: header fields (``mass``, ``length``, ``kp`` required;
+``vin``, ``motor``, ``trajectory``, ``arm_mass``/``arm-mass``, ``damping``
+optional; ``dt`` in processed logs) and ``entries``, a list of samples with
+``position``, ``goal_position``, ``torque_enable``, ``timestamp`` (required) and
+``speed``, ``load``, ``input_volts``, ``temp`` (optional, recorded).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from frictionsim import atomic, layout, schema
+
+REQUIRED_HEADER = ("mass", "length", "kp")
+REQUIRED_ENTRY = ("position", "goal_position", "torque_enable", "timestamp")
+DEFAULT_DT = 0.005
+
+
+class LogError(ValueError):
+    """A log that cannot be used; the message names the file, the entry, the field and the value."""
+
+
+@dataclass
+class Log:
+    """One bench recording: its header fields and its entries (as read, key order kept)."""
+
+    header: dict
+    entries: list[dict]
+    path: Path | None = None
+
+    @property
+    def name(self) -> str:
+        return self.path.name if self.path else "<log>"
+
+    @property
+    def processed(self) -> bool:
+        return "dt" in self.header
+
+    @property
+    def dt(self) -> float:
+        if "dt" not in self.header:
+            raise LogError(f"{self.name}: raw log has no 'dt'; process it first (frictionsim process)")
+        return float(self.header["dt"])
+
+    @property
+    def mass(self) -> float:
+        return float(self.header["mass"])
+
+    @property
+    def length(self) -> float:
+        return float(self.header["length"])
+
+    @property
+    def arm_mass(self) -> float:
+        """``arm_mass``, else ``arm-mass``, else 0 (kg)."""
+        if "arm_mass" in self.header:
+            return float(self.header["arm_mass"])
+        return float(self.header.get("arm-mass", 0.0))
+
+    @property
+    def kp(self) -> float:
+        return float(self.header["kp"])
+
+    @property
+    def trajectory(self) -> str:
+        return str(self.header.get("trajectory", "?"))
+
+    def column(self, key: str, default: float | None = None) -> np.ndarray:
+        """One entry field as a float64 array (booleans as 0/1)."""
+        if default is not None:
+            return np.array([float(e.get(key, default)) for e in self.entries])
+        return np.array([float(e[key]) for e in self.entries])
+
+    def bench(self, actuator: str) -> np.ndarray:
+        """The bench vector (:mod:`frictionsim.layout`) of this log for an actuator.
+
+        ``kp`` always comes from the log; ``vin`` from the log when present, else
+        the actuator default; the eRob's damping from the log's ``damping`` when present.
+        """
+        act = schema.get_actuator(actuator)
+        bench = np.zeros(layout.BENCH_SIZE)
+        bench[layout.MASS] = self.mass
+        bench[layout.LENGTH] = self.length
+        bench[layout.ARM_MASS] = self.arm_mass
+        bench[layout.KP] = self.kp
+        bench[layout.VIN] = float(self.header.get("vin", act.vin))
+        bench[layout.DAMPING] = float(self.header.get("damping", act.damping))
+        bench[layout.DT] = self.dt
+        return bench
+
+    def to_dict(self) -> dict:
+        return {**self.header, "entries": self.entries}
+
+
+def _number(value, where: str, allow_bool: bool = False) -> float:
+    if isinstance(value, bool) and not allow_bool:
+        raise LogError(f"{where} = {value!r} is not a number")
+    if not isinstance(value, (int, float)):
+        raise LogError(f"{where} = {value!r} is not a number")
+    if not math.isfinite(value):
+        raise LogError(f"{where} = {value!r} is not finite")
+    return float(value)
+
+
+def validate(data, name: str, processed: bool | None = None) -> Log:
+    """Check a parsed log object and return it as a :class:`Log`.
+
+    ``processed``: True requires ``dt``, False forbids nothing; None accepts both.
+    Raises :class:`LogError` naming the file, entry index, field and value.
+    """
+    if not isinstance(data, dict):
+        raise LogError(f"{name}: expected a JSON object, got {type(data).__name__}")
+    for key in REQUIRED_HEADER:
+        if key not in data:
+            raise LogError(f"{name}: missing header field {key!r}")
+    for key in ("mass", "length", "kp", "vin", "arm_mass", "arm-mass", "damping", "dt"):
+        if key in data:
+            value = _number(data[key], f"{name}: {key}")
+            if value < 0 or (key in ("length", "dt") and value == 0):
+                raise LogError(f"{name}: {key} = {data[key]!r} must be positive")
+    if processed and "dt" not in data:
+        raise LogError(f"{name}: a processed log needs 'dt' (process the raw log first)")
+    entries = data.get("entries")
+    if not isinstance(entries, list):
+        raise LogError(f"{name}: 'entries' must be a list, got {type(entries).__name__}")
+    if len(entries) < 2:
+        raise LogError(f"{name}: 'entries' has {len(entries)} entries, at least 2 are needed")
+    keys = None
+    last_t = -math.inf
+    for i, entry in enumerate(entries):
+        where = f"{name}: entries[{i}]"
+        if not isinstance(entry, dict):
+            raise LogError(f"{where} is not an object")
+        for key in REQUIRED_ENTRY:
+            if key not in entry:
+                raise LogError(f"{where}: missing field {key!r}")
+        if keys is None:
+            keys = entry.keys()
+        elif entry.keys() != keys:
+            odd = sorted(set(keys) ^ set(entry.keys()))
+            raise LogError(f"{where}: fields differ from entries[0] ({', '.join(odd)})")
+        for key, value in entry.items():
+            _number(value, f"{where}.{key}", allow_bool=True)
+        t = entry["timestamp"]
+        if t <= last_t:
+            raise LogError(
+                f"{where}.timestamp = {t!r} is not after the previous one ({last_t!r})"
+            )
+        last_t = t
+    header = {k: v for k, v in data.items() if k != "entries"}
+    return Log(header, entries, Path(name))
+
+
+def load_log(path: str | os.PathLike, processed: bool | None = None) -> Log:
+    """Read and validate a log file (raw or processed)."""
+    path = Path(path)
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise LogError(f"{path}: no such log file") from None
+    except (json.JSONDecodeError, UnicodeDecodeError) as e:
+        raise LogError(f"{path}: not valid JSON ({e})") from None
+    log = validate(data, str(path), processed)
+    log.path = path
+    return log
+
+
+def save_log(path: str | os.PathLike, log: Log) -> Path:
+    """Write a log atomically (compact JSON, as recorded logs are)."""
+    return atomic.write_json(path, log.to_dict(), indent=None)
+
+
+def json_files(paths: list[str | os.PathLike]) -> list[Path]:
+    """Expand directories to their ``*.json`` files (sorted); keep files as given."""
+    out: list[Path] = []
+    for p in map(Path, paths):
+        if p.is_dir():
+            found = sorted(p.glob("*.json"))
+            if not found:
+                raise LogError(f"{p}: directory holds no *.json file")
+            out.extend(found)
+        elif p.exists():
+            out.append(p)
+        else:
+            raise LogError(f"{p}: no such file or directory")
+    return out
+
+
+def load_logs(paths: list[str | os.PathLike], processed: bool | None = True) -> list[Log]:
+    """Load every log named (a directory stands for its ``*.json`` files)."""
+    return [load_log(p, processed) for p in json_files(paths)]
+
+
+def process(raw: Log, dt: float = DEFAULT_DT) -> Log:
+    """Resample a raw log at a fixed ``dt`` (SPEC §6).
+
+    Sample times are ``numpy.arange(0, t_last, dt)``; each is interpolated on
+    the raw pair (a, b) = (entries[i], entries[i+1]) where i is the smallest
+    index with t ≤ t_{i+1} (before the first timestamp the first pair
+    extrapolates), every field as ``a + (((b − a)·(t − t_a)) / (t_b − t_a))``;
+    then ``torque_enable = value > 0.5`` and ``timestamp = t``.
+    """
+    if not (dt > 0 and math.isfinite(dt)):
+        raise LogError(f"dt = {dt!r} must be a positive number")
+    raw_t = raw.column("timestamp")
+    ts = np.arange(0.0, raw_t[-1], dt)
+    if len(ts) == 0:
+        raise LogError(f"{raw.name}: last timestamp {raw_t[-1]!r} leaves no sample at dt = {dt}")
+    # The reference's single forward pointer, advanced while t > t_{i+1}, lands on
+    # the number of t_{j≥1} strictly below t: a left-sided search.
+    i = np.minimum(np.searchsorted(raw_t[1:], ts, side="left"), len(raw_t) - 2)
+    t_a, t_b = raw_t[i], raw_t[i + 1]
+    columns = {}
+    for key in raw.entries[0]:
+        if key == "timestamp":
+            continue
+        col = raw.column(key)
+        a, b = col[i], col[i + 1]
+        columns[key] = a + (((b - a) * (ts - t_a)) / (t_b - t_a))
+    keys = list(columns)
+    rows = np.column_stack([columns[k] for k in keys]).tolist()
+    enable_at = keys.index("torque_enable")
+    entries = []
+    for row, t in zip(rows, ts.tolist()):
+        entry = dict(zip(keys, row))
+        entry["torque_enable"] = row[enable_at] > 0.5
+        entry["timestamp"] = t
+        entries.append(entry)
+    header = {**raw.header, "dt": dt}
+    return Log(header, entries, raw.path)

@@ -1,0 +1,139 @@
+"""Parameter sets and parameter files (SPEC §7).
+
+A parameter file is a flat JSON object: each parameter name → value, plus
+``"model"`` and ``"actuator"``. Only the parameters of that model and actuator
+belong in it; a missing one takes its default, an unknown key is an error
+naming it, and values are never clipped to the search bounds.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+from frictionsim import atomic, layout, schema
+
+
+class ParameterFileError(ValueError):
+    """A parameter file (or dictionary) that cannot be used; the message names file, key and value."""
+
+
+@dataclass
+class ParameterSet:
+    """A (model, actuator) pair with a value for each of its parameters.
+
+    ``values`` maps every parameter name of :func:`frictionsim.schema.parameters`
+    to a float. :meth:`theta` gives the flat kernel vector.
+    """
+
+    model: str
+    actuator: str
+    values: dict[str, float] = field(default_factory=dict)
+    source: str | None = None
+
+    def __post_init__(self) -> None:
+        spec = schema.parameters(self.model, self.actuator)
+        unknown = [k for k in self.values if k not in spec]
+        if unknown:
+            raise ParameterFileError(
+                f"{self._where()}: parameter {unknown[0]!r} does not belong to model "
+                f"{self.model} on actuator {self.actuator} (allowed: {', '.join(spec)})"
+            )
+        self.values = {
+            name: float(self.values.get(name, p.default)) for name, p in spec.items()
+        }
+        for name, value in self.values.items():
+            if not math.isfinite(value):
+                raise ParameterFileError(f"{self._where()}: {name} = {value} is not finite")
+        if schema.get_model(self.model).stribeck and self.values["dtheta_stribeck"] <= 0:
+            raise ParameterFileError(
+                f"{self._where()}: dtheta_stribeck = {self.values['dtheta_stribeck']} must be > 0"
+            )
+        if self.values["armature"] < 0 or self.values["R"] <= 0:
+            raise ParameterFileError(
+                f"{self._where()}: R must be > 0 and armature ≥ 0 "
+                f"(R = {self.values['R']}, armature = {self.values['armature']})"
+            )
+
+    def _where(self) -> str:
+        return self.source or f"parameter set {self.model}/{self.actuator}"
+
+    @classmethod
+    def defaults(cls, model: str, actuator: str) -> "ParameterSet":
+        """Every parameter at its default."""
+        return cls(model, actuator, {})
+
+    @property
+    def spec(self) -> dict[str, schema.Parameter]:
+        return schema.parameters(self.model, self.actuator)
+
+    @property
+    def names(self) -> list[str]:
+        return list(self.values)
+
+    def theta(self) -> np.ndarray:
+        """The flat servo vector of :mod:`frictionsim.layout` (unused friction terms exactly 0)."""
+        return theta_from_values(self.values, schema.get_actuator(self.actuator))
+
+    def with_values(self, **updates: float) -> "ParameterSet":
+        """A copy with some parameters changed."""
+        return ParameterSet(self.model, self.actuator, {**self.values, **updates}, self.source)
+
+    def to_dict(self) -> dict:
+        """The parameter-file object: names → values, then model and actuator."""
+        return {**self.values, "model": self.model, "actuator": self.actuator}
+
+
+def theta_from_values(values: dict[str, float], actuator: schema.Actuator) -> np.ndarray:
+    """Build ``theta`` from named values (missing friction terms are 0)."""
+    theta = np.zeros(layout.THETA_SIZE)
+    for index, value in schema.actuator_constants(actuator).items():
+        theta[index] = value
+    for name, value in values.items():
+        theta[layout.THETA_INDEX[name]] = value
+    return theta
+
+
+def from_dict(data: dict, source: str | None = None) -> ParameterSet:
+    """Parse a parameter-file object; errors name ``source``, the key and the value."""
+    where = source or "parameter set"
+    if not isinstance(data, dict):
+        raise ParameterFileError(f"{where}: expected a JSON object, got {type(data).__name__}")
+    for key in ("model", "actuator"):
+        if key not in data:
+            raise ParameterFileError(f"{where}: missing {key!r}")
+    try:
+        schema.get_model(data["model"])
+        schema.get_actuator(data["actuator"])
+    except ValueError as e:
+        raise ParameterFileError(f"{where}: {e}") from None
+    values = {}
+    for key, value in data.items():
+        if key in ("model", "actuator"):
+            continue
+        if isinstance(value, bool) or not isinstance(value, (int, float)):
+            raise ParameterFileError(f"{where}: {key} = {value!r} is not a number")
+        values[key] = value
+    return ParameterSet(data["model"], data["actuator"], values, source)
+
+
+def load_params(path: str | os.PathLike) -> ParameterSet:
+    """Read a parameter file (SPEC §7)."""
+    path = Path(path)
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise ParameterFileError(f"{path}: no such parameter file") from None
+    except (json.JSONDecodeError, UnicodeDecodeError) as e:
+        raise ParameterFileError(f"{path}: not valid JSON ({e})") from None
+    return from_dict(data, str(path))
+
+
+def save_params(path: str | os.PathLike, params: ParameterSet) -> Path:
+    """Write a parameter file atomically."""
+    return atomic.write_json(path, params.to_dict())

@@ -1,0 +1,6 @@
+"""Integration of the frictionsim physics.
+
+- :mod:`solvers.fixed_step`: the compiled step and rollout (SPEC §4–5), a public API;
+- :mod:`solvers.batch`: many parameter vectors × many logs in parallel threads;
+- :mod:`solvers.rollouts`: whole-log simulation with named parameter sets.
+"""

@@ -1,0 +1,94 @@
+"""Batched rollouts: many parameter vectors × many logs in parallel threads.
+
+Logs are packed once into flat arrays (:class:`PackedLogs`); a call of
+:func:`batched_errors` then evaluates every (candidate, log) pair with
+``prange``, each pair a :func:`solvers.fixed_step.rollout_error` that
+allocates nothing.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+from numba import njit, prange
+
+from frictionsim.layout import DT, THETA_SIZE
+from frictionsim.logs import Log
+from solvers.fixed_step import rollout_error
+
+
+@dataclass(frozen=True)
+class PackedLogs:
+    """Logs as contiguous arrays: log j spans ``offsets[j]:offsets[j+1]``.
+
+    ``bench[j]`` is log j's bench vector (:mod:`frictionsim.layout`), ``v0[j]``
+    its initial speed (0 when the log has no ``speed``).
+    """
+
+    goal: np.ndarray
+    enable: np.ndarray
+    position: np.ndarray
+    offsets: np.ndarray
+    v0: np.ndarray
+    bench: np.ndarray
+    names: tuple[str, ...]
+
+    @property
+    def n_logs(self) -> int:
+        return len(self.names)
+
+    @property
+    def n_steps(self) -> int:
+        return int(self.offsets[-1])
+
+    @classmethod
+    def from_logs(cls, logs: list[Log], actuator: str) -> "PackedLogs":
+        """Pack processed logs for an actuator (which decides the vin/damping defaults)."""
+        lengths = [len(log.entries) for log in logs]
+        offsets = np.zeros(len(logs) + 1, dtype=np.int64)
+        offsets[1:] = np.cumsum(lengths)
+        return cls(
+            goal=np.concatenate([log.column("goal_position") for log in logs]),
+            enable=np.concatenate([log.column("torque_enable") for log in logs]),
+            position=np.concatenate([log.column("position") for log in logs]),
+            offsets=offsets,
+            v0=np.array([float(log.entries[0].get("speed", 0.0)) for log in logs]),
+            bench=np.ascontiguousarray([log.bench(actuator) for log in logs]),
+            names=tuple(log.name for log in logs),
+        )
+
+    def errors(self, thetas: np.ndarray) -> np.ndarray:
+        """MAE (rad) of every candidate on every log: shape (n_candidates, n_logs)."""
+        thetas = np.ascontiguousarray(np.atleast_2d(thetas), dtype=np.float64)
+        if thetas.shape[1] != THETA_SIZE:
+            raise ValueError(f"theta vectors must have length {THETA_SIZE}, got {thetas.shape[1]}")
+        out = np.empty((thetas.shape[0], self.n_logs))
+        batched_errors(
+            thetas, self.goal, self.enable, self.position, self.offsets, self.v0, self.bench, out
+        )
+        return out
+
+
+@njit(cache=True, parallel=True)
+def batched_errors(
+    thetas: np.ndarray,
+    goal: np.ndarray,
+    enable: np.ndarray,
+    position: np.ndarray,
+    offsets: np.ndarray,
+    v0: np.ndarray,
+    bench: np.ndarray,
+    out: np.ndarray,
+) -> None:
+    """out[i, j] = rollout MAE (rad) of candidate ``thetas[i]`` on packed log j."""
+    n_candidates = thetas.shape[0]
+    n_logs = offsets.shape[0] - 1
+    for pair in prange(n_candidates * n_logs):
+        i = pair // n_logs
+        j = pair % n_logs
+        a = offsets[j]
+        b = offsets[j + 1]
+        out[i, j] = rollout_error(
+            goal[a:b], enable[a:b], position[a:b], v0[j], thetas[i], bench[j], bench[j, DT]
+        )
