@@ -1,0 +1,1 @@
+"""frictionsim experiments: the command-line runner and the experiments it runs."""

@@ -1,0 +1,72 @@
+"""Figures of the experiments (matplotlib, written to files)."""
+
+from __future__ import annotations
+
+import math
+import os
+
+import matplotlib.pyplot as plt
+import numpy as np
+
+from experiments.output import save_figure
+from solvers.rollouts import Rollout
+
+
+def _torque_off_spans(t: np.ndarray, enable: np.ndarray) -> list[tuple[float, float]]:
+    spans, start = [], None
+    for ti, on in zip(t, enable):
+        if not on and start is None:
+            start = ti
+        elif on and start is not None:
+            spans.append((start, ti))
+            start = None
+    if start is not None:
+        spans.append((start, t[-1]))
+    return spans
+
+
+def rollouts_figure(rollouts: list[Rollout], path: str | os.PathLike, title: str = "") -> None:
+    """Logged vs simulated position per log, with the goal and the torque-off spans shaded."""
+    n = len(rollouts)
+    cols = 1 if n == 1 else 2
+    rows = math.ceil(n / cols)
+    fig, axes = plt.subplots(rows, cols, figsize=(7 * cols, 2.8 * rows), squeeze=False)
+    for ax, r in zip(axes.flat, rollouts):
+        goal = r.log.column("goal_position")
+        enable = r.log.column("torque_enable")
+        for a, b in _torque_off_spans(r.t, enable):
+            ax.axvspan(a, b, color="0.85", label="torque off")
+        ax.plot(r.t, goal, "k--", lw=0.8, label="goal")
+        ax.plot(r.t, r.q_logged, lw=1.4, label="logged")
+        ax.plot(r.t, r.q, lw=1.2, label="simulated")
+        ax.set_title(f"{r.log.name} ({r.log.trajectory}, kp={r.log.kp:g}): MAE {1e3 * r.mae:.1f} mrad",
+                     fontsize=9)
+        ax.set_xlabel("time (s)")
+        ax.set_ylabel("position (rad)")
+        ax.grid(alpha=0.3)
+    for ax in list(axes.flat)[n:]:
+        ax.set_visible(False)
+    handles, labels = axes.flat[0].get_legend_handles_labels()
+    unique = dict(zip(labels, handles))
+    fig.tight_layout()
+    fig.legend(unique.values(), unique.keys(), loc="upper center", ncol=4,
+               bbox_to_anchor=(0.5, 0.0))
+    if title:
+        fig.suptitle(title, y=1.02)
+    save_figure(fig, path)
+
+
+def mae_boxplot(per_label: dict[str, list[float]], path: str | os.PathLike, title: str = "") -> None:
+    """Box plot of per-log MAE (mrad), one box per label (parameter file or model)."""
+    fig, ax = plt.subplots(figsize=(1.3 * len(per_label) + 3, 4))
+    labels = list(per_label)
+    data = [1e3 * np.asarray(per_label[k]) for k in labels]
+    ax.boxplot(data, showmeans=True)
+    ax.set_xticks(range(1, len(labels) + 1), labels, rotation=20)
+    for i, d in enumerate(data, start=1):
+        ax.scatter(np.full(len(d), i) + 0.08, d, s=8, alpha=0.5, color="C0")
+    ax.set_ylabel("position MAE per log (mrad)")
+    ax.set_title(title or "MAE per log")
+    ax.grid(axis="y", alpha=0.3)
+    fig.tight_layout()
+    save_figure(fig, path)
