@@ -5,7 +5,14 @@ from __future__ import annotations
 import argparse
 import sys
 
-from experiments import bench, compare, demo, process_logs, simulate  # noqa: F401  (registration)
+from experiments import (  # noqa: F401  (each module registers its experiment)
+    bench,
+    compare,
+    demo,
+    identify,
+    process_logs,
+    simulate,
+)
 from experiments.registry import EXPERIMENTS
 from frictionsim.logs import LogError
 from frictionsim.params import ParameterFileError

@@ -5,7 +5,6 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-
 from experiments.common import warn_motor_mismatch
 from experiments.output import table, write_json
 from experiments.plots import mae_boxplot

@@ -1,9 +1,12 @@
 """``frictionsim demo``: the main job on built-in data.
 
-Records a data set on the virtual bench (MX-64-like servo, M6 ground truth,
-two mass/length set-ups, three gains, the four identification trajectories),
-then simulates it with the ground truth and with a naive Coulomb–viscous (M1)
-parameter set and compares them.
+1. Records a data set on the virtual bench: an MX-64-like servo whose gearbox
+   follows M6 (the ground truth), two mass/length set-ups, gains 16/32/64, the
+   four identification trajectories, realistic sensors.
+2. Identifies M1–M6 on the logs of gains 16 and 32, validates on gain 64.
+3. Writes the identification report and figures, compares the fitted models
+   with the ground truth and a naive Coulomb–viscous set on the held-out logs,
+   and says how close each model's parameters came to the ground truth.
 """
 
 from __future__ import annotations
@@ -13,18 +16,42 @@ import time
 from pathlib import Path
 
 from experiments.compare import compare, print_comparison
-from experiments.output import write_json
+from experiments.fitter import FitSettings
+from experiments.identify import identify
+from experiments.identify_report import write_report
+from experiments.output import table, write_json
 from experiments.plots import mae_boxplot, rollouts_figure
 from experiments.registry import register
 from experiments.synthetic import GROUND_TRUTH, NAIVE_M1, dataset, write_dataset
+from frictionsim import MODELS
 from frictionsim.params import save_params
 from solvers.rollouts import simulate
+
+HELD_OUT_KP = 64.0
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--out", type=Path, default=Path("frictionsim-demo"),
                    help="output directory (default ./frictionsim-demo)")
-    p.add_argument("--seed", type=int, default=0, help="seed of the sensor noise (default 0)")
+    p.add_argument("--seed", type=int, default=0,
+                   help="seed of the sensor noise and of the optimizer (default 0)")
+    p.add_argument("--budget", type=int, default=3000,
+                   help="loss evaluations per model (default 3000)")
+    p.add_argument("--models", nargs="+", default=list(MODELS), choices=list(MODELS),
+                   help="models to identify (default all)")
+
+
+def parameter_recovery(fits, truth=GROUND_TRUTH) -> dict:
+    """Relative error of each identified parameter that the ground truth also has."""
+    out = {}
+    for model, f in fits.items():
+        errors = {}
+        for name, value in f.result.params.values.items():
+            true = truth.values.get(name)
+            if true is not None and true != 0:
+                errors[name] = (value - true) / abs(true)
+        out[model] = errors
+    return out
 
 
 def run(args: argparse.Namespace) -> int:
@@ -32,31 +59,52 @@ def run(args: argparse.Namespace) -> int:
     out: Path = args.out
     raw = dataset(seed=args.seed, progress=True)
     logs = write_dataset(raw, out)
-    print(f"virtual bench: {len(logs)} logs in {out / 'raw'} (processed: {out / 'processed'})")
-    params = {"ground_truth_m6": GROUND_TRUTH, "naive_m1": NAIVE_M1}
-    for label, p in params.items():
-        save_params(out / "params" / f"{label}.json", p)
-    results = compare(params, logs)
+    train = [log for log in logs if log.kp != HELD_OUT_KP]
+    validation = [log for log in logs if log.kp == HELD_OUT_KP]
+    print(f"virtual bench: {len(logs)} logs in {out / 'processed'}; training on "
+          f"{len(train)}, validating on the {len(validation)} logs of gain {HELD_OUT_KP:g}")
+    save_params(out / "params" / "ground_truth_m6.json", GROUND_TRUTH)
+    save_params(out / "params" / "naive_m1.json", NAIVE_M1)
+
+    fits, interrupted = identify(args.models, GROUND_TRUTH.actuator, train, validation,
+                                 FitSettings(budget=args.budget, seed=args.seed),
+                                 out / "identification")
+    write_report(out / "identification", fits, train, validation, args)
+
+    contenders = {"ground_truth_m6": GROUND_TRUTH, "naive_m1": NAIVE_M1,
+                  **{f"identified_{m}": f.result.params for m, f in fits.items()}}
+    results = compare(contenders, validation)
+    print(f"\nvalidation (gain {HELD_OUT_KP:g}, never seen by the fitter):")
     print_comparison(results)
-    write_json(out / "compare.json", results)
     mae_boxplot({k: list(r["per_log"].values()) for k, r in results.items()},
-                out / "compare.png", "Virtual MX-64: MAE per log")
-    shown = [log for log in logs if log.name.startswith("m1_l0.15_kp32")]
-    for label, p in params.items():
+                out / "validation.png", f"Virtual MX-64, held-out gain {HELD_OUT_KP:g}")
+    shown = [log for log in validation if log.name.startswith("m1_l0.15")]
+    best = min(fits, key=lambda m: fits[m].validation_mae) if fits else None
+    for label, p in (("ground_truth_m6", GROUND_TRUTH), ("naive_m1", NAIVE_M1)) + (
+            ((f"identified_{best}", fits[best].result.params),) if best else ()):
         rollouts_figure([simulate(log, p) for log in shown], out / f"simulate_{label}.png",
-                        f"{label} on the virtual MX-64 (1 kg, 0.15 m, kp 32)")
-    print(f"demo done in {time.perf_counter() - start:.1f} s; results in {out}")
-    return 0
+                        f"{label} on held-out logs (1 kg, 0.15 m, kp {HELD_OUT_KP:g})")
+
+    recovery = parameter_recovery(fits)
+    names = [n for n in GROUND_TRUTH.values if any(n in r for r in recovery.values())]
+    rows = [[n, f"{GROUND_TRUTH.values[n]:.4g}"]
+            + [f"{100 * recovery[m][n]:+.0f}%" if n in recovery[m] else "" for m in fits]
+            for n in names]
+    print("\nidentified parameters vs ground truth (relative error):")
+    print(table(["parameter", "truth", *fits], rows))
+    write_json(out / "demo.json", {"validation": results, "parameter_error": recovery})
+    print(f"\ndemo done in {time.perf_counter() - start:.0f} s; results in {out}")
+    return 130 if interrupted else 0
 
 
 register(
     "demo",
-    "virtual-bench data set, simulated with the ground truth and a naive M1",
+    "the main job on built-in data: virtual bench, identification of M1-M6, validation",
     "The main job on built-in data: record a synthetic data set on the virtual bench "
     "(MX-64-like servo with M6 friction as ground truth, two mass/length set-ups, gains "
-    "16/32/64, the four identification trajectories, realistic sensor noise), process it, "
-    "simulate it with the ground truth and with a naive Coulomb-viscous (M1) set, print the "
-    "comparison and write the figures.",
+    "16/32/64, the four identification trajectories, realistic sensor noise), identify "
+    "M1-M6 on gains 16 and 32, validate on gain 64, write the report and figures, and show "
+    "how close each model's parameters came to the ground truth.",
     add_arguments,
     run,
     subcommand=True,

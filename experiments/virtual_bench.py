@@ -44,7 +44,7 @@ class SensorModel:
     temperature: float = 30.0
 
     @classmethod
-    def ideal(cls, rate: float = 200.0) -> "SensorModel":
+    def ideal(cls, rate: float = 200.0) -> SensorModel:
         """No noise, no quantisation, no jitter; physics at the sample period."""
         return cls(
             rate=rate, jitter=0.0, start_delay=0.0, physics_dt=1.0 / rate, quantize=False,

@@ -26,8 +26,20 @@ import numpy as np
 from numba import njit
 
 from frictionsim.layout import (
-    DAMPING, DT, ERROR_GAIN, ERROR_GAIN_RATIO, KP, KT, LAW, MAX_CURRENT, MAX_PWM,
-    MAX_VELOCITY, MAX_VOLTAGE, RESISTANCE, VIN, VOLTAGE_LAW,
+    DAMPING,
+    DT,
+    ERROR_GAIN,
+    ERROR_GAIN_RATIO,
+    KP,
+    KT,
+    LAW,
+    MAX_CURRENT,
+    MAX_PWM,
+    MAX_VELOCITY,
+    MAX_VOLTAGE,
+    RESISTANCE,
+    VIN,
+    VOLTAGE_LAW,
 )
 
 

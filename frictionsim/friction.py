@@ -23,7 +23,19 @@ import numpy as np
 from numba import njit
 
 from frictionsim.layout import (
-    ALPHA, K_C, K_CS, K_E, K_EQ, K_ES, K_L, K_LS, K_M, K_MQ, K_MS, K_V, V_S,
+    ALPHA,
+    K_C,
+    K_CS,
+    K_E,
+    K_EQ,
+    K_ES,
+    K_L,
+    K_LS,
+    K_M,
+    K_MQ,
+    K_MS,
+    K_V,
+    V_S,
 )
 
 

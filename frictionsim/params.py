@@ -64,7 +64,7 @@ class ParameterSet:
         return self.source or f"parameter set {self.model}/{self.actuator}"
 
     @classmethod
-    def defaults(cls, model: str, actuator: str) -> "ParameterSet":
+    def defaults(cls, model: str, actuator: str) -> ParameterSet:
         """Every parameter at its default."""
         return cls(model, actuator, {})
 
@@ -80,7 +80,7 @@ class ParameterSet:
         """The flat servo vector of :mod:`frictionsim.layout` (unused friction terms exactly 0)."""
         return theta_from_values(self.values, schema.get_actuator(self.actuator))
 
-    def with_values(self, **updates: float) -> "ParameterSet":
+    def with_values(self, **updates: float) -> ParameterSet:
         """A copy with some parameters changed."""
         return ParameterSet(self.model, self.actuator, {**self.values, **updates}, self.source)
 

@@ -17,21 +17,13 @@ from frictionsim import layout
 
 @dataclass(frozen=True)
 class Parameter:
-    """One identifiable parameter: default value, search bounds and unit.
-
-    ``log_scale`` marks parameters whose bounds span decades, searched in log
-    space by the fitter.
-    """
+    """One identifiable parameter: default value, search bounds and unit."""
 
     name: str
     default: float
     lower: float
     upper: float
     unit: str = ""
-    log_scale: bool = False
-
-    def with_bounds(self, lower: float, upper: float) -> "Parameter":
-        return Parameter(self.name, self.default, lower, upper, self.unit, self.log_scale)
 
 
 @dataclass(frozen=True)
@@ -41,7 +33,6 @@ class FrictionModel:
     name: str
     title: str
     friction: tuple[str, ...]
-    contains: tuple[str, ...] = ()
 
     @property
     def stribeck(self) -> bool:
@@ -75,7 +66,6 @@ class Actuator:
     encoder_counts: int = 4096
 
 
-STRIBECK = ("friction_stribeck", "dtheta_stribeck", "alpha")
 
 MODELS: dict[str, FrictionModel] = {
     "m1": FrictionModel("m1", "Coulomb–viscous (M1)", ("friction_base", "friction_viscous")),
@@ -83,7 +73,6 @@ MODELS: dict[str, FrictionModel] = {
         "m2",
         "Stribeck (M2)",
         ("friction_base", "friction_stribeck", "dtheta_stribeck", "alpha", "friction_viscous"),
-        ("m1",),
     ),
     "m3": FrictionModel(
         "m3", "Load-dependent (M3)", ("friction_base", "load_friction_base", "friction_viscous")
@@ -100,7 +89,6 @@ MODELS: dict[str, FrictionModel] = {
             "alpha",
             "friction_viscous",
         ),
-        ("m3",),
     ),
     "m5": FrictionModel(
         "m5",
@@ -116,7 +104,6 @@ MODELS: dict[str, FrictionModel] = {
             "alpha",
             "friction_viscous",
         ),
-        ("m4",),
     ),
     "m6": FrictionModel(
         "m6",
@@ -134,7 +121,6 @@ MODELS: dict[str, FrictionModel] = {
             "alpha",
             "friction_viscous",
         ),
-        ("m5",),
     ),
 }
 
@@ -143,7 +129,7 @@ def _motor(kt: tuple, r: tuple, armature: tuple) -> tuple[Parameter, ...]:
     return (
         Parameter("kt", *kt, unit="N·m/A"),
         Parameter("R", *r, unit="Ω"),
-        Parameter("armature", *armature, unit="kg·m²", log_scale=True),
+        Parameter("armature", *armature, unit="kg·m²"),
     )
 
 
@@ -173,9 +159,9 @@ ACTUATORS: dict[str, Actuator] = {
         + (
             Parameter(
                 "max_velocity", _STS_MAX_VELOCITY, 0.1 * _STS_MAX_VELOCITY,
-                10.0 * _STS_MAX_VELOCITY, unit="rad/s", log_scale=True,
+                10.0 * _STS_MAX_VELOCITY, unit="rad/s",
             ),
-            Parameter("error_gain_ratio", 1.0, 0.1, 10.0, log_scale=True),
+            Parameter("error_gain_ratio", 1.0, 0.1, 10.0),
         ),
         q_offset_bounds=(-0.2, 0.2), target_speed_limit=True,
     ),
@@ -198,22 +184,22 @@ def friction_parameter(name: str, actuator: Actuator) -> Parameter:
     """Default and bounds of a friction parameter, with the actuator's overrides."""
     fmax, lmax, vmax = actuator.fmax, actuator.lmax, actuator.vmax
     table = {
-        "friction_base": (0.05, 0.0, fmax, "N·m", False),
-        "friction_stribeck": (0.05, 0.0, fmax, "N·m", False),
-        "load_friction_base": (0.05, 0.0, lmax, "", False),
-        "load_friction_motor": (0.05, 0.0, lmax, "", False),
-        "load_friction_external": (0.05, 0.0, lmax, "", False),
-        "load_friction_stribeck": (0.05, 0.0, 1.0, "", False),
-        "load_friction_motor_stribeck": (0.05, 0.0, 1.0, "", False),
-        "load_friction_external_stribeck": (0.05, 0.0, 1.0, "", False),
-        "load_friction_motor_quad": (0.0, 0.0, 0.01, "1/(N·m)", False),
-        "load_friction_external_quad": (0.0, 0.0, 0.01, "1/(N·m)", False),
-        "dtheta_stribeck": (0.2, 0.1, 3.0, "rad/s", True),
-        "alpha": (1.35, 1.0, 10.0, "", False),
-        "friction_viscous": (0.1, 0.0, vmax, "N·m·s/rad", False),
+        "friction_base": (0.05, 0.0, fmax, "N·m"),
+        "friction_stribeck": (0.05, 0.0, fmax, "N·m"),
+        "load_friction_base": (0.05, 0.0, lmax, ""),
+        "load_friction_motor": (0.05, 0.0, lmax, ""),
+        "load_friction_external": (0.05, 0.0, lmax, ""),
+        "load_friction_stribeck": (0.05, 0.0, 1.0, ""),
+        "load_friction_motor_stribeck": (0.05, 0.0, 1.0, ""),
+        "load_friction_external_stribeck": (0.05, 0.0, 1.0, ""),
+        "load_friction_motor_quad": (0.0, 0.0, 0.01, "1/(N·m)"),
+        "load_friction_external_quad": (0.0, 0.0, 0.01, "1/(N·m)"),
+        "dtheta_stribeck": (0.2, 0.1, 3.0, "rad/s"),
+        "alpha": (1.35, 1.0, 10.0, ""),
+        "friction_viscous": (0.1, 0.0, vmax, "N·m·s/rad"),
     }
-    default, lower, upper, unit, log_scale = table[name]
-    return Parameter(name, default, lower, upper, unit, log_scale)
+    default, lower, upper, unit = table[name]
+    return Parameter(name, default, lower, upper, unit)
 
 
 def parameters(model: str, actuator: str) -> dict[str, Parameter]:

@@ -43,7 +43,7 @@ class PackedLogs:
         return int(self.offsets[-1])
 
     @classmethod
-    def from_logs(cls, logs: list[Log], actuator: str) -> "PackedLogs":
+    def from_logs(cls, logs: list[Log], actuator: str) -> PackedLogs:
         """Pack processed logs for an actuator (which decides the vin/damping defaults)."""
         lengths = [len(log.entries) for log in logs]
         offsets = np.zeros(len(logs) + 1, dtype=np.int64)

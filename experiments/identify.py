@@ -1,0 +1,267 @@
+"""``frictionsim identify``: fit friction models to bench logs, validate, report.
+
+Each model is fitted by :func:`experiments.fitter.fit` on the training logs.
+When several models are fitted, a richer one starts from the best of the
+nearest simpler model it contains (M1 ⊂ M2, M1 ⊂ M3 ⊂ M4 ⊂ M5 ⊂ M6), so it can
+only do better. The best parameters of each model are written to
+``OUT/<model>.json`` every time they improve, so an interrupt loses nothing.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from experiments.common import warn_motor_mismatch
+from experiments.fitter import FitResult, FitSettings, fit
+from experiments.identify_report import write_report
+from experiments.output import write_json
+from experiments.registry import register
+from experiments.search_space import CONTAINS, SearchSpace, embed
+from frictionsim import MODELS, schema
+from frictionsim.logs import Log, load_logs
+from frictionsim.params import ParameterSet, load_params, save_params
+from solvers.batch import PackedLogs
+
+
+@dataclass
+class ModelFit:
+    """A fitted model: the optimizer's result and its errors on training and validation logs."""
+
+    model: str
+    result: FitResult
+    params_file: Path
+    train: dict[str, float]
+    validation: dict[str, float]
+
+    @property
+    def train_mae(self) -> float:
+        return float(np.mean(list(self.train.values())))
+
+    @property
+    def validation_mae(self) -> float | None:
+        return float(np.mean(list(self.validation.values()))) if self.validation else None
+
+
+def split_logs(logs: list[Log], args: argparse.Namespace) -> tuple[list[Log], list[Log]]:
+    """Training and validation logs from --validation, --validation-kp or --split."""
+    if args.validation:
+        return logs, load_logs(args.validation, processed=True)
+    if args.validation_kp is not None:
+        held = [log for log in logs if log.kp == args.validation_kp]
+        train = [log for log in logs if log.kp != args.validation_kp]
+        gains = sorted({log.kp for log in logs})
+        if not held or not train:
+            raise ValueError(
+                f"--validation-kp {args.validation_kp:g} leaves "
+                f"{len(train)} training and {len(held)} validation logs (gains in the logs: "
+                f"{', '.join(f'{g:g}' for g in gains)})"
+            )
+        return train, held
+    if args.split is not None:
+        if not 0 < args.split < 1:
+            raise ValueError(f"--split must be between 0 and 1, got {args.split}")
+        n_val = max(1, round(args.split * len(logs)))
+        if n_val >= len(logs):
+            raise ValueError(f"--split {args.split} leaves no training log out of {len(logs)}")
+        order = np.random.default_rng(args.seed).permutation(len(logs))
+        held = sorted(order[:n_val])
+        return ([log for i, log in enumerate(logs) if i not in held],
+                [logs[i] for i in held])
+    return logs, []
+
+
+def parse_fixed(items: list[str]) -> dict[str, float]:
+    fixed = {}
+    for item in items:
+        name, sep, value = item.partition("=")
+        if not sep or not name:
+            raise ValueError(f"--fix {item!r}: expected NAME=VALUE")
+        try:
+            fixed[name.strip()] = float(value)
+        except ValueError:
+            raise ValueError(f"--fix {item!r}: {value!r} is not a number") from None
+    return fixed
+
+
+def parse_models(names: list[str]) -> list[str]:
+    if "all" in names:
+        return list(MODELS)
+    for n in names:
+        schema.get_model(n)
+    return [m for m in MODELS if m in names]
+
+
+def start_for(model: str, fitted: dict[str, ParameterSet], init: ParameterSet | None):
+    """(exact start, search centre) of a model: the nearest fitted simpler model, else --init."""
+    for simpler in CONTAINS[model]:
+        if simpler in fitted:
+            return embed(fitted[simpler], model), embed(fitted[simpler], model, exact=False)
+    if init is not None:
+        if init.model == model or init.model in CONTAINS[model]:
+            return embed(init, model), embed(init, model, exact=False)
+        names = schema.parameters(model, init.actuator)
+        shared = {k: v for k, v in init.values.items() if k in names}
+        return shared, shared
+    return None, None
+
+
+def evaluate(params: ParameterSet, logs: list[Log]) -> dict[str, float]:
+    """Per-log MAE (rad) of a parameter set."""
+    if not logs:
+        return {}
+    packed = PackedLogs.from_logs(logs, params.actuator)
+    return dict(zip(packed.names, packed.errors(params.theta())[0].tolist()))
+
+
+def fit_one(
+    model: str,
+    actuator: str,
+    fixed: dict[str, float],
+    train: PackedLogs,
+    settings: FitSettings,
+    out: Path,
+    start: dict | None,
+    centre: dict | None,
+    progress: bool = True,
+) -> tuple[FitResult, Path]:
+    """Fit one model, saving the best so far to ``out/<model>.json`` on every improvement."""
+    space = SearchSpace(model, actuator, {k: v for k, v in fixed.items()
+                                          if k in schema.parameters(model, actuator)})
+    path = out / f"{model}.json"
+    start, centre = ({k: v for k, v in d.items() if k not in space.fixed} if d else d
+                     for d in (start, centre))
+
+    def save(params: ParameterSet, loss: float) -> None:
+        save_params(path, params)
+
+    result = fit(space, train, settings, start=start, centre=centre, on_improve=save,
+                 progress=progress, label=model)
+    return result, path
+
+
+def identify(
+    models: list[str],
+    actuator: str,
+    train: list[Log],
+    validation: list[Log],
+    settings: FitSettings,
+    out: Path,
+    fixed: dict[str, float] | None = None,
+    init: ParameterSet | None = None,
+    chain: bool = True,
+    dask: str | None = None,
+    progress: bool = True,
+) -> tuple[dict[str, ModelFit], bool]:
+    """Fit ``models`` on ``train``, evaluate on ``validation``; parameter files go to ``out``.
+
+    Returns the fits and whether the run was interrupted (Ctrl-C): the models
+    finished or interrupted so far are in the fits, each with its best so far.
+    """
+    fixed = fixed or {}
+    packed = PackedLogs.from_logs(train, actuator)
+    out.mkdir(parents=True, exist_ok=True)
+    interrupted = False
+    if dask:
+        from experiments.distributed import fit_on_dask
+
+        results = fit_on_dask(dask, models, actuator, fixed, packed, settings, out, init, chain)
+    else:
+        results = {}
+        fitted: dict[str, ParameterSet] = {}
+        for model in models:
+            start, centre = start_for(model, fitted if chain else {}, init)
+            result, path = fit_one(model, actuator, fixed, packed, settings, out, start, centre,
+                                   progress=progress)
+            results[model] = (result, path)
+            fitted[model] = result.params
+            if result.interrupted:
+                interrupted = True
+                break
+    fits = {}
+    for model, (result, path) in results.items():
+        save_params(path, result.params)
+        fits[model] = ModelFit(model, result, path, evaluate(result.params, train),
+                               evaluate(result.params, validation))
+    return fits, interrupted
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--actuator", required=True, choices=list(schema.ACTUATORS),
+                   help="the servo the logs were recorded with")
+    p.add_argument("--model", nargs="+", required=True, metavar="MODEL",
+                   help="friction models to fit: m1 … m6, or all")
+    p.add_argument("--logs", nargs="+", required=True, type=Path,
+                   help="processed training logs, or directories of them")
+    val = p.add_mutually_exclusive_group()
+    val.add_argument("--validation", nargs="+", type=Path,
+                     help="held-out processed logs (or directories) to validate on")
+    val.add_argument("--validation-kp", type=float,
+                     help="hold out the --logs recorded with this firmware gain")
+    val.add_argument("--split", type=float, metavar="FRACTION",
+                     help="hold out a random fraction of --logs (seeded by --seed)")
+    p.add_argument("--budget", type=int, default=3000,
+                   help="loss evaluations per model (default 3000)")
+    p.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
+    p.add_argument("--fix", nargs="+", default=[], metavar="NAME=VALUE",
+                   help="hold parameters at given values (e.g. --fix q_offset=0)")
+    p.add_argument("--init", type=Path, help="parameter file to start the search from")
+    p.add_argument("--independent", action="store_true",
+                   help="fit each model from the defaults, not from the simpler model")
+    p.add_argument("--out", type=Path, default=Path("identification"),
+                   help="output directory (default ./identification)")
+    p.add_argument("--json", type=Path, help="write the summary of every model here")
+    p.add_argument("--dask", metavar="ADDRESS",
+                   help="run the models on a Dask distributed scheduler at ADDRESS")
+    p.add_argument("--no-progress", action="store_true", help="no progress bars")
+
+
+def run(args: argparse.Namespace) -> int:
+    models = parse_models(args.model)
+    fixed = parse_fixed(args.fix)
+    for name in fixed:
+        if not any(name in schema.parameters(m, args.actuator) for m in models):
+            raise ValueError(f"--fix {name}: not a parameter of {', '.join(models)} on "
+                             f"{args.actuator}")
+    if args.budget < 1:
+        raise ValueError(f"--budget must be at least 1, got {args.budget}")
+    init = load_params(args.init) if args.init else None
+    if init is not None and init.actuator != args.actuator:
+        raise ValueError(f"--init {args.init}: actuator {init.actuator}, not {args.actuator}")
+    logs = load_logs(args.logs, processed=True)
+    train, validation = split_logs(logs, args)
+    warn_motor_mismatch(train + validation, args.actuator)
+    print(f"{args.actuator}: {len(train)} training logs, {len(validation)} validation logs; "
+          f"models {' '.join(models)}; budget {args.budget} evaluations each")
+    settings = FitSettings(budget=args.budget, seed=args.seed)
+    fits, interrupted = identify(models, args.actuator, train, validation, settings, args.out,
+                                 fixed, init, chain=not args.independent, dask=args.dask,
+                                 progress=not args.no_progress)
+    summary = write_report(args.out, fits, train, validation, args)
+    if args.json:
+        write_json(args.json, summary)
+    if interrupted:
+        print("interrupted: the best parameters so far are saved in "
+              f"{args.out}", file=sys.stderr)
+        return 130
+    return 0
+
+
+register(
+    "identify",
+    "fit friction models to bench logs (nevergrad CMA), validate, report",
+    "Identify the parameters of friction models M1-M6 (and of the motor) from processed "
+    "bench logs: CMA-ES through nevergrad's ask/tell, each generation evaluated in one "
+    "batched compiled call on all cores, parameters searched inside their bounds, restarts "
+    "with a growing population. Richer models start from the simpler model they contain. "
+    "The best parameters of each model are saved to OUT/<model>.json whenever they improve "
+    "(Ctrl-C loses nothing); OUT/report.md, report.json and figures summarise training and "
+    "validation errors.",
+    add_arguments,
+    run,
+    subcommand=True,
+)

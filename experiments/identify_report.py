@@ -1,0 +1,148 @@
+"""The identification report: report.md, report.json and figures."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import matplotlib.pyplot as plt
+import numpy as np
+
+from experiments.output import save_figure, table, write_json
+from experiments.plots import mae_boxplot
+from frictionsim import atomic
+from frictionsim.logs import Log
+from solvers.rollouts import simulate
+
+if TYPE_CHECKING:
+    from experiments.identify import ModelFit
+
+
+def _mrad(x: float | None) -> str:
+    return "–" if x is None else f"{1e3 * x:.2f}"
+
+
+def _plain(value):
+    """Command-line values as JSON: paths as strings, lists element-wise."""
+    if isinstance(value, Path):
+        return str(value)
+    if isinstance(value, list):
+        return [_plain(v) for v in value]
+    return value
+
+
+def summary_of(fits: dict[str, ModelFit]) -> dict:
+    """The --json summary: per model train/validation MAE (rad), seconds, evaluations, file."""
+    return {"models": {
+        m: {
+            "train_mae": f.train_mae,
+            "validation_mae": f.validation_mae,
+            "seconds": f.result.seconds,
+            "evaluations": f.result.evaluations,
+            "params_file": str(f.params_file),
+        } for m, f in fits.items()
+    }}
+
+
+def write_report(out: Path, fits: dict[str, ModelFit], train: list[Log],
+                 validation: list[Log], args: argparse.Namespace | None = None) -> dict:
+    """Write report.json, report.md and the figures to ``out``; return the summary."""
+    summary = summary_of(fits)
+    detail = {
+        "models": {m: dict(v) for m, v in summary["models"].items()},
+        "train_logs": [log.name for log in train],
+        "validation_logs": [log.name for log in validation],
+        "settings": {k: _plain(v) for k, v in vars(args).items() if k != "experiment"}
+        if args else {},
+    }
+    for m, f in fits.items():
+        detail["models"][m].update({
+            "optimizer_seconds": f.result.optimizer_seconds,
+            "rollout_seconds": f.result.rollout_seconds,
+            "restarts": f.result.restarts,
+            "interrupted": f.result.interrupted,
+            "train_per_log": f.train,
+            "validation_per_log": f.validation,
+            "convergence": f.result.history,
+            "params": f.result.params.values,
+        })
+    write_json(out / "report.json", detail)
+
+    rows = [[m, _mrad(f.train_mae), _mrad(f.validation_mae), f.result.evaluations,
+             f"{f.result.seconds:.1f}", f"{f.result.rollout_seconds:.1f}",
+             f"{f.result.optimizer_seconds:.1f}", f.result.restarts]
+            for m, f in fits.items()]
+    headers = ["model", "train MAE (mrad)", "validation MAE (mrad)", "evaluations",
+               "seconds", "rollouts (s)", "optimizer (s)", "restarts"]
+    print(table(headers, rows))
+    figures = _figures(out, fits, train, validation)
+    md = ["# Identification report", ""]
+    md.append(f"{len(train)} training logs, {len(validation)} validation logs.")
+    md += ["", "| " + " | ".join(headers) + " |", "|" + "---|" * len(headers)]
+    md += ["| " + " | ".join(str(c) for c in row) + " |" for row in rows]
+    md += ["", "Parameter files: " + ", ".join(f"`{f.params_file.name}`" for f in fits.values()),
+           ""]
+    for m, f in fits.items():
+        md += [f"## {m}", "", "| parameter | value |", "|---|---|"]
+        md += [f"| {k} | {v:.6g} |" for k, v in f.result.params.values.items()]
+        per_log = f.validation or f.train
+        kind = "validation" if f.validation else "training"
+        md += ["", f"{kind.capitalize()} MAE per log (mrad): "
+               + ", ".join(f"{k} {1e3 * v:.1f}" for k, v in per_log.items()), ""]
+    md += ["## Figures", ""] + [f"![{p.stem}]({p.name})" for p in figures]
+    atomic.write_text(out / "report.md", "\n".join(md) + "\n")
+    print(f"wrote {out / 'report.md'}")
+    return summary
+
+
+def _figures(out: Path, fits: dict[str, ModelFit], train: list[Log],
+             validation: list[Log]) -> list[Path]:
+    if not fits:
+        return []
+    paths = []
+    kind = "validation" if validation else "training"
+    per_model = {m: list((f.validation or f.train).values()) for m, f in fits.items()}
+    mae_boxplot(per_model, out / "mae_per_model.png", f"{kind.capitalize()} MAE per log")
+    paths.append(out / "mae_per_model.png")
+
+    fig, ax = plt.subplots(figsize=(7, 4))
+    for m, f in fits.items():
+        ev, loss = zip(*f.result.history)
+        ax.step(ev, 1e3 * np.array(loss), where="post", label=m)
+    ax.set_xlabel("evaluations")
+    ax.set_ylabel("best training loss (mrad)")
+    ax.set_yscale("log")
+    ax.grid(alpha=0.3, which="both")
+    ax.legend()
+    ax.set_title("Convergence")
+    save_figure(fig, out / "convergence.png")
+    paths.append(out / "convergence.png")
+
+    logs = validation or train
+    best_model = min(fits, key=lambda m: np.mean(per_model[m]))
+    errors = fits[best_model].validation or fits[best_model].train
+    by_name = {log.name: log for log in logs}
+    picks = [min(errors, key=errors.get), max(errors, key=errors.get)]
+    fig, axes = plt.subplots(2, 1, figsize=(9, 6.5), squeeze=False)
+    for ax, name, what in zip(axes[:, 0], picks, ("best", "worst")):
+        log = by_name[name]
+        t = np.arange(len(log.entries)) * log.dt
+        enable = log.column("torque_enable")
+        off = np.ma.masked_where(enable > 0.5, np.ones_like(t))
+        ax.fill_between(t, 0, 1, where=~off.mask, color="0.9", transform=ax.get_xaxis_transform(),
+                        label="torque off")
+        ax.plot(t, log.column("goal_position"), "k--", lw=0.8, label="goal")
+        ax.plot(t, log.column("position"), "k", lw=1.6, label="logged")
+        for m, f in fits.items():
+            ax.plot(t, simulate(log, f.result.params).q, lw=1.0, label=m)
+        ax.set_title(f"{what} {kind} log of {best_model}: {name} ({log.trajectory}, "
+                     f"kp={log.kp:g}), {1e3 * errors[name]:.1f} mrad", fontsize=9)
+        ax.set_ylabel("position (rad)")
+        ax.grid(alpha=0.3)
+    axes[-1, 0].set_xlabel("time (s)")
+    axes[0, 0].legend(ncol=4, fontsize=8)
+    fig.tight_layout()
+    save_figure(fig, out / "best_worst.png")
+    paths.append(out / "best_worst.png")
+    return paths
