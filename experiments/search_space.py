@@ -123,7 +123,7 @@ class SearchSpace:
 
 
 def embed(simpler: ParameterSet, model: str, exact: bool = True) -> dict[str, float]:
-    """Values of a richer ``model`` that reproduce a simpler model's budget exactly.
+    """Values of a richer ``model`` that reproduce a simpler model's budget (to rounding).
 
     M1 ⊂ M2 (K_cs = 0), M1 ⊂ M3 (K_l = 0), M3 ⊂ M4 (Stribeck terms 0), and
     M4 ⊂ M5 with K_m = K_e = K_l and K_ms = K_es = K_ls; M5 ⊂ M6 (quadratic
