@@ -147,12 +147,20 @@ def test_bench_json_format(tmp_path):
         assert r["ns_per_step"] > 0 and r["batched_ns_per_log_step"] > 0
 
 
-def test_demo_ground_truth_beats_naive_m1(tmp_path):
-    assert main(["demo", "--out", str(tmp_path)]) == 0
-    result = json.loads((tmp_path / "compare.json").read_text())
+def test_demo_identifies_and_validates(tmp_path):
+    rc = main(["demo", "--out", str(tmp_path), "--budget", "300", "--models", "m1", "m4"])
+    assert rc == 0
     assert len(list((tmp_path / "raw").glob("*.json"))) == 24
     assert len(list((tmp_path / "processed").glob("*.json"))) == 24
-    assert result["ground_truth_m6"]["mean"] < 0.5 * result["naive_m1"]["mean"]
-    for name in ("compare.png", "simulate_ground_truth_m6.png", "simulate_naive_m1.png"):
-        assert (tmp_path / name).stat().st_size > 10_000
-    assert json.loads((tmp_path / "params" / "ground_truth_m6.json").read_text())["model"] == "m6"
+    result = json.loads((tmp_path / "demo.json").read_text())
+    validation = result["validation"]
+    assert set(validation) == {"ground_truth_m6", "naive_m1", "identified_m1", "identified_m4"}
+    # Held-out gain: 8 logs; the ground truth and the fits beat the naive Coulomb set.
+    assert all(len(r["per_log"]) == 8 and "kp64" in next(iter(r["per_log"]))
+               for r in validation.values())
+    assert validation["ground_truth_m6"]["mean"] < 0.5 * validation["naive_m1"]["mean"]
+    assert validation["identified_m4"]["mean"] < validation["naive_m1"]["mean"]
+    assert set(result["parameter_error"]["m4"]) >= {"kt", "R", "armature"}
+    for name in ("validation.png", "simulate_ground_truth_m6.png", "simulate_naive_m1.png",
+                 "identification/report.md", "identification/m4.json"):
+        assert (tmp_path / name).stat().st_size > 100
