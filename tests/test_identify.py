@@ -139,7 +139,7 @@ def test_identify_cli_outputs_fix_and_validation_kp(m1_logs, tmp_path):
     assert rc == 0
     summary = json.loads((tmp_path / "s.json").read_text())
     assert set(summary["models"]) == {"m1", "m3"}
-    for model, s in summary["models"].items():
+    for s in summary["models"].values():
         assert set(s) == {"train_mae", "validation_mae", "seconds", "evaluations", "params_file"}
         assert s["evaluations"] == 200
         assert load_params(s["params_file"]).values["kt"] == 1.9
