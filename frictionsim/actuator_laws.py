@@ -66,8 +66,9 @@ def firmware_control(
     """Control signal and new limiter state: ``(u, q_smooth)``.
 
     u is volts (voltage law) or amps (current law). q, v: measured position (rad)
-    and velocity (rad/s); q_smooth: the sts3215 limiter state (rad), passed
-    through unchanged by other servos.
+    and velocity (rad/s); q_smooth: the sts3215 limiter state (rad). Servos
+    without a limiter return q_target as the new state (their target is not
+    smoothed), so callers can thread the state through uniformly.
     """
     if theta[LAW] == VOLTAGE_LAW:
         q_smooth = limit_target(q_target, q_smooth, theta, bench)
