@@ -185,3 +185,18 @@ def test_dask_local_cluster(m1_logs, tmp_path):
     assert set(summary) == {"m1", "m2", "m3"}
     assert summary["m2"]["train_mae"] <= summary["m1"]["train_mae"]
     assert all(load_params(s["params_file"]).model == m for m, s in summary.items())
+
+
+def test_init_file_is_the_starting_point(m1_logs, tmp_path):
+    folder = write_logs(m1_logs, tmp_path / "logs")
+    truth = restrict(GROUND_TRUTH, "m1")
+    from frictionsim.params import save_params
+
+    save_params(tmp_path / "init.json", truth)
+    rc = main(["identify", "--actuator", "mx64", "--model", "m1", "--logs", str(folder),
+               "--init", str(tmp_path / "init.json"), "--budget", "40", "--out",
+               str(tmp_path / "out"), "--json", str(tmp_path / "s.json"), "--no-progress"])
+    assert rc == 0
+    # Started at the truth on noise-free logs: nothing can do better, so it stays there.
+    assert load_params(tmp_path / "out" / "m1.json").values == truth.values
+    assert json.loads((tmp_path / "s.json").read_text())["models"]["m1"]["train_mae"] < 1e-9

@@ -1,0 +1,43 @@
+"""The C function pointers of the step and the firmware law, called through ctypes."""
+
+from __future__ import annotations
+
+import ctypes
+
+import numpy as np
+
+from frictionsim.params import ParameterSet
+from solvers.c_abi import control_c, step_c
+from solvers.fixed_step import rollout
+
+
+def _ptr(a: np.ndarray):
+    return a.ctypes.data_as(ctypes.POINTER(ctypes.c_double))
+
+
+def test_c_pointers_reproduce_the_rollout():
+    for actuator, model in (("xl330", "m6"), ("sts3215", "m4"), ("erob80_100", "m1")):
+        theta = ParameterSet.defaults(model, actuator).theta()
+        bench = np.array([0.5, 0.1, 0.05, 30.0 if actuator != "xl330" else 400.0, 7.4, 2.0, 0.005])
+        goal = np.sin(np.linspace(0, 6, 600)) * 0.8
+        enable = (np.arange(600) < 450).astype(float)
+        q_ref = np.empty(600)
+        v_ref = np.empty(600)
+        rollout(goal, enable, 0.0, 0.0, theta, bench, 0.005, q_ref, v_ref)
+
+        step = ctypes.CFUNCTYPE(None, ctypes.POINTER(ctypes.c_double), ctypes.c_double,
+                                ctypes.c_double, ctypes.c_double, ctypes.POINTER(ctypes.c_double),
+                                ctypes.POINTER(ctypes.c_double))(step_c.address)
+        control = ctypes.CFUNCTYPE(ctypes.c_double, ctypes.c_double, ctypes.c_double,
+                                   ctypes.c_double, ctypes.POINTER(ctypes.c_double),
+                                   ctypes.POINTER(ctypes.c_double),
+                                   ctypes.POINTER(ctypes.c_double))(control_c.address)
+        state = np.zeros(2)
+        smooth = np.zeros(1)
+        q = np.empty(600)
+        for k in range(600):
+            q[k] = state[0]
+            u = control(goal[k], state[0], state[1], _ptr(smooth), _ptr(theta), _ptr(bench))
+            step(_ptr(state), u, enable[k], 0.005, _ptr(theta), _ptr(bench))
+        assert np.array_equal(q, q_ref), actuator
+        assert np.ptp(q) > 0.1

@@ -1,0 +1,28 @@
+"""The README's code example runs as documented."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+README = Path(__file__).resolve().parents[1] / "README.md"
+
+
+def test_readme_quick_start_has_exactly_two_commands():
+    text = README.read_text()
+    section = text.split("## Quick start", 1)[1].split("\n## ", 1)[0]
+    block = re.findall(r"```bash\n(.*?)```", section, re.S)[0]
+    commands = [line for line in block.splitlines() if line.strip()]
+    assert len(commands) == 2
+    assert "frictionsim demo" in commands[0] and "pytest" in commands[1]
+    ci = (README.parent / ".ci" / "run").read_text()
+    assert commands[1] in ci
+
+
+def test_readme_njit_example_runs(capsys):
+    code = re.findall(r"```python\n(.*?)```", README.read_text(), re.S)[0]
+    namespace: dict = {}
+    exec(compile(code, str(README), "exec"), namespace)
+    q, v = namespace["q"], namespace["v"]
+    assert 0.3 < q < 0.5 and abs(v) < 1e-3  # held near the 0.5 rad target against gravity
+    assert "after 2 s" in capsys.readouterr().out
