@@ -10,7 +10,7 @@ import matplotlib.pyplot as plt
 import numpy as np
 
 from experiments.output import save_figure, table, write_json
-from experiments.plots import mae_boxplot
+from experiments.plots import figure_legend, mae_boxplot, shade_torque_off
 from frictionsim import atomic
 from frictionsim.logs import Log
 from solvers.rollouts import simulate
@@ -128,10 +128,7 @@ def _figures(out: Path, fits: dict[str, ModelFit], train: list[Log],
     for ax, name, what in zip(axes[:, 0], picks, ("best", "worst")):
         log = by_name[name]
         t = np.arange(len(log.entries)) * log.dt
-        enable = log.column("torque_enable")
-        off = np.ma.masked_where(enable > 0.5, np.ones_like(t))
-        ax.fill_between(t, 0, 1, where=~off.mask, color="0.9", transform=ax.get_xaxis_transform(),
-                        label="torque off")
+        shade_torque_off(ax, t, log.column("torque_enable"))
         ax.plot(t, log.column("goal_position"), "k--", lw=0.8, label="goal")
         ax.plot(t, log.column("position"), "k", lw=1.6, label="logged")
         for m, f in fits.items():
@@ -141,8 +138,8 @@ def _figures(out: Path, fits: dict[str, ModelFit], train: list[Log],
         ax.set_ylabel("position (rad)")
         ax.grid(alpha=0.3)
     axes[-1, 0].set_xlabel("time (s)")
-    axes[0, 0].legend(ncol=4, fontsize=8)
     fig.tight_layout()
+    figure_legend(fig, axes[:, 0])
     save_figure(fig, out / "best_worst.png")
     paths.append(out / "best_worst.png")
     return paths

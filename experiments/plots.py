@@ -25,6 +25,22 @@ def _torque_off_spans(t: np.ndarray, enable: np.ndarray) -> list[tuple[float, fl
     return spans
 
 
+def shade_torque_off(ax, t: np.ndarray, enable: np.ndarray) -> None:
+    """Grey spans where the torque was disabled."""
+    for a, b in _torque_off_spans(t, enable):
+        ax.axvspan(a, b, color="0.88", label="torque off")
+
+
+def figure_legend(fig, axes) -> None:
+    """One legend for the whole figure, with every label that appears in any panel."""
+    unique = {}
+    for ax in axes:
+        for handle, label in zip(*ax.get_legend_handles_labels()):
+            unique.setdefault(label, handle)
+    fig.legend(unique.values(), unique.keys(), loc="upper center", ncol=min(len(unique), 6),
+               bbox_to_anchor=(0.5, 0.0))
+
+
 def rollouts_figure(rollouts: list[Rollout], path: str | os.PathLike, title: str = "") -> None:
     """Logged vs simulated position per log, with the goal and the torque-off spans shaded."""
     n = len(rollouts)
@@ -32,11 +48,8 @@ def rollouts_figure(rollouts: list[Rollout], path: str | os.PathLike, title: str
     rows = math.ceil(n / cols)
     fig, axes = plt.subplots(rows, cols, figsize=(7 * cols, 2.8 * rows), squeeze=False)
     for ax, r in zip(axes.flat, rollouts):
-        goal = r.log.column("goal_position")
-        enable = r.log.column("torque_enable")
-        for a, b in _torque_off_spans(r.t, enable):
-            ax.axvspan(a, b, color="0.85", label="torque off")
-        ax.plot(r.t, goal, "k--", lw=0.8, label="goal")
+        shade_torque_off(ax, r.t, r.log.column("torque_enable"))
+        ax.plot(r.t, r.log.column("goal_position"), "k--", lw=0.8, label="goal")
         ax.plot(r.t, r.q_logged, lw=1.4, label="logged")
         ax.plot(r.t, r.q, lw=1.2, label="simulated")
         ax.set_title(f"{r.log.name} ({r.log.trajectory}, kp={r.log.kp:g}): MAE {1e3 * r.mae:.1f} mrad",
@@ -46,11 +59,8 @@ def rollouts_figure(rollouts: list[Rollout], path: str | os.PathLike, title: str
         ax.grid(alpha=0.3)
     for ax in list(axes.flat)[n:]:
         ax.set_visible(False)
-    handles, labels = axes.flat[0].get_legend_handles_labels()
-    unique = dict(zip(labels, handles))
     fig.tight_layout()
-    fig.legend(unique.values(), unique.keys(), loc="upper center", ncol=4,
-               bbox_to_anchor=(0.5, 0.0))
+    figure_legend(fig, axes.flat[:n])
     if title:
         fig.suptitle(title, y=1.02)
     save_figure(fig, path)
