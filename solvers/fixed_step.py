@@ -34,12 +34,28 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from frictionsim.actuator_laws import firmware_control, motor_torque
-from frictionsim.friction import friction_budget
-from frictionsim.layout import ARMATURE, Q_OFFSET
-from frictionsim.pendulum import gravity_torque, load_inertia
+from frictionsim.actuator_laws import firmware_control
+from frictionsim.plant import bench_torques
 
 MAX_SPEED = 100.0
+
+
+@njit(cache=True, inline="always")
+def clipped_step(
+    q: float, v: float, tau: float, inertia: float, budget: float, dt: float
+) -> tuple:
+    """One step of friction-budget clipping for a joint; returns the new ``(q, v)``.
+
+    tau: every torque but friction (N·m); inertia (kg·m²); budget: τ_fm (N·m).
+    Friction opposes the torque that would stop the joint within the step,
+    up to the budget, so a joint whose budget covers it stops exactly.
+    """
+    tau_stop = (inertia / dt) * v + tau
+    tau_f = -np.sign(tau_stop) * min(abs(tau_stop), budget)
+    accel = (tau + tau_f) / inertia
+    v = min(max(v + accel * dt, -MAX_SPEED), MAX_SPEED)
+    q += v * dt + 0.5 * accel * dt**2
+    return q, v
 
 
 @njit(cache=True)
@@ -47,18 +63,8 @@ def step(
     q: float, v: float, u: float, enable: float, dt: float, theta: np.ndarray, bench: np.ndarray
 ) -> tuple:
     """Advance the pendulum bench one fixed step; returns the new ``(q, v)``."""
-    q_e = q + theta[Q_OFFSET]
-    tau_e = gravity_torque(q_e, bench)
-    tau_m = motor_torque(u, enable, v, theta)
-    static, viscous = friction_budget(v, tau_m, tau_e, theta)
-    inertia = load_inertia(bench) + theta[ARMATURE]
-    tau = tau_m + tau_e
-    tau_stop = (inertia / dt) * v + tau
-    tau_f = -np.sign(tau_stop) * min(abs(tau_stop), static + viscous * abs(v))
-    accel = (tau + tau_f) / inertia
-    v = min(max(v + accel * dt, -MAX_SPEED), MAX_SPEED)
-    q += v * dt + 0.5 * accel * dt**2
-    return q, v
+    tau_m, tau_e, static, viscous, inertia = bench_torques(q, v, u, enable, theta, bench)
+    return clipped_step(q, v, tau_m + tau_e, inertia, static + viscous * abs(v), dt)
 
 
 @njit(cache=True)

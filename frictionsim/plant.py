@@ -1,0 +1,31 @@
+"""The servo on its pendulum bench as one plant: every torque of the equation of motion.
+
+    I·v̇ = τ_m + τ_e + τ_f,   |τ_f| ≤ τ_fm = F + K_v·|v|
+
+with I = I_load + armature, τ_e the gravity torque at the physical angle
+q + q_offset, τ_m the motor torque and (F, K_v) the friction budget. Both the
+fixed-step and the event-driven solvers take their torques from here.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+from frictionsim.actuator_laws import motor_torque
+from frictionsim.friction import friction_budget
+from frictionsim.layout import ARMATURE, Q_OFFSET
+from frictionsim.pendulum import gravity_torque, load_inertia
+
+
+@njit(cache=True, inline="always")
+def bench_torques(
+    q: float, v: float, u: float, enable: float, theta: np.ndarray, bench: np.ndarray
+) -> tuple:
+    """``(τ_m, τ_e, F, K_v, I)`` of the bench at encoder angle q (rad), velocity v (rad/s),
+    control u (V or A) and enable flag (0/1)."""
+    tau_e = gravity_torque(q + theta[Q_OFFSET], bench)
+    tau_m = motor_torque(u, enable, v, theta)
+    static, viscous = friction_budget(v, tau_m, tau_e, theta)
+    inertia = load_inertia(bench) + theta[ARMATURE]
+    return tau_m, tau_e, static, viscous, inertia
