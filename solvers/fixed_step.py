@@ -119,3 +119,34 @@ def rollout_error(
         u, q_smooth = firmware_control(goal[k], q, v, q_smooth, theta, bench)
         q, v = step(q, v, u, enable[k], dt, theta, bench)
     return total / n
+
+
+@njit(cache=True)
+def rollout_substeps(
+    goal: np.ndarray,
+    enable: np.ndarray,
+    q0: float,
+    v0: float,
+    theta: np.ndarray,
+    bench: np.ndarray,
+    period: float,
+    substeps: int,
+    out_q: np.ndarray,
+    out_v: np.ndarray,
+) -> None:
+    """:func:`rollout` with the control period split into ``substeps`` steps of period/substeps.
+
+    The firmware control is still computed once per period (zero-order hold),
+    so as ``substeps`` grows the result converges to the event-driven solution.
+    With ``substeps = 1`` this is exactly :func:`rollout`.
+    """
+    q = q0
+    v = v0
+    q_smooth = q0
+    dt = period / substeps
+    for k in range(goal.shape[0]):
+        out_q[k] = q
+        out_v[k] = v
+        u, q_smooth = firmware_control(goal[k], q, v, q_smooth, theta, bench)
+        for _ in range(substeps):
+            q, v = step(q, v, u, enable[k], dt, theta, bench)
