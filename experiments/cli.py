@@ -10,6 +10,7 @@ from experiments import (  # noqa: F401  (each module registers its experiment)
     compare,
     demo,
     identify,
+    oscillator,
     process_logs,
     simulate,
 )

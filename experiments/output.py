@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import os
 from pathlib import Path
 
@@ -12,9 +13,20 @@ matplotlib.use("Agg")  # figures go to files, never a blocking window
 from frictionsim import atomic  # noqa: E402
 
 
+def json_safe(data):
+    """``data`` with non-finite floats (NaN: "not reached", inf) as null, which JSON allows."""
+    if isinstance(data, float) and not math.isfinite(data):
+        return None
+    if isinstance(data, dict):
+        return {k: json_safe(v) for k, v in data.items()}
+    if isinstance(data, (list, tuple)):
+        return [json_safe(v) for v in data]
+    return data
+
+
 def write_json(path: str | os.PathLike, data) -> Path:
-    """Write a result JSON atomically and say where it went."""
-    path = atomic.write_json(path, data)
+    """Write a result JSON atomically (non-finite numbers as null) and say where it went."""
+    path = atomic.write_json(path, json_safe(data))
     print(f"wrote {path}")
     return path
 
