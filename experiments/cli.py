@@ -8,6 +8,7 @@ import sys
 from experiments import (  # noqa: F401  (each module registers its experiment)
     bench,
     compare,
+    crosscheck,
     demo,
     identify,
     oscillator,
