@@ -1,6 +1,8 @@
 """Integration of the frictionsim physics.
 
 - :mod:`solvers.fixed_step`: the compiled step and rollout (SPEC §4–5), a public API;
+- :mod:`solvers.c_abi`: the step and the firmware law as C function pointers;
 - :mod:`solvers.batch`: many parameter vectors × many logs in parallel threads;
-- :mod:`solvers.rollouts`: whole-log simulation with named parameter sets.
+- :mod:`solvers.rollouts`: whole-log simulation with named parameter sets;
+- :mod:`solvers.event_driven`: exact stick–slip with solve_ivp and located events (SPEC §8).
 """
