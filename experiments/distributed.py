@@ -25,9 +25,8 @@ def _fit_task(model: str, actuator: str, fixed: dict, packed: PackedLogs, settin
     from experiments.identify import fit_one, start_for
 
     fitted = {ancestor[0].params.model: ancestor[0].params} if ancestor else {}
-    start, centre = start_for(model, fitted, init)
-    return fit_one(model, actuator, fixed, packed, settings, Path(out), start, centre,
-                   progress=False)
+    return fit_one(model, actuator, fixed, packed, settings, Path(out),
+                   start_for(model, fitted, init), progress=False)
 
 
 def fit_on_dask(address: str, models: list[str], actuator: str, fixed: dict,

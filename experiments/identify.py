@@ -96,18 +96,30 @@ def parse_models(names: list[str]) -> list[str]:
     return [m for m in MODELS if m in names]
 
 
-def start_for(model: str, fitted: dict[str, ParameterSet], init: ParameterSet | None):
-    """(exact start, search centre) of a model: the nearest fitted simpler model, else --init."""
-    for simpler in CONTAINS[model]:
-        if simpler in fitted:
-            return embed(fitted[simpler], model), embed(fitted[simpler], model, exact=False)
-    if init is not None:
+@dataclass(frozen=True)
+class Start:
+    """Where a model's search starts: an exact start point, a search centre, and the
+    parameters whose values were inherited from the simpler model or --init."""
+
+    point: dict | None = None
+    centre: dict | None = None
+    inherited: frozenset[str] = frozenset()
+
+
+def start_for(model: str, fitted: dict[str, ParameterSet], init: ParameterSet | None) -> Start:
+    """The start of a model: the nearest fitted simpler model, else --init, else the defaults."""
+    source = next((fitted[s] for s in CONTAINS[model] if s in fitted), None)
+    if source is None and init is not None:
         if init.model == model or init.model in CONTAINS[model]:
-            return embed(init, model), embed(init, model, exact=False)
-        names = schema.parameters(model, init.actuator)
-        shared = {k: v for k, v in init.values.items() if k in names}
-        return shared, shared
-    return None, None
+            source = init
+        else:
+            names = schema.parameters(model, init.actuator)
+            shared = {k: v for k, v in init.values.items() if k in names}
+            return Start(shared, shared, frozenset(shared))
+    if source is None:
+        return Start()
+    return Start(embed(source, model), embed(source, model, exact=False),
+                 frozenset(source.values))
 
 
 def evaluate(params: ParameterSet, logs: list[Log]) -> dict[str, float]:
@@ -125,22 +137,21 @@ def fit_one(
     train: PackedLogs,
     settings: FitSettings,
     out: Path,
-    start: dict | None,
-    centre: dict | None,
+    start: Start,
     progress: bool = True,
 ) -> tuple[FitResult, Path]:
     """Fit one model, saving the best so far to ``out/<model>.json`` on every improvement."""
     space = SearchSpace(model, actuator, {k: v for k, v in fixed.items()
                                           if k in schema.parameters(model, actuator)})
     path = out / f"{model}.json"
-    start, centre = ({k: v for k, v in d.items() if k not in space.fixed} if d else d
-                     for d in (start, centre))
+    point, centre = ({k: v for k, v in d.items() if k not in space.fixed} if d else d
+                     for d in (start.point, start.centre))
 
     def save(params: ParameterSet, loss: float) -> None:
         save_params(path, params)
 
-    result = fit(space, train, settings, start=start, centre=centre, on_improve=save,
-                 progress=progress, label=model)
+    result = fit(space, train, settings, start=point, centre=centre, inherited=start.inherited,
+                 on_improve=save, progress=progress, label=model)
     return result, path
 
 
@@ -174,8 +185,8 @@ def identify(
         results = {}
         fitted: dict[str, ParameterSet] = {}
         for model in models:
-            start, centre = start_for(model, fitted if chain else {}, init)
-            result, path = fit_one(model, actuator, fixed, packed, settings, out, start, centre,
+            start = start_for(model, fitted if chain else {}, init)
+            result, path = fit_one(model, actuator, fixed, packed, settings, out, start,
                                    progress=progress)
             results[model] = (result, path)
             fitted[model] = result.params
