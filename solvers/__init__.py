@@ -4,5 +4,7 @@
 - :mod:`solvers.c_abi`: the step and the firmware law as C function pointers;
 - :mod:`solvers.batch`: many parameter vectors × many logs in parallel threads;
 - :mod:`solvers.rollouts`: whole-log simulation with named parameter sets;
-- :mod:`solvers.event_driven`: exact stick–slip with solve_ivp and located events (SPEC §8).
+- :mod:`solvers.event_driven`: exact stick–slip with solve_ivp and located events (SPEC §8);
+- :mod:`solvers.coupled_joints`: several joints coupled by an inertia matrix, with the
+  stick-friction solve of SPEC §8 and the same event-driven integration.
 """
