@@ -281,6 +281,10 @@ class EventResult:
     nfev: int
     n_segments: int
 
+    def dense(self, t: np.ndarray) -> np.ndarray:
+        """The continuous solution (q, v) at any times of the run: shape (2, len(t))."""
+        return self.solver.dense(t)
+
     def stick_intervals(self) -> list[tuple[float, float]]:
         """(entry, exit) times of every stick phase (exit = end of run if it never left)."""
         intervals, entry = [], None

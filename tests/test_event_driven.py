@@ -52,6 +52,8 @@ def test_coulomb_oscillator_sticks_at_pi(method):
     kinds = [e.kind for e in result.events]
     assert kinds == ["start", "break_away", "margin", "stick"]
     assert result.q[-1] == x_stick and result.v[-1] == 0.0  # sticks for ever
+    t = np.linspace(0.0, math.pi, 50)
+    assert np.allclose(result.dense(t)[0], 1 + 1.75 * np.cos(t), atol=1e-9)  # the exact swing
 
 
 def test_oscillator_command_json(tmp_path):
