@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import itertools
+from dataclasses import replace
 from pathlib import Path
 
 from tqdm import tqdm
@@ -77,8 +78,7 @@ def dataset(
     logs = []
     for n, (setup, kp, traj) in enumerate(tqdm(combos, desc="virtual bench", unit="log",
                                               disable=not progress)):
-        s = BenchSetup(setup.mass, setup.length, kp, setup.arm_mass, setup.vin, setup.extra)
-        log = record(params, s, traj, sensors, seed=seed + n)
+        log = record(params, replace(setup, kp=kp), traj, sensors, seed=seed + n)
         log.path = Path(f"m{setup.mass:g}_l{setup.length:g}_kp{kp:g}_{traj}.json")
         logs.append(log)
     return logs

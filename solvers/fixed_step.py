@@ -85,14 +85,7 @@ def rollout(
     q0, v0: initial state (first logged position and speed). The firmware sees
     the simulated q and v; the sts3215 limiter starts at q0.
     """
-    q = q0
-    v = v0
-    q_smooth = q0
-    for k in range(goal.shape[0]):
-        out_q[k] = q
-        out_v[k] = v
-        u, q_smooth = firmware_control(goal[k], q, v, q_smooth, theta, bench)
-        q, v = step(q, v, u, enable[k], dt, theta, bench)
+    rollout_substeps(goal, enable, q0, v0, theta, bench, dt, 1, out_q, out_v)
 
 
 @njit(cache=True)
