@@ -1,0 +1,146 @@
+"""The bench recorder: follow a trajectory at a fixed rate and log the servo (SPEC §6 raw log).
+
+Each control tick (nominally 1/rate s) the recorder reads the servo, sends the
+trajectory's goal and torque flag, and appends an entry with the time actually
+elapsed, so the log carries the real period. The raw log is rewritten
+atomically every ``flush_every`` entries: a crash, a silent servo or Ctrl-C
+keeps everything recorded so far, in a valid log marked ``"incomplete": true``
+with the reason. At the end, or on any failure, the arm is brought back slowly
+to 0 when the servo still answers, and the torque is disabled.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+from frictionsim import trajectories
+from frictionsim.atomic import write_json
+from hw.servo import Servo, ServoError
+
+
+@dataclass(frozen=True)
+class BenchSetup:
+    """The bench and firmware settings written to the log header."""
+
+    mass: float
+    length: float
+    kp: float
+    arm_mass: float = 0.0
+    vin: float | None = None
+
+    def __post_init__(self) -> None:
+        for name in ("mass", "length", "kp", "arm_mass"):
+            value = getattr(self, name)
+            if not (math.isfinite(value) and value >= 0) or (name == "length" and value == 0):
+                raise ValueError(f"{name} = {value!r} must be a positive number")
+
+
+@dataclass
+class Clock:
+    """Time source and sleep of the control loop (injectable for tests)."""
+
+    now: Callable[[], float] = time.perf_counter
+    sleep: Callable[[float], None] = time.sleep
+
+
+class Recording:
+    """A raw log being recorded to ``path``; flushed atomically as it grows."""
+
+    def __init__(self, path: Path, header: dict, flush_every: int = 50):
+        self.path = path
+        self.header = header
+        self.entries: list[dict] = []
+        self.flush_every = flush_every
+
+    def append(self, entry: dict) -> None:
+        self.entries.append(entry)
+        if len(self.entries) % self.flush_every == 0:
+            self.flush(incomplete=True, reason="recording in progress")
+
+    def flush(self, incomplete: bool = False, reason: str | None = None) -> Path:
+        header = dict(self.header)
+        if incomplete:
+            header["incomplete"] = True
+            header["reason"] = reason or "interrupted"
+        return write_json(self.path, {**header, "entries": self.entries}, indent=None)
+
+
+def return_to_zero(servo: Servo, start: float, duration: float = 1.5, rate: float = 100.0,
+                   clock: Clock | None = None) -> None:
+    """Move the goal from ``start`` to 0 along a cubic over ``duration`` seconds."""
+    clock = clock or Clock()
+    steps = max(1, int(duration * rate))
+    for k in range(1, steps + 1):
+        servo.goal(trajectories.cubic([(0.0, start, 0.0), (1.0, 0.0, 0.0)], k / steps))
+        clock.sleep(1.0 / rate)
+
+
+def record(servo: Servo, trajectory: str, setup: BenchSetup, path: Path, rate: float = 200.0,
+           clock: Clock | None = None, duration: float = trajectories.DURATION) -> Path:
+    """Record ``trajectory`` on the bench into the raw log ``path``; returns the path.
+
+    Raises what went wrong (``ServoError``, ``KeyboardInterrupt``…) after saving
+    the partial log and making the servo safe.
+    """
+    if not rate > 0:
+        raise ValueError(f"rate = {rate!r} must be positive")
+    target = trajectories.get_trajectory(trajectory)
+    clock = clock or Clock()
+    header = {"mass": setup.mass, "length": setup.length, "arm_mass": setup.arm_mass,
+              "kp": setup.kp, "motor": servo.motor, "trajectory": trajectory,
+              "rate": rate}
+    if setup.vin is not None:
+        header["vin"] = setup.vin
+    log = Recording(path, header)
+    period = 1.0 / rate
+    try:
+        servo.configure(setup.kp)
+        servo.goal(0.0)
+        servo.torque(True)
+        t0 = clock.now()
+        tick = t0
+        while True:
+            t = clock.now() - t0
+            if t >= duration:
+                break
+            state = servo.read()
+            goal, enable = target(t)
+            servo.goal(goal)
+            servo.torque(enable)
+            log.append({
+                "position": state["position"], "speed": state["speed"], "load": state["load"],
+                "input_volts": state["input_volts"], "temp": state["temp"],
+                "timestamp": t, "goal_position": goal, "torque_enable": bool(enable),
+            })
+            tick += period
+            delay = tick - clock.now()
+            if delay > 0:
+                clock.sleep(delay)
+            else:
+                tick = clock.now()  # late: do not try to catch up with a burst
+    except BaseException as error:
+        log.flush(incomplete=True, reason=f"{type(error).__name__}: {error}")
+        _make_safe(servo, clock)
+        raise
+    out = log.flush()
+    _make_safe(servo, clock)
+    return out
+
+
+def _make_safe(servo: Servo, clock: Clock) -> None:
+    """Bring the arm back to 0 if the servo still answers, then disable torque."""
+    try:
+        position = servo.read()["position"]
+        servo.torque(True)
+        return_to_zero(servo, position, clock=clock)
+    except (ServoError, OSError):
+        pass
+    finally:
+        try:
+            servo.torque(False)
+        except (ServoError, OSError):
+            pass

@@ -1,0 +1,37 @@
+"""What the bench recorder needs from a servo, whatever its bus.
+
+Angles are radians, counter-clockwise positive, 0 where the bench arm hangs
+down (the centre of the encoder range); velocities rad/s; voltages V;
+temperatures °C. ``load`` is what the servo reports as its load or PWM, in its
+own unit (logged as recorded; the simulator does not use it).
+"""
+
+from __future__ import annotations
+
+from typing import Protocol
+
+
+class ServoError(RuntimeError):
+    """A servo that did not answer, answered garbage, or reported an error."""
+
+
+class Servo(Protocol):
+    """One servo on a bench, already opened."""
+
+    motor: str
+
+    def configure(self, kp: float) -> None:
+        """Position-control mode with firmware proportional gain ``kp`` (its own units)."""
+
+    def torque(self, enable: bool) -> None:
+        """Enable or disable the motor torque."""
+
+    def goal(self, position: float) -> None:
+        """Send a goal position (rad)."""
+
+    def read(self) -> dict:
+        """Present state: ``position`` (rad), ``speed`` (rad/s), ``load``, ``input_volts`` (V),
+        ``temp`` (°C)."""
+
+    def close(self) -> None:
+        """Release the bus."""
