@@ -1,0 +1,101 @@
+"""The physics behind the virtual servo: firmware, motor, friction and pendulum in real time.
+
+The joint is advanced with the compiled fixed-step kernel
+(:func:`solvers.fixed_step.step`, the one place the physics is written) in
+sub-steps of ``physics_dt``; its firmware runs at that rate on the last goal
+received. Reads return what a real servo reports: the encoder angle
+quantised to its resolution with a little noise, and the velocity at the
+servo's velocity resolution.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from collections.abc import Callable
+
+import numpy as np
+
+from frictionsim import layout, schema
+from frictionsim.actuator_laws import firmware_control
+from frictionsim.params import ParameterSet
+from solvers.fixed_step import step
+
+VELOCITY_RESOLUTION = 0.229 * 2 * math.pi / 60  # rad/s per unit (Dynamixel 2.0, Feetech ~)
+
+
+class SimulatedJoint:
+    """A servo on a pendulum bench, simulated as time passes on ``clock``."""
+
+    def __init__(self, params: ParameterSet, mass: float, length: float, arm_mass: float = 0.0,
+                 vin: float | None = None, physics_dt: float = 0.001, noise: float = 0.0005,
+                 seed: int = 0, clock: Callable[[], float] = time.perf_counter):
+        act = schema.get_actuator(params.actuator)
+        self.params = params
+        self.theta = params.theta()
+        self.bench = np.zeros(layout.BENCH_SIZE)
+        self.bench[[layout.MASS, layout.LENGTH, layout.ARM_MASS, layout.KP, layout.VIN,
+                    layout.DAMPING, layout.DT]] = (
+            mass, length, arm_mass, act.kp, act.vin if vin is None else vin, act.damping,
+            physics_dt)
+        self.resolution = 2 * math.pi / act.encoder_counts
+        self.physics_dt = physics_dt
+        self.noise = noise
+        self.rng = np.random.default_rng(seed)
+        self.clock = clock
+        self.t = clock()
+        self.q = 0.0
+        self.v = 0.0
+        self.q_smooth = 0.0
+        self.goal = 0.0
+        self.enable = 0.0
+        self.u = 0.0
+
+    @property
+    def vin(self) -> float:
+        return float(self.bench[layout.VIN])
+
+    @property
+    def max_control(self) -> float:
+        """Saturation of the control signal (V or A), to report the load as a fraction."""
+        act = schema.get_actuator(self.params.actuator)
+        return act.max_pwm * self.vin if act.law == "voltage" else act.max_current
+
+    def set_kp(self, kp: float) -> None:
+        self.advance()
+        self.bench[layout.KP] = kp
+
+    def set_goal(self, position: float) -> None:
+        self.advance()
+        self.goal = position
+
+    def set_torque(self, enable: bool) -> None:
+        self.advance()
+        self.enable = 1.0 if enable else 0.0
+
+    def advance(self) -> None:
+        """Integrate up to the clock's present time."""
+        now = self.clock()
+        n = int((now - self.t) / self.physics_dt + 1e-9)
+        for _ in range(min(n, 100_000)):
+            self.u, self.q_smooth = firmware_control(self.goal, self.q, self.v, self.q_smooth,
+                                                     self.theta, self.bench)
+            self.q, self.v = step(self.q, self.v, self.u, self.enable, self.physics_dt,
+                                  self.theta, self.bench)
+        self.t = now if n > 100_000 else self.t + n * self.physics_dt
+
+    def position_reading(self) -> float:
+        """Encoder angle (rad): quantised, with noise of ``noise`` rad."""
+        self.advance()
+        noisy = self.q + self.noise * self.rng.normal() if self.noise else self.q
+        return round(noisy / self.resolution) * self.resolution
+
+    def velocity_reading(self) -> float:
+        """Velocity (rad/s) at the servo's reporting resolution."""
+        self.advance()
+        return round(self.v / VELOCITY_RESOLUTION) * VELOCITY_RESOLUTION
+
+    def load_reading(self) -> float:
+        """The control signal as a fraction of its saturation, in [−1, 1] (0 with torque off)."""
+        self.advance()
+        return self.enable * self.u / self.max_control if self.max_control else 0.0
