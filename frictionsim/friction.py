@@ -44,6 +44,8 @@ def stribeck_factor(v: float, v_s: float, alpha: float) -> float:
     """s(v) = exp(−|v/v_s|^α): 1 at rest, → 0 when moving; 0 when v_s ≤ 0 (no Stribeck term)."""
     if v_s <= 0.0:
         return 0.0
+    if v == 0.0 and alpha > 0.0:
+        return 1.0  # exp(−0^α), exactly; a stuck joint skips the transcendental calls
     return math.exp(-(abs(v / v_s) ** alpha))
 
 
