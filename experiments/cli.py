@@ -13,17 +13,21 @@ from experiments import (  # noqa: F401  (each module registers its experiment)
     identify,
     oscillator,
     process_logs,
+    record,
+    serve_virtual,
     simulate,
 )
 from experiments.registry import EXPERIMENTS
 from frictionsim.logs import LogError
 from frictionsim.params import ParameterFileError
+from hw.servo import ServoError
 
 DESCRIPTION = """\
 frictionsim: servo actuators with extended friction models (M1-M6).
 
 Simulate bench logs with a parameter file, compare parameter files, process raw
-logs, measure the compiled simulator's speed, or run the demo on built-in data.
+logs, measure the compiled simulator's speed, run the demo on built-in data,
+record bench logs from a servo, or serve a virtual servo on a pseudo-terminal.
 Every command takes --help."""
 
 
@@ -68,7 +72,7 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     try:
         return args.experiment.run(args)
-    except (LogError, ParameterFileError, ValueError, OSError) as e:
+    except (LogError, ParameterFileError, ServoError, ValueError, OSError) as e:
         print(f"frictionsim {args.command}: error: {e}", file=sys.stderr)
         return 1
     except KeyboardInterrupt:

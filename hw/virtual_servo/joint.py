@@ -50,10 +50,18 @@ class SimulatedJoint:
         self.goal = 0.0
         self.enable = 0.0
         self.u = 0.0
+        # Compile (or load from cache) the kernels now: a first request must not wait for Numba.
+        firmware_control(0.0, 0.0, 0.0, 0.0, self.theta, self.bench)
+        step(0.0, 0.0, 0.0, 0.0, physics_dt, self.theta, self.bench)
 
     @property
     def vin(self) -> float:
         return float(self.bench[layout.VIN])
+
+    @property
+    def bench_kp(self) -> float:
+        """The firmware proportional gain in use (raw register units)."""
+        return float(self.bench[layout.KP])
 
     @property
     def max_control(self) -> float:

@@ -1,0 +1,249 @@
+"""Control tables of the supported Dynamixel models and conversions to SI units.
+
+Addresses and sizes are from the ROBOTIS e-manual control tables
+(emanual.robotis.com/docs/en/dxl/...: x/xl330-m288, mx/mx-64, mx/mx-64-2,
+mx/mx-106, mx/mx-106-2, x/xl320), cross-checked against published driver
+tables (e.g. DynamixelSDK examples: X-series torque enable 64, goal position
+116, present position 132; MX protocol-1.0 torque enable 24, goal position 30,
+present position 36, present speed 38, present load 40).
+
+Conventions of the converted values (those of :mod:`hw.servo`): angles in rad,
+counter-clockwise positive, 0 at the centre of the encoder range (count 2048
+of 4096; 512 of 1024 on the XL320, whose 1024 counts span 300°); velocities in
+rad/s, counter-clockwise positive; voltages in V; temperatures in °C; currents
+in A. Raw register values are integers as the servo stores them; signed
+protocol-2.0 fields are two's complement, and the protocol-1.0 / XL320 speed
+and load fields are sign-magnitude with bit 10 set for the clockwise direction.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from enum import Enum
+
+RPM_TO_RAD_S = 2.0 * math.pi / 60.0
+
+
+class Encoding(Enum):
+    """How a register's bytes (little-endian) map to an integer."""
+
+    UNSIGNED = "unsigned"
+    SIGNED = "signed"  # two's complement over the register size
+    SIGN_MAGNITUDE_BIT10 = "sign-magnitude bit 10"  # 0..1023 CCW, 1024..2047 CW
+
+
+@dataclass(frozen=True)
+class Register:
+    """A control-table field: ``address`` and ``size`` in bytes, and its :class:`Encoding`."""
+
+    address: int
+    size: int
+    encoding: Encoding = Encoding.UNSIGNED
+
+    def decode(self, data: bytes) -> int:
+        """Raw integer value of the register from its ``size`` little-endian bytes."""
+        if len(data) != self.size:
+            raise ValueError(f"register at {self.address} is {self.size} byte(s), got {len(data)}")
+        if self.encoding is Encoding.SIGNED:
+            return int.from_bytes(data, "little", signed=True)
+        value = int.from_bytes(data, "little")
+        if self.encoding is Encoding.SIGN_MAGNITUDE_BIT10:
+            magnitude = value & 0x3FF
+            return -magnitude if value & 0x400 else magnitude
+        return value
+
+    def encode(self, value: int) -> bytes:
+        """Little-endian bytes of raw integer ``value``; ValueError if it does not fit."""
+        value = int(value)
+        if self.encoding is Encoding.SIGNED:
+            return value.to_bytes(self.size, "little", signed=True)
+        if self.encoding is Encoding.SIGN_MAGNITUDE_BIT10:
+            if not -1023 <= value <= 1023:
+                raise ValueError(f"sign-magnitude value {value} outside -1023..1023")
+            raw = -value | 0x400 if value < 0 else value
+            return raw.to_bytes(self.size, "little")
+        return value.to_bytes(self.size, "little")
+
+
+_U = Encoding.UNSIGNED
+_S = Encoding.SIGNED
+_SM = Encoding.SIGN_MAGNITUDE_BIT10
+
+
+@dataclass(frozen=True)
+class ControlTable:
+    """The registers frictionsim uses on one model, and its unit scales.
+
+    ``None`` marks a register the model does not have. ``position_centre`` and
+    ``position_max`` are in counts, ``rad_per_count`` in rad, ``velocity_unit``
+    in rpm per raw unit, ``voltage_unit`` in V, ``temperature_unit`` in °C,
+    ``current_unit`` in A per raw unit with ``current_offset`` raw units at zero
+    current (protocol-1.0 MX current register: 4.5 mA × (raw − 2048)).
+    """
+
+    model: str
+    protocol: int
+    model_number: int
+    torque_enable: Register
+    operating_mode: Register | None
+    p_gain: Register
+    goal_position: Register
+    present_position: Register
+    present_velocity: Register
+    present_load: Register | None
+    present_pwm: Register | None
+    present_current: Register | None
+    present_input_voltage: Register
+    present_temperature: Register
+    position_centre: int
+    position_max: int
+    rad_per_count: float
+    velocity_unit: float
+    voltage_unit: float = 0.1
+    temperature_unit: float = 1.0
+    current_unit: float | None = None
+    current_offset: int = 0
+    #: Value of ``operating_mode`` selecting position control (X-series 3, XL320 joint mode 2).
+    position_mode: int = 3
+    #: Protocol 1.0 MX: the CW / CCW angle-limit registers; joint (position) mode is
+    #: selected by limits other than 0/0, so position control writes 0 and ``position_max``.
+    angle_limits: tuple[Register, Register] | None = None
+    #: Model number (u16) and firmware version (u8) registers, and the id register.
+    model_number_register: Register = Register(0, 2)
+    firmware_register: Register = Register(6, 1)
+    id_register: Register = Register(7, 1)
+    #: Smallest P gain register value the firmware accepts and the largest.
+    p_gain_max: int = 16383
+
+
+def _x_series(model: str, model_number: int, current_unit: float) -> ControlTable:
+    """Protocol 2.0 X-series layout shared by XL330 and MX(2.0) firmware."""
+    return ControlTable(
+        model=model, protocol=2, model_number=model_number,
+        torque_enable=Register(64, 1), operating_mode=Register(11, 1),
+        p_gain=Register(84, 2),  # Position P Gain
+        goal_position=Register(116, 4, _S), present_position=Register(132, 4, _S),
+        present_velocity=Register(128, 4, _S), present_load=None,
+        present_pwm=Register(124, 2, _S), present_current=Register(126, 2, _S),
+        present_input_voltage=Register(144, 2), present_temperature=Register(146, 1),
+        position_centre=2048, position_max=4095, rad_per_count=2.0 * math.pi / 4096,
+        velocity_unit=0.229, current_unit=current_unit,
+    )
+
+
+def _mx_protocol1(model: str, model_number: int) -> ControlTable:
+    """MX-64 / MX-106 with protocol 1.0 firmware (no operating mode register: mode by angle limits)."""
+    return ControlTable(
+        model=model, protocol=1, model_number=model_number,
+        torque_enable=Register(24, 1), operating_mode=None,
+        p_gain=Register(28, 1),
+        goal_position=Register(30, 2), present_position=Register(36, 2),
+        present_velocity=Register(38, 2, _SM), present_load=Register(40, 2, _SM),
+        present_pwm=None, present_current=Register(68, 2),
+        present_input_voltage=Register(42, 1), present_temperature=Register(43, 1),
+        position_centre=2048, position_max=4095, rad_per_count=2.0 * math.pi / 4096,
+        velocity_unit=0.114, current_unit=0.0045, current_offset=2048,
+        angle_limits=(Register(6, 2), Register(8, 2)),
+        firmware_register=Register(2, 1), id_register=Register(3, 1), p_gain_max=254,
+    )
+
+
+XL330_M288 = _x_series("XL330-M288", 1200, current_unit=0.001)
+XL330_M077 = _x_series("XL330-M077", 1190, current_unit=0.001)
+MX64_P2 = _x_series("MX-64(2.0)", 311, current_unit=0.00336)
+MX106_P2 = _x_series("MX-106(2.0)", 321, current_unit=0.00336)
+MX64_P1 = _mx_protocol1("MX-64", 310)
+MX106_P1 = _mx_protocol1("MX-106", 320)
+XL320 = ControlTable(
+    model="XL-320", protocol=2, model_number=350,
+    torque_enable=Register(24, 1), operating_mode=Register(11, 1),  # Control Mode: 1 wheel, 2 joint
+    p_gain=Register(29, 1),
+    goal_position=Register(30, 2), present_position=Register(37, 2),
+    present_velocity=Register(39, 2, _SM), present_load=Register(41, 2, _SM),
+    present_pwm=None, present_current=None,
+    present_input_voltage=Register(45, 1), present_temperature=Register(46, 1),
+    position_centre=512, position_max=1023, rad_per_count=math.radians(300.0) / 1024,
+    velocity_unit=0.111, position_mode=2,
+    firmware_register=Register(2, 1), id_register=Register(3, 1), p_gain_max=254,
+)
+
+TABLES: tuple[ControlTable, ...] = (XL330_M288, XL330_M077, MX64_P1, MX64_P2, MX106_P1, MX106_P2, XL320)
+
+
+def table_for_model_number(model_number: int) -> ControlTable:
+    """The table of the model a PING returned ``model_number`` for."""
+    for table in TABLES:
+        if table.model_number == model_number:
+            return table
+    known = ", ".join(f"{t.model_number} ({t.model})" for t in TABLES)
+    raise KeyError(f"unsupported Dynamixel model number {model_number}; known: {known}")
+
+
+def table_for(model: str, protocol: int) -> ControlTable:
+    """The table of ``model`` (e.g. ``"XL330-M288"``, ``"MX-64"``, ``"XL-320"``) under ``protocol``."""
+    key = model.upper().replace("_", "-").replace("(2.0)", "")
+    for table in TABLES:
+        if table.model.upper().replace("(2.0)", "") == key and table.protocol == protocol:
+            return table
+    known = ", ".join(f"{t.model} (protocol {t.protocol})" for t in TABLES)
+    raise KeyError(f"unsupported Dynamixel model {model!r} with protocol {protocol}; known: {known}")
+
+
+# -- conversions --------------------------------------------------------------------------
+def sensor_block(table: ControlTable) -> tuple[int, int]:
+    """``(address, length)`` of the smallest contiguous read covering the registers
+    :func:`hw.dynamixel.servo.DynamixelServo.read` reports (one transaction per tick)."""
+    regs = [r for r in (table.present_position, table.present_velocity, table.present_load,
+                        table.present_pwm, table.present_input_voltage,
+                        table.present_temperature) if r is not None]
+    start = min(r.address for r in regs)
+    return start, max(r.address + r.size for r in regs) - start
+
+
+def field(register: Register, block: bytes, start: int) -> int:
+    """Raw value of ``register`` cut out of ``block``, read from address ``start``."""
+    offset = register.address - start
+    return register.decode(block[offset: offset + register.size])
+
+
+def counts_to_rad(table: ControlTable, counts: int) -> float:
+    """Position register value (counts) to angle (rad, CCW positive, 0 at the range centre)."""
+    return (counts - table.position_centre) * table.rad_per_count
+
+
+def rad_to_counts(table: ControlTable, angle: float) -> int:
+    """Angle (rad) to the nearest position count; ValueError outside the position range."""
+    counts = round(angle / table.rad_per_count) + table.position_centre
+    if not 0 <= counts <= table.position_max:
+        lo = counts_to_rad(table, 0)
+        hi = counts_to_rad(table, table.position_max)
+        raise ValueError(f"{table.model}: angle {angle:.4f} rad outside [{lo:.4f}, {hi:.4f}] rad")
+    return counts
+
+
+def velocity_to_rad_s(table: ControlTable, raw: int) -> float:
+    """Signed velocity register value to rad/s (CCW positive)."""
+    return raw * table.velocity_unit * RPM_TO_RAD_S
+
+
+def rad_s_to_velocity(table: ControlTable, velocity: float) -> int:
+    """Velocity (rad/s) to the nearest signed register value."""
+    return round(velocity / (table.velocity_unit * RPM_TO_RAD_S))
+
+
+def voltage_to_volts(table: ControlTable, raw: int) -> float:
+    """Input-voltage register value to V."""
+    return raw * table.voltage_unit
+
+
+def temperature_to_celsius(table: ControlTable, raw: int) -> float:
+    """Temperature register value to °C."""
+    return raw * table.temperature_unit
+
+
+def current_to_amps(table: ControlTable, raw: int) -> float:
+    """Current register value to A (ValueError on models without a current register)."""
+    if table.current_unit is None:
+        raise ValueError(f"{table.model} has no current register")
+    return (raw - table.current_offset) * table.current_unit

@@ -1,0 +1,108 @@
+"""The official ROBOTIS SDK, as bus master, talks to the virtual servo over its pseudo-terminal."""
+
+from __future__ import annotations
+
+import threading
+import time
+
+import pytest
+
+from hw.dynamixel import control_tables as ct
+from hw.virtual_servo.pty_link import PtyLink
+from tests.dynamixel_fakes import virtual_xl330
+
+sdk = pytest.importorskip("dynamixel_sdk")
+
+
+@pytest.fixture
+def served():
+    """Start a virtual servo of a given table on a pty; yields (device, path)."""
+    running = []
+
+    def start(table: ct.ControlTable, servo_id: int = 1):
+        device = virtual_xl330(time.perf_counter, table, noise=0.0, servo_id=servo_id)
+        link = PtyLink()
+        stop = threading.Event()
+        thread = threading.Thread(target=link.serve, args=(device, stop), daemon=True)
+        thread.start()
+        running.append((link, stop, thread))
+        return device, link.path
+
+    yield start
+    for link, stop, thread in running:
+        stop.set()
+        thread.join(timeout=5)
+        link.close()
+
+
+def open_port(path: str) -> object:
+    port = sdk.PortHandler(path)
+    assert port.openPort()
+    assert port.setBaudRate(57600)
+    return port
+
+
+def test_sdk_protocol2_ping_read_write(served):
+    device, path = served(ct.XL330_M288, servo_id=3)
+    port = open_port(path)
+    ph = sdk.PacketHandler(2.0)
+    try:
+        assert ph.ping(port, 3) == (1200, sdk.COMM_SUCCESS, 0)
+        assert ph.ping(port, 4)[1] == sdk.COMM_RX_TIMEOUT
+        assert ph.read2ByteTxRx(port, 3, 84) == (400, sdk.COMM_SUCCESS, 0)  # Position P gain
+        assert ph.write4ByteTxRx(port, 3, 116, 2048 + 512) == (sdk.COMM_SUCCESS, 0)
+        assert device.joint.goal == pytest.approx(ct.counts_to_rad(ct.XL330_M288, 2560))
+        assert ph.write1ByteTxRx(port, 3, 64, 1) == (sdk.COMM_SUCCESS, 0)
+        time.sleep(0.5)
+        position, result, error = ph.read4ByteTxRx(port, 3, 132)
+        assert (result, error) == (sdk.COMM_SUCCESS, 0)
+        assert 2048 + 100 < position <= 2560 + 5  # the arm moved towards the goal
+        volts, result, _ = ph.read2ByteTxRx(port, 3, 144)
+        assert (volts, result) == (74, sdk.COMM_SUCCESS)
+        # an error status reaches the SDK as the servo's error byte (access: EEPROM locked)
+        result, error = ph.write1ByteTxRx(port, 3, 11, 3)
+        assert (result, error) == (sdk.COMM_SUCCESS, 7)
+        # SYNC READ and SYNC WRITE through the SDK's group helpers
+        reader = sdk.GroupSyncRead(port, ph, 132, 4)
+        assert reader.addParam(3)
+        assert reader.txRxPacket() == sdk.COMM_SUCCESS
+        assert abs(reader.getData(3, 132, 4) - position) < 20
+        writer = sdk.GroupSyncWrite(port, ph, 116, 4)
+        assert writer.addParam(3, list((2048).to_bytes(4, "little")))
+        assert writer.txPacket() == sdk.COMM_SUCCESS
+        time.sleep(0.05)
+        assert device.joint.goal == 0.0
+        assert ph.reboot(port, 3) == (sdk.COMM_SUCCESS, 0)
+        assert device.joint.enable == 0.0
+    finally:
+        port.closePort()
+
+
+@pytest.mark.parametrize("table", [ct.MX64_P1, ct.MX106_P1], ids=lambda t: t.model)
+def test_sdk_protocol1_ping_read_write(served, table):
+    device, path = served(table)
+    port = open_port(path)
+    ph = sdk.PacketHandler(1.0)
+    try:
+        assert ph.ping(port, 1)[1:] == (sdk.COMM_SUCCESS, 0)
+        assert ph.read2ByteTxRx(port, 1, 0) == (table.model_number, sdk.COMM_SUCCESS, 0)
+        assert ph.write2ByteTxRx(port, 1, 30, 2048 - 256) == (sdk.COMM_SUCCESS, 0)
+        assert device.joint.goal == pytest.approx(-256 * 2 * 3.141592653589793 / 4096)
+        assert ph.write1ByteTxRx(port, 1, 24, 1) == (sdk.COMM_SUCCESS, 0)
+        time.sleep(0.3)
+        position, result, _ = ph.read2ByteTxRx(port, 1, 36)
+        assert result == sdk.COMM_SUCCESS and 2048 - 256 - 5 <= position < 2048 - 50
+        # out-of-table read: the range error bit
+        assert ph.read1ByteTxRx(port, 1, 255)[1:] == (sdk.COMM_SUCCESS, 0)
+        assert ph.read4ByteTxRx(port, 1, 254)[2] == 0x08
+    finally:
+        port.closePort()
+
+
+def test_xl320_protocol2_model_number(served):
+    _, path = served(ct.XL320)
+    port = open_port(path)
+    try:
+        assert sdk.PacketHandler(2.0).ping(port, 1) == (350, sdk.COMM_SUCCESS, 0)
+    finally:
+        port.closePort()
