@@ -80,3 +80,29 @@ def mae_boxplot(per_label: dict[str, list[float]], path: str | os.PathLike, titl
     ax.grid(axis="y", alpha=0.3)
     fig.tight_layout()
     save_figure(fig, path)
+
+
+def recordings_figure(logs: list, path: str | os.PathLike, title: str = "") -> None:
+    """Recorded position and goal per raw log (torque-off shaded), with its control period."""
+    n = len(logs)
+    cols = 1 if n == 1 else 2
+    rows = math.ceil(n / cols)
+    fig, axes = plt.subplots(rows, cols, figsize=(7 * cols, 2.8 * rows), squeeze=False)
+    for ax, log in zip(axes.flat, logs):
+        t = log.column("timestamp")
+        shade_torque_off(ax, t, log.column("torque_enable"))
+        ax.plot(t, log.column("goal_position"), "k--", lw=0.8, label="goal")
+        ax.plot(t, log.column("position"), lw=1.3, label="recorded")
+        period = 1e3 * np.diff(t)
+        ax.set_title(f"{log.name} ({log.trajectory}, kp={log.kp:g}): period "
+                     f"{period.mean():.2f} ± {period.std():.2f} ms", fontsize=9)
+        ax.set_xlabel("time (s)")
+        ax.set_ylabel("position (rad)")
+        ax.grid(alpha=0.3)
+    for ax in list(axes.flat)[n:]:
+        ax.set_visible(False)
+    fig.tight_layout()
+    figure_legend(fig, axes.flat[:n])
+    if title:
+        fig.suptitle(title, y=1.02)
+    save_figure(fig, path)

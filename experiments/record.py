@@ -37,6 +37,8 @@ def _add_servo_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--duration", type=float, default=trajectories.DURATION,
                    help=f"seconds per trajectory (default {trajectories.DURATION})")
     p.add_argument("--logdir", type=Path, required=True, help="directory to write raw logs to")
+    p.add_argument("--plot", type=Path, default=None,
+                   help="figure of the recorded position vs goal (png/pdf/svg)")
 
 
 def log_path(logdir: Path, trajectory: str, setup: BenchSetup) -> Path:
@@ -74,6 +76,15 @@ def _record_one(servo: Servo, trajectory: str, setup: BenchSetup, args: argparse
     return path
 
 
+def _plot(paths: list[Path], args: argparse.Namespace) -> None:
+    if args.plot and paths:
+        from experiments.plots import recordings_figure
+
+        recordings_figure([load_log(p) for p in paths], args.plot,
+                          title=f"{args.motor} on {args.port}")
+        print(f"wrote {args.plot}")
+
+
 def _open(args: argparse.Namespace) -> Servo:
     return open_servo(args.motor, args.port, servo_id=args.servo_id, protocol=args.protocol,
                       baudrate=args.baud)
@@ -93,9 +104,10 @@ def run_record(args: argparse.Namespace) -> int:
     args.logdir.mkdir(parents=True, exist_ok=True)
     servo = _open(args)
     try:
-        _record_one(servo, args.trajectory, setup, args)
+        path = _record_one(servo, args.trajectory, setup, args)
     finally:
         servo.close()
+    _plot([path], args)
     return 0
 
 
@@ -113,8 +125,10 @@ def add_campaign_arguments(p: argparse.ArgumentParser) -> None:
                         "command waits for Enter before each set-up after the first)")
     p.add_argument("--kp", type=float, nargs="+", required=True, help="firmware P gains")
     p.add_argument("--trajectories", nargs="+", default=list(trajectories.IDENTIFICATION),
-                   choices=list(trajectories.TRAJECTORIES),
-                   help="trajectories to record (default: the identification set)")
+                   choices=list(trajectories.TRAJECTORIES), metavar="TRAJECTORY",
+                   help="trajectories to record (default: the identification set "
+                        f"{' '.join(trajectories.IDENTIFICATION)}; all: "
+                        f"{', '.join(trajectories.TRAJECTORIES)})")
     p.add_argument("--rest", type=float, default=1.0,
                    help="seconds to let the arm settle between recordings (default 1)")
     p.add_argument("--yes", action="store_true",
@@ -131,7 +145,7 @@ def run_campaign(args: argparse.Namespace) -> int:
           f"{len(args.trajectories)} trajectories = {total} recordings, about "
           f"{total * (args.duration + 1.5 + args.rest) / 60:.1f} min", flush=True)
     servo = _open(args)
-    done = 0
+    done: list[Path] = []
     try:
         current = None
         for setup in setups:
@@ -142,13 +156,13 @@ def run_campaign(args: argparse.Namespace) -> int:
                           f"still, then press Enter (Ctrl-C stops) ")
                 current = (setup.mass, setup.length)
             for trajectory in args.trajectories:
-                _record_one(servo, trajectory, setup, args)
-                done += 1
-                print(f"[{done}/{total}]", flush=True)
+                done.append(_record_one(servo, trajectory, setup, args))
+                print(f"[{len(done)}/{total}]", flush=True)
                 time.sleep(args.rest)
     finally:
         servo.close()
-        print(f"campaign: {done} of {total} recordings complete in {args.logdir}", flush=True)
+        print(f"campaign: {len(done)} of {total} recordings complete in {args.logdir}", flush=True)
+        _plot(done, args)
     return 0
 
 

@@ -1,0 +1,84 @@
+"""``frictionsim record`` / ``record-campaign`` against a virtual servo on a pty, and their errors."""
+
+from __future__ import annotations
+
+import json
+import os
+import threading
+import time
+
+import pytest
+
+from experiments.cli import main
+from hw.virtual_servo.pty_link import PtyLink
+from tests.dynamixel_fakes import virtual_xl330
+
+
+@pytest.fixture
+def virtual_port():
+    device = virtual_xl330(time.perf_counter, noise=0.0005)
+    link = PtyLink()
+    stop = threading.Event()
+    thread = threading.Thread(target=link.serve, args=(device, stop), daemon=True)
+    thread.start()
+    yield device, link.path
+    stop.set()
+    thread.join(timeout=5)
+    link.close()
+
+
+def test_record_writes_a_complete_raw_log_and_figure(tmp_path, virtual_port, capsys):
+    device, port = virtual_port
+    argv = ["record", "--motor", "xl330", "--port", port, "--mass", "0.3", "--length", "0.1",
+            "--kp", "500", "--vin", "7.4", "--trajectory", "steps", "--duration", "1.0",
+            "--logdir", str(tmp_path), "--plot", str(tmp_path / "rec.png")]
+    assert main(argv) == 0
+    path = tmp_path / "steps_kp500_m0.3_l0.1.json"
+    log = json.loads(path.read_text())
+    assert "incomplete" not in log
+    assert (log["motor"], log["kp"], log["mass"], log["vin"]) == ("xl330", 500, 0.3, 7.4)
+    assert len(log["entries"]) > 100 and log["entries"][-1]["timestamp"] > 0.95
+    assert device.joint.bench_kp == 500
+    assert device.joint.enable == 0.0  # torque off at the end
+    assert (tmp_path / "rec.png").stat().st_size > 0
+    out = capsys.readouterr().out
+    assert "period" in out
+    # a second recording never overwrites the first
+    assert main(argv) == 0
+    assert (tmp_path / "steps_kp500_m0.3_l0.1_2.json").exists()
+
+
+def test_campaign_records_every_trajectory_and_gain(tmp_path, virtual_port):
+    _, port = virtual_port
+    assert main(["record-campaign", "--motor", "xl330", "--port", port, "--setup", "0.3:0.1",
+                 "--kp", "300", "600", "--trajectories", "steps", "nothing", "--duration", "0.5",
+                 "--rest", "0", "--logdir", str(tmp_path)]) == 0
+    assert sorted(p.name for p in tmp_path.glob("*.json")) == [
+        "nothing_kp300_m0.3_l0.1.json", "nothing_kp600_m0.3_l0.1.json",
+        "steps_kp300_m0.3_l0.1.json", "steps_kp600_m0.3_l0.1.json"]
+
+
+def test_record_on_a_silent_port_is_a_clear_error(tmp_path, capsys):
+    with PtyLink() as link:  # nobody answers on it
+        rc = main(["record", "--motor", "xl330", "--port", link.path, "--mass", "0.3",
+                   "--length", "0.1", "--kp", "400", "--trajectory", "steps",
+                   "--logdir", str(tmp_path)])
+    assert rc == 1
+    assert "id 1 did not answer PING" in capsys.readouterr().err
+
+
+def test_record_on_a_missing_port_is_a_clear_error(tmp_path, capsys):
+    missing = str(tmp_path / "ttyNOPE")
+    rc = main(["record", "--motor", "xl330", "--port", missing, "--mass", "0.3", "--length", "0.1",
+               "--kp", "400", "--trajectory", "steps", "--logdir", str(tmp_path)])
+    assert rc == 1
+    assert missing in capsys.readouterr().err
+    assert not os.path.exists(missing)
+
+
+def test_record_rejects_bad_set_up(tmp_path, capsys):
+    rc = main(["record", "--motor", "xl330", "--port", "/dev/null", "--mass", "-1",
+               "--length", "0.1", "--kp", "400", "--trajectory", "steps", "--logdir",
+               str(tmp_path)])
+    assert rc == 1
+    assert "mass = -1.0 must be a positive number" in capsys.readouterr().err
