@@ -151,6 +151,8 @@ def test_open_checks_model(clock, monkeypatch):
     assert DynamixelServo.open("/dev/fake", "xl330").table is ct.XL330_M288
     with pytest.raises(DynamixelError, match="is a XL330-M288, not a MX-64"):
         DynamixelServo.open("/dev/fake", "mx64")
+    device = virtual_xl330(clock.now, ct.XL330_M077)  # same control table, other gear ratio
+    assert DynamixelServo.open("/dev/fake", "xl330").table is ct.XL330_M077
 
 
 def test_configure_rejects_bad_gain(clock):
@@ -221,3 +223,16 @@ def test_a_valid_frame_after_garbage_is_found(before, data, servo_id, after):
     packets = p2.StreamParser().feed(before + frame + after)
     assert packets and packets[0].raw == frame
     assert p2.to_status(packets[0]).data == data
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.sampled_from(TABLES), st.integers(0, 254), st.integers(0, 255), st.binary(max_size=40))
+def test_virtual_device_answers_any_instruction_without_crashing(table, servo_id, code, params):
+    """Whatever a master sends, the virtual servo answers with a valid status or stays silent."""
+    device = virtual_xl330(lambda: 0.0, table)
+    proto = p2 if table.protocol == 2 else p1
+    packet = proto.parse_packet(proto.build_packet(servo_id, code, params))
+    reply = device.handle(packet)
+    if reply is not None:
+        status = proto.parse_status(reply)
+        assert status.id == 1

@@ -52,11 +52,16 @@ class DynamixelServo:
             number = bus.ping(servo_id)
             if number != table.model_number:
                 try:
-                    found = ct.table_for_model_number(number).model
+                    found = ct.table_for_model_number(number)
                 except KeyError:
-                    found = f"model number {number}"
-                raise DynamixelError(f"{device}: id {servo_id} is a {found}, not a {table.model} "
-                                     f"(model number {table.model_number})")
+                    found = None
+                # XL330-M077 and -M288 share one control table: either will do
+                if found is None or found.model[:5] != table.model[:5] \
+                        or found.protocol != table.protocol:
+                    name = found.model if found else f"model number {number}"
+                    raise DynamixelError(f"{device}: id {servo_id} is a {name}, not a "
+                                         f"{table.model} (model number {table.model_number})")
+                table = found
         except BaseException:
             bus.close()
             raise
