@@ -236,3 +236,20 @@ def test_virtual_device_answers_any_instruction_without_crashing(table, servo_id
     if reply is not None:
         status = proto.parse_status(reply)
         assert status.id == 1
+
+
+def test_servo_falls_back_to_register_reads_when_the_block_is_refused(clock):
+    device = virtual_xl330(clock.now)
+    handle = device.handle
+
+    def picky(packet):  # a firmware that only serves reads of at most 4 bytes
+        if packet.code == p2.Instruction.READ and int.from_bytes(packet.params[2:4], "little") > 4:
+            return p2.status_packet(1, 4)
+        return handle(packet)
+
+    device.handle = picky
+    servo = DynamixelServo(DynamixelBus(LoopbackPort(device)), ct.XL330_M288)
+    servo.goal(0.0)
+    first, second = servo.read(), servo.read()
+    assert first["input_volts"] == second["input_volts"] == pytest.approx(7.4)
+    assert servo._per_register

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from hw.dynamixel import control_tables as ct
 from hw.dynamixel.bus import DynamixelBus
-from hw.dynamixel.errors import DynamixelError
+from hw.dynamixel.errors import DynamixelError, ServoStatusError
 
 #: Factory baud rates (bit/s) by model family.
 DEFAULT_BAUDRATE = {"xl330": 57600, "mx64": 57600, "mx106": 57600, "xl320": 1_000_000}
@@ -37,6 +37,7 @@ class DynamixelServo:
                                    table.model.lower())
         self._block = ct.sensor_block(table)
         self._torque: bool | None = None
+        self._per_register = False
 
     @classmethod
     def open(cls, device: str, motor: str, servo_id: int = 1, protocol: int = 2,
@@ -101,9 +102,17 @@ class DynamixelServo:
     def read(self) -> dict:
         """Present position (rad), speed (rad/s), load (raw PWM or load register), input
         voltage (V) and temperature (°C) from one READ."""
-        start, length = self._block
-        block = self.bus.read(self.id, start, length)
         t = self.table
+        start, length = self._block
+        if self._per_register:
+            block = self._read_registers(start, length)
+        else:
+            try:
+                block = self.bus.read(self.id, start, length)
+            except ServoStatusError:
+                # a firmware (or emulator) refusing the block: read the registers one by one
+                self._per_register = True
+                block = self._read_registers(start, length)
         load_register = t.present_load if t.present_load is not None else t.present_pwm
         return {
             "position": ct.counts_to_rad(t, ct.field(t.present_position, block, start)),
@@ -112,6 +121,17 @@ class DynamixelServo:
             "input_volts": ct.voltage_to_volts(t, ct.field(t.present_input_voltage, block, start)),
             "temp": ct.temperature_to_celsius(t, ct.field(t.present_temperature, block, start)),
         }
+
+    def _read_registers(self, start: int, length: int) -> bytes:
+        """The sensor block assembled from one READ per register (gaps left zero)."""
+        block = bytearray(length)
+        t = self.table
+        for r in (t.present_position, t.present_velocity, t.present_load, t.present_pwm,
+                  t.present_input_voltage, t.present_temperature):
+            if r is not None:
+                block[r.address - start: r.address - start + r.size] = self.bus.read(
+                    self.id, r.address, r.size)
+        return bytes(block)
 
     def close(self) -> None:
         """Close the serial port."""
