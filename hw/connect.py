@@ -30,7 +30,7 @@ def open_servo(motor: str, port: str, servo_id: int = 1, protocol: int | None = 
     if motor in FEETECH:
         from hw.feetech.servo import FeetechServo
 
-        return FeetechServo.open(port, servo_id=servo_id, baudrate=baudrate or 1_000_000)
+        return FeetechServo.open(port, servo_id=servo_id, baudrate=baudrate)
     if motor in EROB:
         from hw.ethercat.servo import open_erob
 

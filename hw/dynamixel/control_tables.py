@@ -30,16 +30,27 @@ class Encoding(Enum):
 
     UNSIGNED = "unsigned"
     SIGNED = "signed"  # two's complement over the register size
-    SIGN_MAGNITUDE_BIT10 = "sign-magnitude bit 10"  # 0..1023 CCW, 1024..2047 CW
+    SIGN_MAGNITUDE = "sign-magnitude"  # magnitude below ``sign_bit``, that bit set: negative
 
 
 @dataclass(frozen=True)
 class Register:
-    """A control-table field: ``address`` and ``size`` in bytes, and its :class:`Encoding`."""
+    """A control-table field: ``address`` and ``size`` in bytes, and its :class:`Encoding`.
+
+    Sign-magnitude fields set bit ``sign_bit`` for negative values (Dynamixel 1.0
+    and XL320 speed/load: bit 10, i.e. 0..1023 counter-clockwise and 1024..2047
+    clockwise; Feetech STS speed: bit 15).
+    """
 
     address: int
     size: int
     encoding: Encoding = Encoding.UNSIGNED
+    sign_bit: int = 10
+
+    @property
+    def magnitude_max(self) -> int:
+        """Largest magnitude a sign-magnitude field holds."""
+        return (1 << self.sign_bit) - 1
 
     def decode(self, data: bytes) -> int:
         """Raw integer value of the register from its ``size`` little-endian bytes."""
@@ -48,9 +59,9 @@ class Register:
         if self.encoding is Encoding.SIGNED:
             return int.from_bytes(data, "little", signed=True)
         value = int.from_bytes(data, "little")
-        if self.encoding is Encoding.SIGN_MAGNITUDE_BIT10:
-            magnitude = value & 0x3FF
-            return -magnitude if value & 0x400 else magnitude
+        if self.encoding is Encoding.SIGN_MAGNITUDE:
+            magnitude = value & self.magnitude_max
+            return -magnitude if value >> self.sign_bit & 1 else magnitude
         return value
 
     def encode(self, value: int) -> bytes:
@@ -58,17 +69,18 @@ class Register:
         value = int(value)
         if self.encoding is Encoding.SIGNED:
             return value.to_bytes(self.size, "little", signed=True)
-        if self.encoding is Encoding.SIGN_MAGNITUDE_BIT10:
-            if not -1023 <= value <= 1023:
-                raise ValueError(f"sign-magnitude value {value} outside -1023..1023")
-            raw = -value | 0x400 if value < 0 else value
+        if self.encoding is Encoding.SIGN_MAGNITUDE:
+            top = self.magnitude_max
+            if not -top <= value <= top:
+                raise ValueError(f"sign-magnitude value {value} outside -{top}..{top}")
+            raw = -value | 1 << self.sign_bit if value < 0 else value
             return raw.to_bytes(self.size, "little")
         return value.to_bytes(self.size, "little")
 
 
 _U = Encoding.UNSIGNED
 _S = Encoding.SIGNED
-_SM = Encoding.SIGN_MAGNITUDE_BIT10
+_SM = Encoding.SIGN_MAGNITUDE
 
 
 @dataclass(frozen=True)
@@ -113,8 +125,15 @@ class ControlTable:
     model_number_register: Register = Register(0, 2)
     firmware_register: Register = Register(6, 1)
     id_register: Register = Register(7, 1)
-    #: Smallest P gain register value the firmware accepts and the largest.
+    #: Raw load-register value at 100 % (Dynamixel 1023, Feetech 1000 in 0.1 %).
+    load_full_scale: int = 1023
+    #: Largest P gain register value the firmware accepts.
     p_gain_max: int = 16383
+    #: ``"dynamixel"`` or ``"feetech"`` (Feetech STS speaks the protocol 1.0 framing with
+    #: SYNC READ and its own error bits).
+    family: str = "dynamixel"
+    #: Feetech: the EEPROM lock register, cleared around writes of EEPROM settings.
+    eeprom_lock: Register | None = None
 
 
 def _x_series(model: str, model_number: int, current_unit: float) -> ControlTable:

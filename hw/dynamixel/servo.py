@@ -78,6 +78,8 @@ class DynamixelServo:
             raise ValueError(f"{self.table.model}: P gain {kp!r} must be an integer in "
                              f"0..{self.table.p_gain_max}")
         self.torque(False)
+        if self.table.eeprom_lock is not None:
+            self._write(self.table.eeprom_lock, 0)
         if self.table.operating_mode is not None:
             self._write(self.table.operating_mode, self.table.position_mode)
         if self.table.angle_limits is not None:
@@ -85,6 +87,8 @@ class DynamixelServo:
             self._write(cw, 0)
             self._write(ccw, self.table.position_max)
         self._write(self.table.p_gain, gain)
+        if self.table.eeprom_lock is not None:
+            self._write(self.table.eeprom_lock, 1)
 
     def torque(self, enable: bool) -> None:
         """Write Torque Enable (only when it changes; a failed write forgets the cache)."""

@@ -15,7 +15,7 @@ def make_device(motor: str, joint: SimulatedJoint, servo_id: int = 1, protocol: 
     if motor in MODELS:
         return DynamixelDevice(ct.table_for(MODELS[motor], protocol), joint, servo_id)
     if motor == "sts3215":
-        from hw.virtual_servo.feetech_device import FeetechDevice
+        from hw.feetech.control_table import STS3215
 
-        return FeetechDevice(joint, servo_id)
+        return DynamixelDevice(STS3215, joint, servo_id)
     raise ValueError(f"no virtual device for motor {motor!r}")

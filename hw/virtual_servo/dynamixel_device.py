@@ -1,4 +1,4 @@
-"""A virtual Dynamixel: the control table in memory, answering instruction packets.
+"""A virtual Dynamixel (or Feetech STS): the control table in memory, answering instructions.
 
 The device holds the model's control table as a byte array. Reads refresh the
 present-state registers from the :class:`~hw.virtual_servo.joint.SimulatedJoint`
@@ -7,7 +7,9 @@ Torque Enable, Goal Position and the Position P gain drive the joint. It
 answers PING, READ, WRITE, SYNC READ, SYNC WRITE and REBOOT as the servo's
 firmware does, including the error statuses a real servo returns (data range,
 data length, access, instruction), with Status Return Level 2 (every
-instruction addressed to it alone is answered).
+instruction addressed to it alone is answered). A table of the ``feetech`` family
+(:data:`hw.feetech.control_table.STS3215`) gets the Feetech dialect: protocol 1.0
+framing plus SYNC READ, and silence instead of an error status for a bad request.
 """
 
 from __future__ import annotations
@@ -25,13 +27,14 @@ TEMPERATURE = 31  # °C, constant: the bench runs are short
 P2_INSTRUCTION, P2_DATA_RANGE, P2_DATA_LENGTH, P2_ACCESS = 2, 4, 5, 7
 #: Protocol 1.0 error bits.
 P1_RANGE, P1_INSTRUCTION = 0x08, 0x40
-#: Full scale of the PWM register (X-series: 885 = 100 %) and of the load register (1023).
+#: Feetech's SYNC READ (protocol 1.0 framing, 1-byte address and length, then the ids).
+FEETECH_SYNC_READ = 0x82
+#: Full scale of the X-series PWM register (885 = 100 %).
 PWM_FULL_SCALE = 885
-LOAD_FULL_SCALE = 1023
 
 
 class DynamixelDevice:
-    """The firmware side of one Dynamixel servo with id ``servo_id`` on ``joint``."""
+    """The firmware side of one Dynamixel (or Feetech) servo with id ``servo_id`` on ``joint``."""
 
     def __init__(self, table: ct.ControlTable, joint: SimulatedJoint, servo_id: int = 1) -> None:
         self.table = table
@@ -52,6 +55,8 @@ class DynamixelDevice:
 
     def describe(self) -> str:
         """Model and protocol, for the banner."""
+        if self.table.family == "feetech":
+            return f"{self.table.model}, Feetech STS protocol"
         return f"{self.table.model}, protocol {self.table.protocol}.0"
 
     def parser(self) -> FrameParser:
@@ -71,13 +76,14 @@ class DynamixelDevice:
         counts = round(joint.position_reading() / t.rad_per_count) + t.position_centre
         self._put(t.present_position, min(max(counts, 0), t.position_max))
         speed = ct.rad_s_to_velocity(t, joint.velocity_reading())
-        if t.present_velocity.encoding is ct.Encoding.SIGN_MAGNITUDE_BIT10:
-            speed = max(-1023, min(1023, speed))
+        if t.present_velocity.encoding is ct.Encoding.SIGN_MAGNITUDE:
+            top = t.present_velocity.magnitude_max
+            speed = max(-top, min(top, speed))
         self._put(t.present_velocity, speed)
         if t.present_pwm is not None:
             self._put(t.present_pwm, round(PWM_FULL_SCALE * joint.load_reading()))
         if t.present_load is not None:
-            self._put(t.present_load, round(LOAD_FULL_SCALE * joint.load_reading()))
+            self._put(t.present_load, round(t.load_full_scale * joint.load_reading()))
         self._put(t.present_input_voltage, round(joint.vin / t.voltage_unit))
         self._put(t.present_temperature, round(TEMPERATURE / t.temperature_unit))
 
@@ -159,6 +165,12 @@ class DynamixelDevice:
     def _handle_p1(self, packet: Packet) -> bytes | None:
         ins, p = protocol1.Instruction, packet.params
         broadcast = packet.id == protocol1.BROADCAST_ID
+        feetech = self.table.family == "feetech"
+        if feetech and packet.code == FEETECH_SYNC_READ:
+            if len(p) < 2 or self.id not in p[2:]:
+                return None
+            error, data = self._read(p[0], p[1])
+            return None if error else self._status(0, data)
         if not (broadcast or packet.id == self.id):
             return None
         if packet.code == ins.PING:
@@ -179,4 +191,6 @@ class DynamixelDevice:
             error, data = (self._write(p[0], p[1:]) if len(p) >= 2 else P1_INSTRUCTION), b""
         else:
             error, data = P1_INSTRUCTION, b""
+        if feetech and error:
+            return None  # STS firmware has no error bit for a bad request: it ignores it
         return None if broadcast else self._status(error, data)
