@@ -152,8 +152,12 @@ def run_campaign(args: argparse.Namespace) -> int:
             if (setup.mass, setup.length) != current:
                 if current is not None and not args.yes:
                     servo.torque(False)
-                    input(f"mount {setup.mass:g} kg at {setup.length:g} m, let the arm hang "
-                          f"still, then press Enter (Ctrl-C stops) ")
+                    try:
+                        input(f"mount {setup.mass:g} kg at {setup.length:g} m, let the arm "
+                              f"hang still, then press Enter (Ctrl-C stops) ")
+                    except EOFError:
+                        raise ValueError("no terminal to confirm the next set-up on; pass --yes "
+                                         "to record unattended") from None
                 current = (setup.mass, setup.length)
             for trajectory in args.trajectories:
                 done.append(_record_one(servo, trajectory, setup, args))

@@ -82,3 +82,24 @@ def test_record_rejects_bad_set_up(tmp_path, capsys):
                str(tmp_path)])
     assert rc == 1
     assert "mass = -1.0 must be a positive number" in capsys.readouterr().err
+
+
+def test_campaign_prompts_between_set_ups(tmp_path, virtual_port, monkeypatch, capsys):
+    _, port = virtual_port
+    prompts = []
+    monkeypatch.setattr("builtins.input", lambda text: prompts.append(text) or "")
+    argv = ["record-campaign", "--motor", "xl330", "--port", port, "--setup", "0.3:0.1",
+            "--setup", "0.5:0.12", "--kp", "400", "--trajectories", "nothing", "--duration",
+            "0.2", "--rest", "0", "--logdir", str(tmp_path / "a")]
+    assert main(argv) == 0
+    assert len(prompts) == 1 and "mount 0.5 kg at 0.12 m" in prompts[0]
+    assert len(list((tmp_path / "a").glob("*.json"))) == 2
+
+    def no_terminal(text):
+        raise EOFError
+
+    monkeypatch.setattr("builtins.input", no_terminal)
+    argv[-1] = str(tmp_path / "b")
+    assert main(argv) == 1
+    assert "--yes" in capsys.readouterr().err
+    assert [p.name for p in (tmp_path / "b").glob("*.json")] == ["nothing_kp400_m0.3_l0.1.json"]
