@@ -41,19 +41,16 @@ def figure_legend(fig, axes) -> None:
                bbox_to_anchor=(0.5, 0.0))
 
 
-def rollouts_figure(rollouts: list[Rollout], path: str | os.PathLike, title: str = "") -> None:
-    """Logged vs simulated position per log, with the goal and the torque-off spans shaded."""
-    n = len(rollouts)
+def _panels(n: int):
+    """A figure with ``n`` position-vs-time panels, two per row."""
     cols = 1 if n == 1 else 2
     rows = math.ceil(n / cols)
-    fig, axes = plt.subplots(rows, cols, figsize=(7 * cols, 2.8 * rows), squeeze=False)
-    for ax, r in zip(axes.flat, rollouts):
-        shade_torque_off(ax, r.t, r.log.column("torque_enable"))
-        ax.plot(r.t, r.log.column("goal_position"), "k--", lw=0.8, label="goal")
-        ax.plot(r.t, r.q_logged, lw=1.4, label="logged")
-        ax.plot(r.t, r.q, lw=1.2, label="simulated")
-        ax.set_title(f"{r.log.name} ({r.log.trajectory}, kp={r.log.kp:g}): MAE {1e3 * r.mae:.1f} mrad",
-                     fontsize=9)
+    return plt.subplots(rows, cols, figsize=(7 * cols, 2.8 * rows), squeeze=False)
+
+
+def _finish(fig, axes, n: int, title: str, path: str | os.PathLike) -> None:
+    """Label the first ``n`` panels, hide the rest, one legend, title, save."""
+    for ax in list(axes.flat)[:n]:
         ax.set_xlabel("time (s)")
         ax.set_ylabel("position (rad)")
         ax.grid(alpha=0.3)
@@ -64,6 +61,19 @@ def rollouts_figure(rollouts: list[Rollout], path: str | os.PathLike, title: str
     if title:
         fig.suptitle(title, y=1.02)
     save_figure(fig, path)
+
+
+def rollouts_figure(rollouts: list[Rollout], path: str | os.PathLike, title: str = "") -> None:
+    """Logged vs simulated position per log, with the goal and the torque-off spans shaded."""
+    fig, axes = _panels(len(rollouts))
+    for ax, r in zip(axes.flat, rollouts):
+        shade_torque_off(ax, r.t, r.log.column("torque_enable"))
+        ax.plot(r.t, r.log.column("goal_position"), "k--", lw=0.8, label="goal")
+        ax.plot(r.t, r.q_logged, lw=1.4, label="logged")
+        ax.plot(r.t, r.q, lw=1.2, label="simulated")
+        ax.set_title(f"{r.log.name} ({r.log.trajectory}, kp={r.log.kp:g}): MAE {1e3 * r.mae:.1f} mrad",
+                     fontsize=9)
+    _finish(fig, axes, len(rollouts), title, path)
 
 
 def mae_boxplot(per_label: dict[str, list[float]], path: str | os.PathLike, title: str = "") -> None:
@@ -84,10 +94,7 @@ def mae_boxplot(per_label: dict[str, list[float]], path: str | os.PathLike, titl
 
 def recordings_figure(logs: list, path: str | os.PathLike, title: str = "") -> None:
     """Recorded position and goal per raw log (torque-off shaded), with its control period."""
-    n = len(logs)
-    cols = 1 if n == 1 else 2
-    rows = math.ceil(n / cols)
-    fig, axes = plt.subplots(rows, cols, figsize=(7 * cols, 2.8 * rows), squeeze=False)
+    fig, axes = _panels(len(logs))
     for ax, log in zip(axes.flat, logs):
         t = log.column("timestamp")
         shade_torque_off(ax, t, log.column("torque_enable"))
@@ -96,13 +103,4 @@ def recordings_figure(logs: list, path: str | os.PathLike, title: str = "") -> N
         period = 1e3 * np.diff(t)
         ax.set_title(f"{log.name} ({log.trajectory}, kp={log.kp:g}): period "
                      f"{period.mean():.2f} ± {period.std():.2f} ms", fontsize=9)
-        ax.set_xlabel("time (s)")
-        ax.set_ylabel("position (rad)")
-        ax.grid(alpha=0.3)
-    for ax in list(axes.flat)[n:]:
-        ax.set_visible(False)
-    fig.tight_layout()
-    figure_legend(fig, axes.flat[:n])
-    if title:
-        fig.suptitle(title, y=1.02)
-    save_figure(fig, path)
+    _finish(fig, axes, len(logs), title, path)

@@ -62,3 +62,37 @@ def virtual_xl330(clock: Callable[[], float], table: ct.ControlTable = ct.XL330_
         {})
     joint = SimulatedJoint(params, mass, length, vin=7.4, noise=noise, clock=clock)
     return DynamixelDevice(table, joint, servo_id)
+
+
+class SdkPort:
+    """The subset of the SDKs' PortHandler (dynamixel_sdk, scservo_sdk) their packet handlers
+    call: records what they write and feeds them canned replies."""
+
+    def __init__(self, rx: bytes = b"") -> None:
+        self.is_using = False
+        self.written: list[bytes] = []
+        self.rx = bytearray(rx)
+
+    def clearPort(self) -> None:  # noqa: N802 - SDK names
+        pass
+
+    def writePort(self, packet: list[int]) -> int:  # noqa: N802
+        self.written.append(bytes(packet))
+        return len(packet)
+
+    def readPort(self, length: int) -> list[int]:  # noqa: N802
+        out = list(self.rx[:length])
+        del self.rx[:length]
+        return out
+
+    def setPacketTimeout(self, n: int) -> None:  # noqa: N802
+        pass
+
+    def setPacketTimeoutMillis(self, ms: float) -> None:  # noqa: N802
+        pass
+
+    def isPacketTimeout(self) -> bool:  # noqa: N802
+        return not self.rx
+
+    def getBaudRate(self) -> int:  # noqa: N802
+        return 1_000_000

@@ -20,41 +20,9 @@ from hw.virtual_servo.device import make_device
 from hw.virtual_servo.joint import SimulatedJoint
 from hw.virtual_servo.pty_link import PtyLink
 from tests.dynamixel_fakes import LoopbackPort
+from tests.dynamixel_fakes import SdkPort as FakePort
 
 scs = pytest.importorskip("scservo_sdk")
-
-
-class FakePort:
-    """The subset of scservo_sdk.PortHandler its packet handler calls."""
-
-    def __init__(self, rx: bytes = b"") -> None:
-        self.is_using = False
-        self.written: list[bytes] = []
-        self.rx = bytearray(rx)
-
-    def clearPort(self) -> None:  # noqa: N802 - SDK names
-        pass
-
-    def writePort(self, packet: list[int]) -> int:  # noqa: N802
-        self.written.append(bytes(packet))
-        return len(packet)
-
-    def readPort(self, length: int) -> list[int]:  # noqa: N802
-        out = list(self.rx[:length])
-        del self.rx[:length]
-        return out
-
-    def setPacketTimeout(self, n: int) -> None:  # noqa: N802
-        pass
-
-    def setPacketTimeoutMillis(self, ms: float) -> None:  # noqa: N802
-        pass
-
-    def isPacketTimeout(self) -> bool:  # noqa: N802
-        return not self.rx
-
-    def getBaudRate(self) -> int:  # noqa: N802
-        return 1_000_000
 
 
 ids = st.integers(0, 252)
