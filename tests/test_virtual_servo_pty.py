@@ -106,3 +106,55 @@ def test_xl320_protocol2_model_number(served):
         assert sdk.PacketHandler(2.0).ping(port, 1) == (350, sdk.COMM_SUCCESS, 0)
     finally:
         port.closePort()
+
+
+@pytest.mark.parametrize("actuator,protocol", [("xl330", 2), ("mx64", 1), ("mx106", 2),
+                                               ("sts3215", None)])
+def test_official_sdks_talk_to_the_virtual_servo_command(tmp_path, actuator, protocol):
+    """``frictionsim virtual-servo`` as a process, mastered by the official SDK."""
+    import subprocess
+    import sys
+
+    from frictionsim.params import ParameterSet, save_params
+
+    params = save_params(tmp_path / "p.json", ParameterSet("m1", actuator, {}))
+    argv = [sys.executable, "-m", "experiments.cli", "virtual-servo", "--params", str(params),
+            "--mass", "0.2", "--length", "0.1", "--id", "5"]
+    if protocol:
+        argv += ["--protocol", str(protocol)]
+    proc = subprocess.Popen(argv, stdout=subprocess.PIPE, text=True)
+    try:
+        banner = proc.stdout.readline()
+        path = proc.stdout.readline().strip()
+        assert path.startswith("/dev/"), banner
+        if actuator == "sts3215":
+            scs = pytest.importorskip("scservo_sdk")
+            port, ph = scs.PortHandler(path), scs.PacketHandler(0)
+            goal_address, torque_address, position_address, model = 42, 40, 56, 777
+            ok = scs.COMM_SUCCESS
+        else:
+            port, ph = sdk.PortHandler(path), sdk.PacketHandler(float(protocol))
+            table = ct.table_for({"xl330": "XL330-M288", "mx64": "MX-64",
+                                  "mx106": "MX-106"}[actuator], protocol)
+            goal_address, torque_address = table.goal_position.address, table.torque_enable.address
+            position_address, model = table.present_position.address, table.model_number
+            ok = sdk.COMM_SUCCESS
+        assert port.openPort()
+        try:
+            number, result, error = ph.ping(port, 5)
+            assert (result, error) == (ok, 0)
+            if protocol != 1:
+                assert number == model
+            write = ph.write4ByteTxRx if protocol == 2 else ph.write2ByteTxRx
+            read = ph.read4ByteTxRx if protocol == 2 else ph.read2ByteTxRx
+            assert write(port, 5, goal_address, 2048 + 200) == (ok, 0)
+            assert ph.write1ByteTxRx(port, 5, torque_address, 1) == (ok, 0)
+            time.sleep(0.5)
+            position, result, error = read(port, 5, position_address)
+            assert (result, error) == (ok, 0) and 2048 + 50 < position < 2048 + 210
+        finally:
+            port.closePort()
+    finally:
+        proc.terminate()
+        assert proc.wait(timeout=10) == 0
+    assert "stopped after" in proc.stdout.read()
