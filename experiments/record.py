@@ -82,7 +82,6 @@ def _plot(paths: list[Path], args: argparse.Namespace) -> None:
 
         recordings_figure([load_log(p) for p in paths], args.plot,
                           title=f"{args.motor} on {args.port}")
-        print(f"wrote {args.plot}")
 
 
 def _open(args: argparse.Namespace) -> Servo:
