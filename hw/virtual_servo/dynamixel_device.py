@@ -52,6 +52,8 @@ class DynamixelDevice:
         self._put(table.p_gain, round(joint.bench_kp))
         self._put(table.goal_position, table.position_centre)
         self._put(table.torque_enable, 0)
+        if table.eeprom_lock is not None:
+            self._put(table.eeprom_lock, 1)  # Feetech ships with the EEPROM locked
 
     def describe(self) -> str:
         """Model and protocol, for the banner."""
