@@ -7,6 +7,7 @@ garbage skipping and resynchronisation, identically for protocol 1.0 and 2.0.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from enum import Enum
 
@@ -141,6 +142,25 @@ class FrameParser:
             if total is not None and total > len(buf):
                 return total - len(buf)
         return max(1, self.min_frame - len(buf))
+
+
+def check_id(servo_id: int, top: int) -> None:
+    """ValueError unless ``0 <= servo_id <= top``."""
+    if not 0 <= servo_id <= top:
+        raise ValueError(f"Dynamixel id {servo_id} out of range 0..{top}")
+
+
+def sync_write_params(head: bytes, length: int, data: Mapping[int, bytes], max_id: int) -> bytes:
+    """SYNC WRITE parameters: ``head`` (address and length fields), then id + ``length``
+    bytes for each servo of ``data``."""
+    params = bytearray(head)
+    for servo_id, chunk in data.items():
+        check_id(servo_id, max_id)
+        if len(chunk) != length:
+            raise ValueError(f"sync write: id {servo_id} has {len(chunk)} bytes, expected {length}")
+        params.append(servo_id)
+        params += chunk
+    return bytes(params)
 
 
 def le_bytes(value: int, size: int) -> bytes:

@@ -15,7 +15,14 @@ from collections.abc import Mapping
 from enum import IntEnum
 
 from hw.dynamixel.errors import ServoCorruptPacket
-from hw.dynamixel.packets import FrameParser, Packet, StatusPacket, Verdict
+from hw.dynamixel.packets import (
+    FrameParser,
+    Packet,
+    StatusPacket,
+    Verdict,
+    check_id,
+    sync_write_params,
+)
 
 HEADER = b"\xff\xff"
 BROADCAST_ID = 0xFE
@@ -66,9 +73,7 @@ def build_packet(servo_id: int, instruction: int, params: bytes = b"") -> bytes:
 
 
 def _check_id(servo_id: int, broadcast_ok: bool) -> None:
-    top = BROADCAST_ID if broadcast_ok else MAX_ID
-    if not 0 <= servo_id <= top:
-        raise ValueError(f"Dynamixel id {servo_id} out of range 0..{top}")
+    check_id(servo_id, BROADCAST_ID if broadcast_ok else MAX_ID)
 
 
 def _byte(name: str, value: int) -> int:
@@ -98,14 +103,9 @@ def write_packet(servo_id: int, address: int, data: bytes) -> bytes:
 
 def sync_write_packet(address: int, length: int, data: Mapping[int, bytes]) -> bytes:
     """SYNC WRITE ``data[id]`` (each exactly ``length`` bytes) at ``address`` of each id; no answer."""
-    params = bytearray([_byte("address", address), _byte("length", length)])
-    for servo_id, chunk in data.items():
-        _check_id(servo_id, broadcast_ok=False)
-        if len(chunk) != length:
-            raise ValueError(f"sync write: id {servo_id} has {len(chunk)} bytes, expected {length}")
-        params.append(servo_id)
-        params += chunk
-    return build_packet(BROADCAST_ID, Instruction.SYNC_WRITE, bytes(params))
+    head = bytes([_byte("address", address), _byte("length", length)])
+    params = sync_write_params(head, length, data, MAX_ID)
+    return build_packet(BROADCAST_ID, Instruction.SYNC_WRITE, params)
 
 
 def status_packet(servo_id: int, error: int = 0, data: bytes = b"") -> bytes:

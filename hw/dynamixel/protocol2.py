@@ -15,7 +15,15 @@ from collections.abc import Iterable, Mapping
 from enum import IntEnum
 
 from hw.dynamixel.errors import ServoCorruptPacket
-from hw.dynamixel.packets import FrameParser, Packet, StatusPacket, Verdict, le_bytes
+from hw.dynamixel.packets import (
+    FrameParser,
+    Packet,
+    StatusPacket,
+    Verdict,
+    check_id,
+    le_bytes,
+    sync_write_params,
+)
 
 HEADER = b"\xff\xff\xfd\x00"
 BROADCAST_ID = 0xFE
@@ -104,9 +112,7 @@ def unstuff(payload: bytes) -> bytes:
 
 
 def _check_id(servo_id: int, broadcast_ok: bool) -> None:
-    top = BROADCAST_ID if broadcast_ok else MAX_ID
-    if not 0 <= servo_id <= top:
-        raise ValueError(f"Dynamixel id {servo_id} out of range 0..{top}")
+    check_id(servo_id, BROADCAST_ID if broadcast_ok else MAX_ID)
 
 
 def build_packet(servo_id: int, instruction: int, params: bytes = b"") -> bytes:
@@ -150,14 +156,8 @@ def sync_read_packet(address: int, length: int, ids: Iterable[int]) -> bytes:
 
 def sync_write_packet(address: int, length: int, data: Mapping[int, bytes]) -> bytes:
     """SYNC WRITE ``data[id]`` (each exactly ``length`` bytes) at ``address`` of each id; no answer."""
-    params = bytearray(le_bytes(address, 2) + le_bytes(length, 2))
-    for servo_id, chunk in data.items():
-        _check_id(servo_id, broadcast_ok=False)
-        if len(chunk) != length:
-            raise ValueError(f"sync write: id {servo_id} has {len(chunk)} bytes, expected {length}")
-        params.append(servo_id)
-        params += chunk
-    return build_packet(BROADCAST_ID, Instruction.SYNC_WRITE, bytes(params))
+    params = sync_write_params(le_bytes(address, 2) + le_bytes(length, 2), length, data, MAX_ID)
+    return build_packet(BROADCAST_ID, Instruction.SYNC_WRITE, params)
 
 
 def reboot_packet(servo_id: int) -> bytes:
