@@ -17,6 +17,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from enum import IntEnum
 
+from hw.dynamixel.packets import check_id
 from hw.dynamixel.protocol1 import (  # noqa: F401  (the shared framing, re-exported)
     BROADCAST_ID,
     StreamParser,
@@ -68,8 +69,7 @@ def sync_read_packet(address: int, length: int, ids: Iterable[int]) -> bytes:
     """SYNC READ ``length`` bytes at ``address`` from each of ``ids`` (they answer in order)."""
     ids = bytes(ids)
     for i in ids:
-        if not 0 <= i <= MAX_ID:
-            raise ValueError(f"Feetech id {i} out of range 0..{MAX_ID}")
+        check_id(i, MAX_ID)
     if not (0 <= address <= 0xFF and 0 <= length <= 0xFF):
         raise ValueError(f"SYNC READ address {address} / length {length} must fit in one byte")
     return build_packet(BROADCAST_ID, Instruction.SYNC_READ, bytes([address, length]) + ids)
