@@ -4,12 +4,11 @@ from __future__ import annotations
 
 import argparse
 import time
-from pathlib import Path
 
 import numba
 import numpy as np
 
-from experiments.output import table, write_json
+from experiments.output import JSON, add_output_argument, table, write_json
 from experiments.registry import register
 from experiments.synthetic import GROUND_TRUTH, dataset, restrict
 from frictionsim import MODELS
@@ -53,8 +52,8 @@ def measure(model: str, packed: PackedLogs, candidates: int, repeats: int) -> di
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--json", type=Path, help='write {MODEL: {"ns_per_step", '
-                   '"batched_ns_per_log_step"}} here')
+    add_output_argument(p, "--json", JSON, 'write {MODEL: {"ns_per_step", '
+                        '"batched_ns_per_log_step"}} here')
     p.add_argument("--candidates", type=int, default=64,
                    help="parameter vectors per batched call (default 64)")
     p.add_argument("--repeats", type=int, default=7, help="timing repeats, best kept (default 7)")

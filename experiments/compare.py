@@ -6,12 +6,13 @@ import argparse
 from pathlib import Path
 
 from experiments.common import warn_motor_mismatch
-from experiments.output import table, write_json
+from experiments.output import FIGURE, JSON, add_output_argument, table, write_json
 from experiments.plots import mae_boxplot
 from experiments.registry import register
 from frictionsim.logs import Log, json_files, load_logs
 from frictionsim.params import ParameterSet, load_params
 from solvers.batch import PackedLogs
+from solvers.errors import non_finite
 
 
 def compare(params: dict[str, ParameterSet], logs: list[Log]) -> dict:
@@ -22,6 +23,7 @@ def compare(params: dict[str, ParameterSet], logs: list[Log]) -> dict:
         if p.actuator not in packed:
             packed[p.actuator] = PackedLogs.from_logs(logs, p.actuator)
         errors = packed[p.actuator].errors(p.theta())[0]
+        non_finite(errors, packed[p.actuator].names, p.source or label)
         results[label] = {
             "mean": float(errors.mean()),
             "std": float(errors.std()),
@@ -44,9 +46,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    help="parameter files, or directories of them")
     p.add_argument("--logs", nargs="+", required=True, type=Path,
                    help="processed logs, or directories of them")
-    p.add_argument("--json", type=Path,
-                   help='write {LABEL: {"mean", "std", "per_log": {LOG: MAE}}} (rad) here')
-    p.add_argument("--plot", type=Path, help="box plot of the per-log MAE per parameter file")
+    add_output_argument(p, "--json", JSON,
+                        'write {LABEL: {"mean", "std", "per_log": {LOG: MAE}}} (rad) here')
+    add_output_argument(p, "--plot", FIGURE, "box plot of the per-log MAE per parameter file")
 
 
 def run(args: argparse.Namespace) -> int:

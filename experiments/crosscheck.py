@@ -20,15 +20,18 @@ import numpy as np
 from matplotlib.ticker import NullFormatter
 
 from experiments.common import warn_motor_mismatch
-from experiments.output import save_figure, table, write_json
+from experiments.output import FIGURE, JSON, add_output_argument, save_figure, table, write_json
 from experiments.plots import figure_legend, shade_torque_off
 from experiments.registry import register
 from frictionsim.logs import Log, load_logs
 from frictionsim.params import ParameterSet, load_params
-from solvers.event_driven import EventResult, Tolerances, simulate_log_events
+from solvers.errors import SimulationError, check_inertia
+from solvers.event_driven import METHODS, EventResult, Tolerances, simulate_log_events
 from solvers.fixed_step import rollout_substeps
 
 DIVISORS = (1, 2, 4, 8, 16)
+#: The finest fixed step, as sub-steps of a log period (beyond it the comparison is rounding).
+MAX_SUBSTEPS = 4096
 
 
 def fixed_stick_intervals(t: np.ndarray, v: np.ndarray, rest: float = 1e-9
@@ -87,8 +90,13 @@ def crosscheck_log(log: Log, params: ParameterSet, substeps: list[int],
     enable = log.column("torque_enable")
     q0 = log.entries[0]["position"]
     v0 = float(log.entries[0].get("speed", 0.0))
+    what = params.source or f"{params.model}/{params.actuator}"
+    check_inertia(theta, bench, f"{log.name} with {what}")
     t0 = time.perf_counter()
-    ref = simulate_log_events(goal, enable, q0, v0, theta, bench, log.dt, tolerances)
+    try:
+        ref = simulate_log_events(goal, enable, q0, v0, theta, bench, log.dt, tolerances)
+    except SimulationError as e:
+        raise SimulationError(f"{log.name} with {what}: {e}") from None
     seconds = time.perf_counter() - t0
     stick_ref = ref.stick_intervals()
     out = {"max_error": [], "mean_error": [], "stick": [],
@@ -99,6 +107,9 @@ def crosscheck_log(log: Log, params: ParameterSet, substeps: list[int],
         q = np.empty_like(goal)
         v = np.empty_like(goal)
         rollout_substeps(goal, enable, q0, v0, theta, bench, log.dt, n, q, v)
+        if not np.isfinite(q).all():
+            raise SimulationError(f"{log.name} with {what}: the fixed step at T/{n} gives a "
+                                  "non-finite position (the state overflowed)")
         err = np.abs(q - ref.q)
         out["max_error"].append(float(err.max()))
         out["mean_error"].append(float(err.mean()))
@@ -116,14 +127,14 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--dts", nargs="+", type=float,
                    help="fixed-step sizes in seconds, each dividing the logs' period "
                         "(default T, T/2, T/4, T/8, T/16 with T the log's dt)")
-    p.add_argument("--method", default="DOP853", choices=["RK45", "DOP853", "LSODA", "Radau"],
+    p.add_argument("--method", default="DOP853", choices=METHODS,
                    help="integrator of the event-driven reference (default DOP853)")
     p.add_argument("--rtol", type=float, default=1e-10, help="relative tolerance (default 1e-10)")
     p.add_argument("--atol", type=float, default=1e-12, help="absolute tolerance (default 1e-12)")
-    p.add_argument("--json", type=Path,
-                   help='write {"dts", "max_error", "mean_error", "order", "per_log"} here')
-    p.add_argument("--plot", type=Path,
-                   help="error vs dt (log-log) and one trajectory with stick intervals shaded")
+    add_output_argument(p, "--json", JSON,
+                        'write {"dts", "max_error", "mean_error", "order", "per_log"} here')
+    add_output_argument(p, "--plot", FIGURE,
+                        "error vs dt (log-log) and one trajectory with stick intervals shaded")
 
 
 def _substeps(dts: list[float] | None, period: float) -> list[int]:
@@ -131,9 +142,14 @@ def _substeps(dts: list[float] | None, period: float) -> list[int]:
         return list(DIVISORS)
     out = []
     for dt in dts:
+        if not (math.isfinite(dt) and dt > 0):
+            raise ValueError(f"--dts {dt:g}: a step must be a positive number of seconds")
         n = period / dt
-        if dt <= 0 or abs(n - round(n)) > 1e-6 or round(n) < 1:
+        if abs(n - round(n)) > 1e-6 or round(n) < 1:
             raise ValueError(f"--dts {dt:g}: must divide the log period {period:g} s exactly")
+        if round(n) > MAX_SUBSTEPS:
+            raise ValueError(f"--dts {dt:g}: {round(n)} steps per log period; at most "
+                             f"{MAX_SUBSTEPS} (dt ≥ {period / MAX_SUBSTEPS:g} s)")
         out.append(int(round(n)))
     return out
 

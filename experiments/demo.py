@@ -19,7 +19,15 @@ from experiments.compare import compare, print_comparison
 from experiments.fitter import FitSettings
 from experiments.identify import identify
 from experiments.identify_report import write_report
-from experiments.output import table, write_json
+from experiments.identify import prepare_out
+from experiments.output import (
+    add_overwrite_argument,
+    check_directory,
+    fresh_directory,
+    seed,
+    table,
+    write_json,
+)
 from experiments.plots import mae_boxplot, rollouts_figure
 from experiments.registry import register
 from experiments.synthetic import GROUND_TRUTH, NAIVE_M1, dataset, write_dataset
@@ -28,12 +36,16 @@ from frictionsim.params import save_params
 from solvers.rollouts import simulate
 
 HELD_OUT_KP = 64.0
+DEFAULT_OUT = Path("frictionsim-demo")
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--out", type=Path, default=Path("frictionsim-demo"),
-                   help="output directory (default ./frictionsim-demo)")
-    p.add_argument("--seed", type=int, default=0,
+    p.add_argument("--out", type=Path, default=None,
+                   help=f"output directory (default ./{DEFAULT_OUT}, or {DEFAULT_OUT}-2, -3 … when "
+                        "that holds an earlier demo: a demo never replaces one); a non-empty "
+                        "--out is refused unless --overwrite")
+    add_overwrite_argument(p)
+    p.add_argument("--seed", type=seed, default=0,
                    help="seed of the sensor noise and of the optimizer (default 0)")
     p.add_argument("--budget", type=int, default=3000,
                    help="loss evaluations per model (default 3000)")
@@ -56,7 +68,12 @@ def parameter_recovery(fits, truth=GROUND_TRUTH) -> dict:
 
 def run(args: argparse.Namespace) -> int:
     start = time.perf_counter()
-    out: Path = args.out
+    if args.out is None:
+        out = fresh_directory(DEFAULT_OUT)
+    else:
+        out = args.out
+        check_directory(out, args.overwrite)
+    print(f"demo: results go to {out}")
     raw = dataset(seed=args.seed, progress=True)
     logs = write_dataset(raw, out)
     train = [log for log in logs if log.kp != HELD_OUT_KP]
@@ -66,10 +83,11 @@ def run(args: argparse.Namespace) -> int:
     save_params(out / "params" / "ground_truth_m6.json", GROUND_TRUTH)
     save_params(out / "params" / "naive_m1.json", NAIVE_M1)
 
+    prepare_out(out / "identification", GROUND_TRUTH.actuator, overwrite=True)
     fits, interrupted = identify(args.models, GROUND_TRUTH.actuator, train, validation,
                                  FitSettings(budget=args.budget, seed=args.seed),
                                  out / "identification")
-    write_report(out / "identification", fits, train, validation, args)
+    write_report(out / "identification", fits, train, validation, args, interrupted)
 
     contenders = {"ground_truth_m6": GROUND_TRUTH, "naive_m1": NAIVE_M1,
                   **{f"identified_{m}": f.result.params for m, f in fits.items()}}

@@ -37,6 +37,7 @@ from tqdm import tqdm
 from experiments.search_space import SearchSpace
 from frictionsim.params import ParameterSet
 from solvers.batch import PackedLogs
+from solvers.errors import SimulationError
 
 
 @dataclass
@@ -90,16 +91,20 @@ def fit(
     on_improve: Callable[[ParameterSet, float], None] | None = None,
     progress: bool = True,
     label: str = "",
+    alternatives: tuple[dict[str, float], ...] = (),
 ) -> FitResult:
     """Minimise the mean per-log MAE over ``space`` within ``settings.budget`` evaluations.
 
     ``start`` (named values, e.g. a simpler model's optimum embedded in this one)
-    is evaluated first, exactly, so the result is never worse than it; the
-    exploration runs are centred on ``centre`` (default: ``start``), with the
-    ``inherited`` parameters searched at a smaller step.
-    ``on_improve(params, loss)`` is called after each generation that improved
-    the best (the caller saves it). Ctrl-C ends the search early with the best
-    so far (``interrupted`` set).
+    and the ``alternatives`` (e.g. this model's parameters from an earlier run)
+    are evaluated first, exactly, and the best of them is the first best, so the
+    result is never worse than any of them; the exploration runs are centred on
+    ``centre`` (default: ``start``), with the ``inherited`` parameters searched at
+    a smaller step. ``on_improve(params, loss)`` is called with the first best and
+    after each generation that improved it (the caller saves it); it never sees a
+    non-finite loss. Ctrl-C ends the search early with the best so far
+    (``interrupted`` set). Raises :class:`~solvers.errors.SimulationError` when no
+    candidate at all gives a finite loss.
     """
     if settings.budget < 1:
         raise ValueError(f"budget must be at least 1, got {settings.budget}")
@@ -114,14 +119,16 @@ def fit(
         rollout_seconds += time.perf_counter() - t0
         return out
 
-    values = {**space.defaults(), **(start or {})}
-    best_params = ParameterSet(space.model, space.actuator, values)
-    best_loss = float(evaluate(best_params.theta()[None, :])[0])
+    firsts = [ParameterSet(space.model, space.actuator, {**space.defaults(), **point})
+              for point in (start or {}, *alternatives)]
+    losses = evaluate(np.array([p.theta() for p in firsts]))
+    i = int(np.argmin(losses))
+    best_params, best_loss = firsts[i], float(losses[i])
     centre_x = space.point({**space.defaults(), **(centre or start or {})})
-    best_x = centre_x
-    evaluations = 1
+    best_x = centre_x if i == 0 else space.point(best_params.values)
+    evaluations = len(firsts)
     history = [(evaluations, best_loss)]
-    if on_improve:
+    if on_improve and math.isfinite(best_loss):
         on_improve(best_params, best_loss)
     d = space.dimension
     base_popsize = settings.popsize or max(8, 4 + int(3 * math.log(max(d, 1))))
@@ -184,6 +191,12 @@ def fit(
     finally:
         bar.close()
     history.append((evaluations, best_loss))
+    if not math.isfinite(best_loss):
+        raise SimulationError(
+            f"{label or space.model}: no candidate of {evaluations} gave a finite loss on the "
+            f"training logs ({', '.join(packed.names[:5])}{' …' if packed.n_logs > 5 else ''}); "
+            "nothing was saved"
+        )
     return FitResult(
         params=best_params,
         loss=best_loss,

@@ -32,9 +32,9 @@ def _plain(value):
     return value
 
 
-def summary_of(fits: dict[str, ModelFit]) -> dict:
+def summary_of(fits: dict[str, ModelFit], interrupted: bool = False) -> dict:
     """The --json summary: per model train/validation MAE (rad), seconds, evaluations, file."""
-    return {"models": {
+    return {"interrupted": interrupted, "models": {
         m: {
             "train_mae": f.train_mae,
             "validation_mae": f.validation_mae,
@@ -46,10 +46,16 @@ def summary_of(fits: dict[str, ModelFit]) -> dict:
 
 
 def write_report(out: Path, fits: dict[str, ModelFit], train: list[Log],
-                 validation: list[Log], args: argparse.Namespace | None = None) -> dict:
-    """Write report.json, report.md and the figures to ``out``; return the summary."""
-    summary = summary_of(fits)
+                 validation: list[Log], args: argparse.Namespace | None = None,
+                 interrupted: bool = False) -> dict:
+    """Write report.json, report.md and the figures to ``out``; return the summary.
+
+    ``interrupted``: the run was stopped (Ctrl-C) before every model was fitted;
+    both reports say so, and which models are incomplete or missing.
+    """
+    summary = summary_of(fits, interrupted)
     detail = {
+        "interrupted": interrupted,
         "models": {m: dict(v) for m, v in summary["models"].items()},
         "train_logs": [log.name for log in train],
         "validation_logs": [log.name for log in validation],
@@ -62,6 +68,7 @@ def write_report(out: Path, fits: dict[str, ModelFit], train: list[Log],
             "rollout_seconds": f.result.rollout_seconds,
             "restarts": f.result.restarts,
             "interrupted": f.result.interrupted,
+            "kept_from_earlier_run": f.kept,
             "train_per_log": f.train,
             "validation_per_log": f.validation,
             "convergence": f.result.history,
@@ -69,7 +76,8 @@ def write_report(out: Path, fits: dict[str, ModelFit], train: list[Log],
         })
     write_json(out / "report.json", detail)
 
-    rows = [[m, _mrad(f.train_mae), _mrad(f.validation_mae), f.result.evaluations,
+    rows = [[m + (" (kept)" if f.kept else " (interrupted)" if f.result.interrupted else ""),
+             _mrad(f.train_mae), _mrad(f.validation_mae), f.result.evaluations,
              f"{f.result.seconds:.1f}", f"{f.result.rollout_seconds:.1f}",
              f"{f.result.optimizer_seconds:.1f}", f.result.restarts]
             for m, f in fits.items()]
@@ -78,6 +86,15 @@ def write_report(out: Path, fits: dict[str, ModelFit], train: list[Log],
     print(table(headers, rows))
     figures = _figures(out, fits, train, validation)
     md = ["# Identification report", ""]
+    if interrupted:
+        stopped = [m for m, f in fits.items() if f.result.interrupted]
+        md += ["**Interrupted (Ctrl-C):** " + (f"{', '.join(stopped)} stopped before its budget "
+               "was spent; " if stopped else "") + "models after it were not fitted. Every "
+               "parameter file holds the best found before the interrupt.", ""]
+    if any(f.kept for f in fits.values()):
+        md += ["Models marked *(kept)* were not refitted in this run: their parameter files "
+               "come from an earlier run in this folder (`--resume`) and are evaluated on "
+               "this run's logs.", ""]
     md.append(f"{len(train)} training logs, {len(validation)} validation logs.")
     md += ["", "| " + " | ".join(headers) + " |", "|" + "---|" * len(headers)]
     md += ["| " + " | ".join(str(c) for c in row) + " |" for row in rows]
@@ -108,6 +125,8 @@ def _figures(out: Path, fits: dict[str, ModelFit], train: list[Log],
 
     fig, ax = plt.subplots(figsize=(7, 4))
     for m, f in fits.items():
+        if f.kept or not f.result.history:
+            continue  # not fitted in this run: no convergence to show
         ev, loss = zip(*f.result.history)
         ax.step(ev, 1e3 * np.array(loss), where="post", label=m)
     ax.set_xlabel("evaluations")

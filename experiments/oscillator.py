@@ -19,14 +19,13 @@ from __future__ import annotations
 import argparse
 import math
 import time
-from pathlib import Path
 
 import matplotlib.pyplot as plt
 import numpy as np
 from numba import njit
 from scipy.integrate import solve_ivp
 
-from experiments.output import save_figure, table, write_json
+from experiments.output import FIGURE, JSON, add_output_argument, save_figure, table, write_json
 from experiments.registry import register
 from solvers.event_driven import Tolerances, simulate_oscillator, stick_time_and_position
 from solvers.fixed_step import clipped_step
@@ -148,9 +147,9 @@ def solve_all(epsilons=(1e-2, 1e-3, 1e-4), dts=(1e-2, 1e-3, 1e-4)) -> list[dict]
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--json", type=Path, help='write {"x_stick", "t_stick", "nfev"} of the '
-                   'event-driven solution and "methods" (all four approaches) here')
-    p.add_argument("--plot", type=Path, help="figure of x(t) for every approach, with a zoom at t = π")
+    add_output_argument(p, "--json", JSON, 'write {"x_stick", "t_stick", "nfev"} of the '
+                        'event-driven solution and "methods" (all four approaches) here')
+    add_output_argument(p, "--plot", FIGURE, "figure of x(t) for every approach, with a zoom at t = π")
 
 
 def run(args: argparse.Namespace) -> int:

@@ -1,16 +1,23 @@
-"""Writing results: JSON of the numbers, figures to files, tables to the terminal."""
+"""Writing results: JSON of the numbers, figures to files, tables to the terminal.
+
+Output files are declared with :func:`add_output_argument`; before a command
+runs, :func:`check_outputs` refuses any declared output that exists (unless
+``--overwrite``), a figure whose suffix names no format matplotlib writes, and
+a folder that cannot be written, so no work is lost to a bad path at the end
+and nothing a user had is replaced without being asked.
+"""
 
 from __future__ import annotations
 
+import argparse
 import math
 import os
 from pathlib import Path
 
-import matplotlib
+from frictionsim import atomic
 
-matplotlib.use("Agg")  # figures go to files, never a blocking window
-
-from frictionsim import atomic  # noqa: E402
+JSON, FIGURE = "json", "figure"
+_OUTPUTS = "_output_files"
 
 
 def json_safe(data):
@@ -22,6 +29,102 @@ def json_safe(data):
     if isinstance(data, (list, tuple)):
         return [json_safe(v) for v in data]
     return data
+
+
+def add_overwrite_argument(p: argparse.ArgumentParser,
+                           help: str = "replace output files that already exist (refused "
+                                       "otherwise)") -> None:
+    """``--overwrite``: allow the command to replace output files that exist (once per parser)."""
+    if p.get_default("overwrite") is None:
+        p.add_argument("--overwrite", action="store_true", default=False, help=help)
+
+
+def add_output_argument(p: argparse.ArgumentParser, flag: str, kind: str, help: str,
+                        **kwargs) -> None:
+    """Add an output-file option (``kind`` :data:`JSON` or :data:`FIGURE`), checked before the
+    command runs by :func:`check_outputs`; also adds ``--overwrite``."""
+    action = p.add_argument(flag, type=Path, help=help, **kwargs)
+    p.set_defaults(**{_OUTPUTS: [*(p.get_default(_OUTPUTS) or []), (action.dest, kind)]})
+    add_overwrite_argument(p)
+
+
+def figure_formats() -> dict[str, str]:
+    """File suffixes matplotlib can write (without the dot) → description."""
+    from matplotlib.backend_bases import FigureCanvasBase
+
+    return FigureCanvasBase.get_supported_filetypes()
+
+
+def check_writable(path: Path, overwrite: bool) -> None:
+    """``ValueError`` unless ``path`` can be written as a new file (or replaced, with ``overwrite``)."""
+    if path.is_dir():
+        raise ValueError(f"{path} is a directory; give a file name")
+    if path.exists() and not overwrite:
+        raise ValueError(f"{path} exists; pass --overwrite to replace it, or choose another name")
+    folder = path.parent
+    while not folder.exists():
+        folder = folder.parent
+    if not folder.is_dir():
+        raise ValueError(f"{path}: {folder} is a file, not a folder")
+    if not os.access(folder, os.W_OK | os.X_OK):
+        raise ValueError(f"{path}: cannot write in {folder} (permission denied)")
+
+
+def check_figure_path(path: Path) -> None:
+    """``ValueError`` unless the suffix of ``path`` names a format matplotlib writes."""
+    formats = figure_formats()
+    suffix = path.suffix.lower().lstrip(".")
+    if suffix not in formats:
+        known = ", ".join(sorted(formats))
+        what = f"suffix .{suffix}" if suffix else "no suffix"
+        raise ValueError(f"{path}: {what}; a figure needs one of {known} (e.g. {path.stem}.png)")
+
+
+def check_outputs(args: argparse.Namespace) -> None:
+    """Check every output file the command declared (see :func:`add_output_argument`)."""
+    overwrite = bool(getattr(args, "overwrite", False))
+    seen: dict[Path, str] = {}
+    for dest, kind in getattr(args, _OUTPUTS, None) or []:
+        path = getattr(args, dest, None)
+        if path is None:
+            continue
+        flag = "--" + dest.replace("_", "-")
+        key = path.resolve()
+        if key in seen:
+            raise ValueError(f"{flag} {path} is also the {seen[key]} output; give each its own file")
+        seen[key] = flag
+        if kind == FIGURE:
+            check_figure_path(path)
+        check_writable(path, overwrite)
+
+
+def fresh_directory(path: Path) -> Path:
+    """``path`` if it is missing or empty, else the first of ``path-2``, ``path-3`` … that is."""
+    candidate, n = path, 1
+    while candidate.exists() and (not candidate.is_dir() or any(candidate.iterdir())):
+        n += 1
+        candidate = path.with_name(f"{path.name}-{n}")
+    return candidate
+
+
+def check_directory(path: Path, overwrite: bool, flag: str = "--out") -> None:
+    """``ValueError`` unless ``path`` is a missing or empty folder (any folder with ``overwrite``)."""
+    if path.exists() and not path.is_dir():
+        raise ValueError(f"{flag} {path} is a file; it must be a directory")
+    if path.exists() and any(path.iterdir()) and not overwrite:
+        raise ValueError(f"{flag} {path} is not empty; pass --overwrite to write into it "
+                         "(files of the same name are replaced), or choose another directory")
+
+
+def seed(text: str) -> int:
+    """argparse type of ``--seed``: an integer that numpy's generators accept."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not an integer") from None
+    if not 0 <= value < 2**32:
+        raise argparse.ArgumentTypeError(f"{value} is outside 0 … {2**32 - 1}")
+    return value
 
 
 def write_json(path: str | os.PathLike, data) -> Path:
@@ -38,9 +141,12 @@ def save_figure(fig, path: str | os.PathLike) -> Path:
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(f".{path.stem}.tmp{path.suffix}")
-    fig.savefig(tmp, dpi=120, bbox_inches="tight")
-    os.replace(tmp, path)
-    plt.close(fig)
+    try:
+        fig.savefig(tmp, dpi=120, bbox_inches="tight", format=path.suffix.lstrip(".") or "png")
+        os.replace(tmp, path)
+    finally:
+        tmp.unlink(missing_ok=True)
+        plt.close(fig)
     print(f"wrote {path}")
     return path
 

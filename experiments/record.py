@@ -10,6 +10,7 @@ from pathlib import Path
 
 import numpy as np
 
+from experiments.output import FIGURE, add_output_argument, add_overwrite_argument
 from experiments.registry import register
 from frictionsim import trajectories
 from frictionsim.logs import load_log
@@ -37,8 +38,10 @@ def _add_servo_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--duration", type=float, default=trajectories.DURATION,
                    help=f"seconds per trajectory (default {trajectories.DURATION})")
     p.add_argument("--logdir", type=Path, required=True, help="directory to write raw logs to")
-    p.add_argument("--plot", type=Path, default=None,
-                   help="figure of the recorded position vs goal (png/pdf/svg)")
+    add_overwrite_argument(p, "replace an existing --plot figure (logs are never replaced: "
+                              "a new recording gets a new file name)")
+    add_output_argument(p, "--plot", FIGURE,
+                        "figure of the recorded position vs goal (png/pdf/svg)")
 
 
 def log_path(logdir: Path, trajectory: str, setup: BenchSetup) -> Path:

@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import argparse
+import os
 import signal
 import threading
 from pathlib import Path
 
+from experiments.output import seed
 from experiments.registry import register
 from frictionsim.params import load_params
 from hw.connect import DYNAMIXEL, FEETECH
@@ -35,7 +37,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                         "(default 0.0005)")
     p.add_argument("--physics-dt", type=float, default=0.001, dest="physics_dt",
                    help="firmware and physics period, s (default 0.001)")
-    p.add_argument("--seed", type=int, default=0, help="noise seed (default 0)")
+    p.add_argument("--seed", type=seed, default=0, help="noise seed (default 0)")
     p.add_argument("--link", default=None,
                    help="also make this symbolic link to the device (e.g. /tmp/ttyVIRTUAL)")
 
@@ -54,6 +56,8 @@ def run(args: argparse.Namespace) -> int:
     stop = threading.Event()
     for sig in (signal.SIGTERM, signal.SIGINT):  # also when started in the background
         signal.signal(sig, lambda *_: stop.set())
+    if args.link is not None and os.path.lexists(args.link) and not os.path.islink(args.link):
+        raise ValueError(f"--link {args.link} exists and is not a symbolic link; it is not replaced")
     with PtyLink(args.link) as link:
         where = f"{link.path}" + (f" (link {args.link})" if args.link else "")
         print(f"virtual {motor} ({device.describe()}, id {args.servo_id}, {params.model}, "

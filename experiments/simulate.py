@@ -8,7 +8,7 @@ from pathlib import Path
 import numpy as np
 
 from experiments.common import warn_motor_mismatch
-from experiments.output import table, write_json
+from experiments.output import FIGURE, JSON, add_output_argument, table, write_json
 from experiments.plots import rollouts_figure
 from experiments.registry import register
 from frictionsim.logs import load_logs
@@ -20,8 +20,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--params", required=True, type=Path, help="parameter file (SPEC §7)")
     p.add_argument("logs", nargs="+", type=Path,
                    help="processed logs, or directories of them")
-    p.add_argument("--plot", type=Path, help="figure of logged vs simulated position (png/pdf/svg)")
-    p.add_argument("--json", type=Path, help="write {log: MAE rad} and the mean to this file")
+    add_output_argument(p, "--plot", FIGURE, "figure of logged vs simulated position (png/pdf/svg)")
+    add_output_argument(p, "--json", JSON, "write {log: MAE rad} and the mean to this file")
 
 
 def run(args: argparse.Namespace) -> int:

@@ -1,4 +1,9 @@
-"""Atomic file writes: a reader (or a crash) never sees a half-written file."""
+"""Atomic file writes: a reader (or a crash) never sees a half-written file.
+
+The file is written to a temporary name in the same folder, flushed to disk and
+renamed over the target. It gets the permissions an ordinary ``open()`` would
+give it (0666 less the umask), not the private 0600 of a temporary file.
+"""
 
 from __future__ import annotations
 
@@ -9,12 +14,19 @@ from pathlib import Path
 from typing import Any
 
 
+def _umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
+
+
 def write_text(path: str | os.PathLike, text: str) -> Path:
     """Write ``text`` to ``path`` atomically (temporary file in the same folder, fsync, rename)."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     try:
+        os.fchmod(fd, 0o666 & ~_umask())
         with os.fdopen(fd, "w", encoding="utf-8") as f:
             f.write(text)
             f.flush()
@@ -27,5 +39,13 @@ def write_text(path: str | os.PathLike, text: str) -> Path:
 
 
 def write_json(path: str | os.PathLike, data: Any, indent: int | None = 4) -> Path:
-    """Write ``data`` as JSON to ``path`` atomically."""
-    return write_text(path, json.dumps(data, indent=indent, allow_nan=False) + "\n")
+    """Write ``data`` as JSON to ``path`` atomically.
+
+    Raises ``ValueError`` naming the file when ``data`` holds what JSON cannot
+    represent (NaN, infinity, non-serialisable objects); the file is left untouched.
+    """
+    try:
+        text = json.dumps(data, indent=indent, allow_nan=False)
+    except (ValueError, TypeError) as e:
+        raise ValueError(f"{path}: not written, the data cannot be stored as JSON ({e})") from None
+    return write_text(path, text + "\n")

@@ -9,7 +9,6 @@ optional; ``dt`` in processed logs) and ``entries``, a list of samples with
 
 from __future__ import annotations
 
-import json
 import math
 import os
 from dataclasses import dataclass
@@ -17,7 +16,8 @@ from pathlib import Path
 
 import numpy as np
 
-from frictionsim import atomic, layout, schema
+from frictionsim import atomic, layout, plausibility, schema
+from frictionsim.jsonfile import first_non_finite, read_json
 
 REQUIRED_HEADER = ("mass", "length", "kp")
 REQUIRED_ENTRY = ("position", "goal_position", "torque_enable", "timestamp")
@@ -114,18 +114,25 @@ def validate(data, name: str, processed: bool | None = None) -> Log:
     """Check a parsed log object and return it as a :class:`Log`.
 
     ``processed``: True requires ``dt``, False forbids nothing; None accepts both.
-    Raises :class:`LogError` naming the file, entry index, field and value.
+    Beyond types: header values and the positions, goals and speeds must lie in
+    the plausible ranges of :mod:`frictionsim.plausibility` (errors outside the
+    hard ones, warnings outside the soft ones), and the timestamps must make a
+    recording (:func:`check_timeline`). Raises :class:`LogError` naming the file,
+    entry index, field and value.
     """
     if not isinstance(data, dict):
         raise LogError(f"{name}: expected a JSON object, got {type(data).__name__}")
     for key in REQUIRED_HEADER:
         if key not in data:
             raise LogError(f"{name}: missing header field {key!r}")
-    for key in ("mass", "length", "kp", "vin", "arm_mass", "arm-mass", "damping", "dt"):
+    header = {k: v for k, v in data.items() if k != "entries"}
+    bad = first_non_finite(header, name)
+    if bad:
+        raise LogError(f"{bad} is not finite (JSON has no NaN or infinity)")
+    for key, limit in plausibility.HEADER.items():
         if key in data:
             value = _number(data[key], f"{name}: {key}")
-            if value < 0 or (key in ("length", "dt") and value == 0):
-                raise LogError(f"{name}: {key} = {data[key]!r} must be positive")
+            limit.check(value, f"{name}: {key}", LogError)
     if processed and "dt" not in data:
         raise LogError(f"{name}: a processed log needs 'dt' (process the raw log first)")
     entries = data.get("entries")
@@ -155,20 +162,86 @@ def validate(data, name: str, processed: bool | None = None) -> Log:
                 f"{where}.timestamp = {t!r} is not after the previous one ({last_t!r})"
             )
         last_t = t
-    header = {k: v for k, v in data.items() if k != "entries"}
-    return Log(header, entries, Path(name))
+    log = Log(header, entries, Path(name))
+    for key, limit in plausibility.ENTRY.items():
+        if key in keys:
+            _check_column(log, key, limit)
+    check_timeline(log)
+    return log
+
+
+def _check_column(log: Log, key: str, limit: plausibility.Limit) -> None:
+    """Errors for the first entry outside ``limit``'s hard range, one warning for its soft range."""
+    col = log.column(key)
+    hard = (col < limit.lower) | (col > limit.upper)
+    if hard.any():
+        i = int(np.argmax(hard))
+        limit.check(float(col[i]), f"{log.name}: entries[{i}].{key}", LogError)
+    soft = (col < limit.warn_lower) | (col > limit.warn_upper)
+    if soft.any():
+        i = int(np.argmax(soft))
+        plausibility.warn(f"{log.name}: entries[{i}].{key} = {col[i]!r} {limit.unit} is unusual "
+                          f"on a bench ({int(soft.sum())} entries beyond ±{limit.warn_upper:g} "
+                          f"{limit.unit}); used as given")
+
+
+def check_timeline(log: Log) -> None:
+    """Refuse timestamps that no recording makes; :class:`LogError` naming the entry.
+
+    Every log: the first timestamp at most
+    :data:`~frictionsim.plausibility.MAX_FIRST_TIMESTAMP` (processing samples from
+    t = 0). A processed log: entry k at t_0 + k·dt (to 0.1 % of dt), so a gap or a
+    ``dt`` that disagrees with the timestamps is caught. A raw log: no gap longer
+    than :data:`~frictionsim.plausibility.MAX_GAP` s and
+    :data:`~frictionsim.plausibility.MAX_GAP_PERIODS` median periods (resampling
+    would invent the data inside it); shorter gaps beyond
+    :data:`~frictionsim.plausibility.WARN_GAP_PERIODS` periods are warned about.
+    """
+    t = log.column("timestamp")
+    if t[0] > plausibility.MAX_FIRST_TIMESTAMP:
+        raise LogError(
+            f"{log.name}: entries[0].timestamp = {t[0]!r} s: timestamps must count from the start "
+            f"of the recording (at most {plausibility.MAX_FIRST_TIMESTAMP:g} s in; processing "
+            "samples from t = 0 and would extrapolate back to it). Subtract the first timestamp "
+            "(Unix-epoch times?)"
+        )
+    gaps = np.diff(t)
+    if log.processed:
+        dt = log.dt
+        k = np.arange(len(t))
+        off = np.abs(t - (t[0] + k * dt)) > 1e-3 * dt
+        if off.any():
+            i = int(np.argmax(off))
+            step = gaps[i - 1]
+            what = (f"the timestamps step by {step:g} s, not dt = {dt:g} s"
+                    if i == 1 or not math.isclose(step, dt, rel_tol=1e-3)
+                    else f"a gap of {step:g} s before it")
+            raise LogError(
+                f"{log.name}: entries[{i}].timestamp = {t[i]!r} s, but dt = {dt:g} s puts entry "
+                f"{i} at {t[0] + i * dt:.6g} s: {what} (a processed log is sampled every dt)"
+            )
+        return
+    period = float(np.median(gaps))
+    limit = max(plausibility.MAX_GAP, plausibility.MAX_GAP_PERIODS * period)
+    i = int(np.argmax(gaps))
+    if gaps[i] > limit:
+        raise LogError(
+            f"{log.name}: entries[{i + 1}].timestamp = {t[i + 1]!r} s comes {gaps[i]:.6g} s after "
+            f"entries[{i}] (the recording's median period is {1e3 * period:.3g} ms): a gap that "
+            f"long (over {limit:g} s) cannot be resampled; fix the timestamp or trim the log"
+        )
+    warn_at = max(0.1, plausibility.WARN_GAP_PERIODS * period)
+    if gaps[i] > warn_at:
+        plausibility.warn(
+            f"{log.name}: a gap of {gaps[i]:.3g} s before entries[{i + 1}] "
+            f"({gaps[i] / period:.0f} median periods); processing interpolates across it"
+        )
 
 
 def load_log(path: str | os.PathLike, processed: bool | None = None) -> Log:
     """Read and validate a log file (raw or processed)."""
     path = Path(path)
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise LogError(f"{path}: no such log file") from None
-    except (json.JSONDecodeError, UnicodeDecodeError) as e:
-        raise LogError(f"{path}: not valid JSON ({e})") from None
-    log = validate(data, str(path), processed)
+    log = validate(read_json(path, LogError, "log file"), str(path), processed)
     log.path = path
     return log
 
@@ -210,7 +283,9 @@ def process(raw: Log, dt: float = DEFAULT_DT) -> Log:
     """
     if not (dt > 0 and math.isfinite(dt)):
         raise LogError(f"dt = {dt!r} must be a positive number")
+    plausibility.HEADER["dt"].check(dt, "dt", LogError)
     raw_t = raw.column("timestamp")
+    check_resampling(raw, raw_t, dt)
     ts = np.arange(0.0, raw_t[-1], dt)
     if len(ts) == 0:
         raise LogError(f"{raw.name}: last timestamp {raw_t[-1]!r} leaves no sample at dt = {dt}")
@@ -225,6 +300,10 @@ def process(raw: Log, dt: float = DEFAULT_DT) -> Log:
         col = raw.column(key)
         a, b = col[i], col[i + 1]
         columns[key] = a + (((b - a) * (ts - t_a)) / (t_b - t_a))
+        if not np.isfinite(columns[key]).all():
+            k = int(np.argmax(~np.isfinite(columns[key])))
+            raise LogError(f"{raw.name}: resampling {key!r} overflows at t = {ts[k]:g} s (values "
+                           f"{a[k]!r} and {b[k]!r} are too large to interpolate)")
     keys = list(columns)
     rows = np.column_stack([columns[k] for k in keys]).tolist()
     enable_at = keys.index("torque_enable")
@@ -236,3 +315,23 @@ def process(raw: Log, dt: float = DEFAULT_DT) -> Log:
         entries.append(entry)
     header = {**raw.header, "dt": dt}
     return Log(header, entries, raw.path)
+
+
+def check_resampling(raw: Log, raw_t: np.ndarray, dt: float) -> None:
+    """Refuse, before allocating, a resampling the raw log does not justify.
+
+    At most :data:`~frictionsim.plausibility.MAX_UPSAMPLING` samples per raw entry
+    (a ``dt`` far below the recording's period invents data) and
+    :data:`~frictionsim.plausibility.MAX_PROCESSED_ENTRIES` entries in all.
+    """
+    n_out = math.ceil(raw_t[-1] / dt) if raw_t[-1] > 0 else 0
+    n_raw = len(raw_t)
+    most = min(plausibility.MAX_UPSAMPLING * n_raw, plausibility.MAX_PROCESSED_ENTRIES)
+    if n_out > most:
+        period = float(np.median(np.diff(raw_t)))
+        raise LogError(
+            f"{raw.name}: dt = {dt:g} s would make {n_out:.4g} samples over {raw_t[-1]:.6g} s from "
+            f"{n_raw} raw entries (median period {1e3 * period:.3g} ms); refused: at most "
+            f"{plausibility.MAX_UPSAMPLING} samples per raw entry and "
+            f"{plausibility.MAX_PROCESSED_ENTRIES:,} in all"
+        )

@@ -8,7 +8,6 @@ naming it, and values are never clipped to the search bounds.
 
 from __future__ import annotations
 
-import json
 import math
 import os
 from dataclasses import dataclass, field
@@ -16,7 +15,16 @@ from pathlib import Path
 
 import numpy as np
 
-from frictionsim import atomic, layout, schema
+from frictionsim import atomic, layout, plausibility, schema
+from frictionsim.jsonfile import read_json
+
+#: Friction coefficients: a negative one makes the budget inject energy instead of dissipating it.
+FRICTION_COEFFICIENTS = (
+    "friction_base", "friction_stribeck", "load_friction_base", "load_friction_stribeck",
+    "load_friction_motor", "load_friction_external", "load_friction_motor_stribeck",
+    "load_friction_external_stribeck", "load_friction_motor_quad", "load_friction_external_quad",
+    "friction_viscous",
+)
 
 
 class ParameterFileError(ValueError):
@@ -50,15 +58,33 @@ class ParameterSet:
         for name, value in self.values.items():
             if not math.isfinite(value):
                 raise ParameterFileError(f"{self._where()}: {name} = {value} is not finite")
-        if schema.get_model(self.model).stribeck and self.values["dtheta_stribeck"] <= 0:
-            raise ParameterFileError(
-                f"{self._where()}: dtheta_stribeck = {self.values['dtheta_stribeck']} must be > 0"
-            )
-        if self.values["armature"] < 0 or self.values["R"] <= 0:
-            raise ParameterFileError(
-                f"{self._where()}: R must be > 0 and armature ≥ 0 "
-                f"(R = {self.values['R']}, armature = {self.values['armature']})"
-            )
+        self._check_physics()
+
+    def _check_physics(self) -> None:
+        """Errors for values the kernels cannot use, warnings for values no servo has.
+
+        Published files stay loadable: nothing here rejects a value that merely
+        lies outside the search bounds.
+        """
+        where, v = self._where(), self.values
+        for name in ("dtheta_stribeck", "alpha"):
+            if name in v and v[name] <= 0:
+                raise ParameterFileError(f"{where}: {name} = {v[name]!r} must be > 0")
+        if v["R"] <= 0:
+            raise ParameterFileError(f"{where}: R = {v['R']!r} Ω must be > 0 (the motor law "
+                                     "divides by the winding resistance)")
+        for name in FRICTION_COEFFICIENTS:
+            if v.get(name, 0.0) < 0:
+                plausibility.warn(f"{where}: {name} = {v[name]!r} is negative: friction would "
+                                  "push the joint instead of resisting it")
+        if v["kt"] <= 0:
+            plausibility.warn(f"{where}: kt = {v['kt']!r} N·m/A is not positive: the motor "
+                              "produces no torque, or torque against its command")
+        if v["armature"] <= 0:
+            plausibility.warn(f"{where}: armature = {v['armature']!r} kg·m² is not positive: the "
+                              "rotor's reflected inertia is ignored or subtracted")
+        if abs(v["q_offset"]) > math.pi:
+            plausibility.warn(f"{where}: q_offset = {v['q_offset']!r} rad is more than half a turn")
 
     def _where(self) -> str:
         return self.source or f"parameter set {self.model}/{self.actuator}"
@@ -125,13 +151,7 @@ def from_dict(data: dict, source: str | None = None) -> ParameterSet:
 def load_params(path: str | os.PathLike) -> ParameterSet:
     """Read a parameter file (SPEC §7)."""
     path = Path(path)
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise ParameterFileError(f"{path}: no such parameter file") from None
-    except (json.JSONDecodeError, UnicodeDecodeError) as e:
-        raise ParameterFileError(f"{path}: not valid JSON ({e})") from None
-    return from_dict(data, str(path))
+    return from_dict(read_json(path, ParameterFileError, "parameter file"), str(path))
 
 
 def save_params(path: str | os.PathLike, params: ParameterSet) -> Path:

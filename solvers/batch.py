@@ -9,12 +9,15 @@ allocates nothing.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cached_property
 
 import numpy as np
 from numba import njit, prange
 
-from frictionsim.layout import DT, THETA_SIZE
+from frictionsim.layout import ARMATURE, DT, THETA_SIZE
 from frictionsim.logs import Log
+from frictionsim.pendulum import load_inertia
+from solvers.errors import SimulationError
 from solvers.fixed_step import rollout_error
 
 
@@ -42,6 +45,11 @@ class PackedLogs:
     def n_steps(self) -> int:
         return int(self.offsets[-1])
 
+    @cached_property
+    def load_inertia(self) -> np.ndarray:
+        """I_load of each log's pendulum (kg·m²)."""
+        return np.array([load_inertia(b) for b in self.bench])
+
     @classmethod
     def from_logs(cls, logs: list[Log], actuator: str) -> PackedLogs:
         """Pack processed logs for an actuator (which decides the vin/damping defaults)."""
@@ -59,10 +67,23 @@ class PackedLogs:
         )
 
     def errors(self, thetas: np.ndarray) -> np.ndarray:
-        """MAE (rad) of every candidate on every log: shape (n_candidates, n_logs)."""
+        """MAE (rad) of every candidate on every log: shape (n_candidates, n_logs).
+
+        A pair whose rollout overflows gives a non-finite MAE (the caller decides);
+        a joint with no positive inertia raises :class:`~solvers.errors.SimulationError`
+        naming the log, since the step would divide by zero.
+        """
         thetas = np.ascontiguousarray(np.atleast_2d(thetas), dtype=np.float64)
         if thetas.shape[1] != THETA_SIZE:
             raise ValueError(f"theta vectors must have length {THETA_SIZE}, got {thetas.shape[1]}")
+        inertia = self.load_inertia[None, :] + thetas[:, ARMATURE, None]
+        if not (inertia > 0).all():
+            j = int(np.argmax((inertia <= 0).any(axis=0)))
+            raise SimulationError(
+                f"{self.names[j]}: the joint's inertia m·L² + m_arm·L²/3 + armature is not "
+                f"positive (load inertia {self.load_inertia[j]:g} kg·m², armature "
+                f"{thetas[:, ARMATURE].min():g} kg·m²); nothing can be simulated"
+            )
         out = np.empty((thetas.shape[0], self.n_logs))
         batched_errors(
             thetas, self.goal, self.enable, self.position, self.offsets, self.v0, self.bench, out

@@ -43,7 +43,8 @@ from scipy.integrate import solve_ivp
 from frictionsim.actuator_laws import firmware_control, motor_torque
 from frictionsim.friction import friction_budget
 from frictionsim.layout import ARMATURE
-from solvers.event_driven import STICK, Tolerances
+from solvers.errors import SimulationError
+from solvers.event_driven import STICK, BoundedRhs, Tolerances
 
 
 def solve_with_mask(M: np.ndarray, tau: np.ndarray, f_known: np.ndarray,
@@ -189,7 +190,8 @@ class CoupledJoints:
                 margin.terminal, margin.direction = True, 1
                 events.append(margin)
                 meaning.append((j, "margin"))
-        sol = solve_ivp(rhs, (t0, t1), np.concatenate([q, v]), method=tol.method, rtol=tol.rtol,
+        bounded = BoundedRhs(rhs, tol.max_nfev, f"a segment of {n} joints from t = {t0:.9g} s")
+        sol = solve_ivp(bounded, (t0, t1), np.concatenate([q, v]), method=tol.method, rtol=tol.rtol,
                         atol=tol.atol, events=events)
         self.nfev += sol.nfev
         y = sol.y[:, -1].copy()
@@ -215,7 +217,12 @@ class CoupledJoints:
             t, t1 = k * period, (k + 1) * period
             phase = self._phases(t, q, v, u, enable[k], phase)
             armed &= phase != STICK
+            events_before = len(self.events)
             while t < t1:
+                if len(self.events) - events_before > self.tolerances.max_events:
+                    raise SimulationError(
+                        f"event-driven solver: more than {self.tolerances.max_events} switches "
+                        f"in the control period from t = {k * period:.9g} s (chattering); gave up")
                 t, q, v, what = self._segment(t, t1, q, v, u, enable[k], phase, armed)
                 if what is None:
                     break

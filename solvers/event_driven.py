@@ -19,7 +19,14 @@ switches are located as terminal events:
 The sign variable ``s`` is fixed per segment, so the integrator may step
 across v = 0 before the event is located, and rejected trial steps cannot flip
 a phase: the right-hand sides are pure functions of (t, y) and the segment's
-constants. A joint is described by a :class:`Joint`: its slip acceleration and
+constants.
+
+The work is bounded: a segment whose right-hand side turns non-finite, or that
+needs more than ``Tolerances.max_nfev`` evaluations (a step size collapsing on
+a singular right-hand side), and a control period with more than
+``Tolerances.max_events`` switches (Zeno chattering) raise
+:class:`~solvers.errors.SimulationError` saying which bound was hit and where,
+instead of running for ever. A joint is described by a :class:`Joint`: its slip acceleration and
 the torque and static budget at rest; the pendulum bench
 (:class:`BenchJoint`, torques from :mod:`frictionsim.plant`) and the Coulomb
 oscillator of SPEC §8 (:class:`CoulombOscillator`) are two.
@@ -36,6 +43,7 @@ from scipy.integrate import solve_ivp
 
 from frictionsim.actuator_laws import firmware_control
 from frictionsim.plant import bench_torques
+from solvers.errors import SimulationError
 
 STICK = 0
 SLIP_POSITIVE = 1
@@ -128,18 +136,28 @@ class Segment:
 
 @dataclass
 class Tolerances:
-    """Integrator settings; Δ (rad/s) must stay well above the absolute tolerance."""
+    """Integrator settings; Δ (rad/s) must stay well above the absolute tolerance.
+
+    ``max_nfev``: right-hand-side evaluations allowed in one segment;
+    ``max_events``: switches allowed in one call of ``advance`` (one control period).
+    """
 
     method: str = "DOP853"
     rtol: float = 1e-10
     atol: float = 1e-12
     delta: float | None = None
+    max_nfev: int = 200_000
+    max_events: int = 10_000
 
     def __post_init__(self) -> None:
         if self.method not in METHODS:
             raise ValueError(f"method {self.method!r}: expected one of {', '.join(METHODS)}")
-        if not (0 < self.rtol < 1 and self.atol > 0):
-            raise ValueError(f"tolerances must be positive (rtol={self.rtol}, atol={self.atol})")
+        if not (0 < self.rtol < 1 and 0 < self.atol < 1):
+            raise ValueError(f"tolerances must be positive and below 1 (rtol={self.rtol}, "
+                             f"atol={self.atol})")
+        if self.max_nfev < 1 or self.max_events < 1:
+            raise ValueError(f"max_nfev ({self.max_nfev}) and max_events ({self.max_events}) "
+                             "must be at least 1")
         if self.delta is None:
             self.delta = max(1e4 * self.atol, 1e-8)
         if self.delta <= 10 * self.atol:
@@ -147,6 +165,32 @@ class Tolerances:
                 f"velocity margin delta={self.delta:g} must exceed 10·atol = {10 * self.atol:g}: "
                 "below it, the zero-velocity event could re-detect the rest it starts from"
             )
+
+
+class BoundedRhs:
+    """A right-hand side that refuses to run on: non-finite derivatives, or more than
+    ``limit`` evaluations, raise :class:`~solvers.errors.SimulationError`."""
+
+    def __init__(self, rhs, limit: int, what: str):
+        self.rhs = rhs
+        self.limit = limit
+        self.what = what
+        self.n = 0
+
+    def __call__(self, t, y):
+        self.n += 1
+        if self.n > self.limit:
+            raise SimulationError(
+                f"event-driven solver: {self.what} needed more than {self.limit} right-hand-side "
+                f"evaluations by t = {t:.9g} s (the step size collapsed); gave up"
+            )
+        out = self.rhs(t, y)
+        if not np.all(np.isfinite(out)):
+            raise SimulationError(
+                f"event-driven solver: {self.what} has a non-finite derivative at t = {t:.9g} s "
+                f"(state {np.asarray(y).tolist()}); the dynamics overflowed"
+            )
+        return out
 
 
 @dataclass
@@ -180,7 +224,16 @@ class EventSolver:
         """Integrate from t0 to t1 with the joint's inputs held; returns (q, v, phase, armed)."""
         t = t0
         tol = self.tolerances
+        events_before = len(self.events)
+        if not (math.isfinite(q) and math.isfinite(v)):
+            raise SimulationError(f"event-driven solver: non-finite state q = {q}, v = {v} at "
+                                  f"t = {t0:.9g} s")
         while t < t1:
+            if len(self.events) - events_before > tol.max_events:
+                raise SimulationError(
+                    f"event-driven solver: more than {tol.max_events} stick/slip switches between "
+                    f"t = {t0:.9g} s and {t1:.9g} s (chattering); gave up at t = {t:.9g} s"
+                )
             if phase == STICK:
                 torque, budget = joint.rest_torques(q)
                 if abs(torque) > budget:
@@ -215,15 +268,18 @@ class EventSolver:
         break_away.direction = 1
         if break_away(t0, (q, 0.0)) < 0 and break_away(t1, (q, 0.0)) < 0:
             return None
-        sol = solve_ivp(lambda t, y: (0.0, 0.0), (t0, t1), (q, 0.0), method=self.tolerances.method,
+        rest = BoundedRhs(lambda t, y: (0.0, 0.0), self.tolerances.max_nfev, "a stick segment")
+        sol = solve_ivp(rest, (t0, t1), (q, 0.0), method=self.tolerances.method,
                         rtol=self.tolerances.rtol, atol=self.tolerances.atol, events=break_away)
         self.nfev += sol.nfev
         return float(sol.t_events[0][0]) if sol.status == 1 else None
 
     def _slip(self, joint: Joint, t0: float, t1: float, q: float, v: float, sign: float,
               armed: bool, tol: Tolerances):
-        def rhs(t, y):
+        def slip(t, y):
             return (y[1], joint.slip_acceleration(y[0], y[1], sign))
+
+        rhs = BoundedRhs(slip, tol.max_nfev, f"a slip segment from t = {t0:.9g} s")
 
         def zero_velocity(t, y):
             return sign * y[1]

@@ -8,6 +8,7 @@ import numpy as np
 
 from frictionsim.logs import Log
 from frictionsim.params import ParameterSet
+from solvers.errors import SimulationError, check_inertia
 from solvers.fixed_step import rollout
 
 
@@ -32,14 +33,26 @@ class Rollout:
 
 
 def simulate(log: Log, params: ParameterSet) -> Rollout:
-    """Roll a processed log out with a parameter set (SPEC §5)."""
+    """Roll a processed log out with a parameter set (SPEC §5).
+
+    Raises :class:`~solvers.errors.SimulationError` naming the log and the
+    parameters when the joint has no inertia or the state overflows.
+    """
     bench = log.bench(params.actuator)
+    theta = params.theta()
+    what = params.source or f"{params.model}/{params.actuator}"
+    check_inertia(theta, bench, f"{log.name} with {what}")
     goal = log.column("goal_position")
     enable = log.column("torque_enable")
     position = log.column("position")
     q = np.empty_like(goal)
     v = np.empty_like(goal)
     v0 = float(log.entries[0].get("speed", 0.0))
-    rollout(goal, enable, position[0], v0, params.theta(), bench, log.dt, q, v)
+    rollout(goal, enable, position[0], v0, theta, bench, log.dt, q, v)
+    if not np.isfinite(q).all():
+        k = int(np.argmax(~np.isfinite(q)))
+        raise SimulationError(f"{log.name}: simulating it with {what} gives a non-finite position "
+                              f"from t = {k * log.dt:g} s on (the state overflowed); check the "
+                              "log's header and the parameters for absurd values")
     t = np.arange(len(goal)) * log.dt
     return Rollout(log, t, q, v, position)

@@ -43,8 +43,8 @@ def test_record_writes_a_complete_raw_log_and_figure(tmp_path, virtual_port, cap
     assert (tmp_path / "rec.png").stat().st_size > 0
     out = capsys.readouterr().out
     assert "period" in out
-    # a second recording never overwrites the first
-    assert main(argv) == 0
+    # a second recording never overwrites the first (--overwrite only lets the figure be replaced)
+    assert main(argv + ["--overwrite"]) == 0
     assert (tmp_path / "steps_kp500_m0.3_l0.1_2.json").exists()
 
 

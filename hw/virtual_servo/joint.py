@@ -16,12 +16,13 @@ from collections.abc import Callable
 
 import numpy as np
 
-from frictionsim import layout, schema
+from frictionsim import layout, plausibility, schema
 from frictionsim.actuator_laws import firmware_control
 from frictionsim.params import ParameterSet
 from solvers.fixed_step import step
 
 VELOCITY_RESOLUTION = 0.229 * 2 * math.pi / 60  # rad/s per unit (Dynamixel 2.0, Feetech ~)
+MAX_PHYSICS_DT = 0.01  # s: a servo's firmware runs at 1 kHz or so; 100 Hz is already coarse
 
 
 class SimulatedJoint:
@@ -31,13 +32,22 @@ class SimulatedJoint:
                  vin: float | None = None, physics_dt: float = 0.001, noise: float = 0.0005,
                  seed: int = 0, clock: Callable[[], float] = time.perf_counter):
         act = schema.get_actuator(params.actuator)
+        vin = act.vin if vin is None else vin
+        for name, value in (("mass", mass), ("length", length), ("arm_mass", arm_mass)):
+            plausibility.HEADER[name].check(value, name, ValueError)
+        if act.law == "voltage":
+            plausibility.HEADER["vin"].check(vin, "vin", ValueError)
+        if not (math.isfinite(physics_dt) and 0 < physics_dt <= MAX_PHYSICS_DT):
+            raise ValueError(f"physics_dt = {physics_dt!r} s must be in (0, {MAX_PHYSICS_DT:g}] "
+                             "(the firmware and physics period)")
+        if not (math.isfinite(noise) and noise >= 0):
+            raise ValueError(f"noise = {noise!r} rad must be a non-negative number")
         self.params = params
         self.theta = params.theta()
         self.bench = np.zeros(layout.BENCH_SIZE)
         self.bench[[layout.MASS, layout.LENGTH, layout.ARM_MASS, layout.KP, layout.VIN,
                     layout.DAMPING, layout.DT]] = (
-            mass, length, arm_mass, act.kp, act.vin if vin is None else vin, act.damping,
-            physics_dt)
+            mass, length, arm_mass, act.kp, vin, act.damping, physics_dt)
         self.resolution = 2 * math.pi / act.encoder_counts
         self.physics_dt = physics_dt
         self.noise = noise
