@@ -16,6 +16,10 @@ from frictionsim.logs import process
 from solvers.batch import PackedLogs
 from solvers.fixed_step import rollout_error
 
+#: Bounds of the workload: a population far beyond any fitter's, and enough repeats for a minimum.
+MAX_CANDIDATES = 10_000
+MAX_REPEATS = 1_000
+
 
 def _best_time(fn, repeats: int) -> float:
     best = float("inf")
@@ -62,8 +66,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    if args.candidates < 1 or args.repeats < 1:
-        raise ValueError("--candidates and --repeats must be at least 1")
+    if not (1 <= args.candidates <= MAX_CANDIDATES and 1 <= args.repeats <= MAX_REPEATS):
+        raise ValueError(f"--candidates must be 1 … {MAX_CANDIDATES} and --repeats 1 … "
+                         f"{MAX_REPEATS} (got {args.candidates} and {args.repeats})")
     logs = [process(log) for log in dataset(seed=1)]
     packed = PackedLogs.from_logs(logs, GROUND_TRUTH.actuator)
     print(f"{packed.n_logs} synthetic logs, {packed.n_steps} steps; "

@@ -17,9 +17,8 @@ from pathlib import Path
 
 from experiments.compare import compare, print_comparison
 from experiments.fitter import FitSettings
-from experiments.identify import identify
+from experiments.identify import identify, prepare_out
 from experiments.identify_report import write_report
-from experiments.identify import prepare_out
 from experiments.output import (
     add_overwrite_argument,
     check_directory,

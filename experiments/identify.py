@@ -16,6 +16,7 @@ identification's files are removed first).
 from __future__ import annotations
 
 import argparse
+import math
 import re
 import sys
 from dataclasses import dataclass, field
@@ -95,6 +96,8 @@ def parse_fixed(items: list[str]) -> dict[str, float]:
             fixed[name.strip()] = float(value)
         except ValueError:
             raise ValueError(f"--fix {item!r}: {value!r} is not a number") from None
+        if not math.isfinite(fixed[name.strip()]):
+            raise ValueError(f"--fix {item!r}: the value must be finite")
     return fixed
 
 
@@ -184,6 +187,13 @@ def prepare_out(out: Path, actuator: str, resume: bool = False, overwrite: bool 
               + "; each model keeps the better of its saved and its new parameters")
         return earlier
     if overwrite:
+        for p in ours:
+            if p.suffix == ".json" and p.name.startswith("m"):
+                try:
+                    load_params(p)
+                except ParameterFileError:
+                    raise ValueError(f"--overwrite: {p} is not a parameter file; it is not "
+                                     "replaced (choose another --out)") from None
         for p in ours:
             p.unlink()
         if ours:

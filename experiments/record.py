@@ -101,7 +101,23 @@ def add_record_arguments(p: argparse.ArgumentParser) -> None:
     _add_servo_arguments(p)
 
 
+MAX_RATE = 10_000.0  # Hz: beyond any serial servo bus
+MAX_DURATION = 3600.0  # s per trajectory
+
+
+def check_timing(args: argparse.Namespace) -> None:
+    """Refuse a rate, duration or rest that no recording can use, before the servo is touched
+    (the set-up itself is checked by :class:`hw.recorder.BenchSetup`)."""
+    if not 0 < args.rate <= MAX_RATE:
+        raise ValueError(f"--rate {args.rate:g}: must be in (0, {MAX_RATE:g}] Hz")
+    if not 0 < args.duration <= MAX_DURATION:
+        raise ValueError(f"--duration {args.duration:g}: must be in (0, {MAX_DURATION:g}] s")
+    if not 0 <= getattr(args, "rest", 0.0) <= MAX_DURATION:
+        raise ValueError(f"--rest {args.rest:g}: must be in [0, {MAX_DURATION:g}] s")
+
+
 def run_record(args: argparse.Namespace) -> int:
+    check_timing(args)
     setup = BenchSetup(args.mass, args.length, args.kp, args.arm_mass, args.vin)
     args.logdir.mkdir(parents=True, exist_ok=True)
     servo = _open(args)
@@ -139,6 +155,7 @@ def add_campaign_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def run_campaign(args: argparse.Namespace) -> int:
+    check_timing(args)
     setups = [BenchSetup(m, length, kp, args.arm_mass, args.vin)
               for m, length in args.setup for kp in args.kp]
     args.logdir.mkdir(parents=True, exist_ok=True)

@@ -17,7 +17,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from frictionsim import trajectories
+from frictionsim import plausibility, trajectories
 from frictionsim.atomic import write_json
 from hw.servo import Servo, ServoError
 
@@ -33,10 +33,13 @@ class BenchSetup:
     vin: float | None = None
 
     def __post_init__(self) -> None:
-        for name in ("mass", "length", "kp", "arm_mass"):
+        for name in ("mass", "length", "kp", "arm_mass", "vin"):
             value = getattr(self, name)
-            if not (math.isfinite(value) and value >= 0) or (name == "length" and value == 0):
-                raise ValueError(f"{name} = {value!r} must be a positive number")
+            if value is None:
+                continue
+            if not math.isfinite(value):
+                raise ValueError(f"{name} = {value!r} must be a finite number")
+            plausibility.HEADER[name].check(value, name, ValueError)
 
 
 @dataclass

@@ -81,7 +81,7 @@ def test_record_rejects_bad_set_up(tmp_path, capsys):
                "--length", "0.1", "--kp", "400", "--trajectory", "steps", "--logdir",
                str(tmp_path)])
     assert rc == 1
-    assert "mass = -1.0 must be a positive number" in capsys.readouterr().err
+    assert "mass = -1.0 kg is outside the plausible range" in capsys.readouterr().err
 
 
 def test_campaign_prompts_between_set_ups(tmp_path, virtual_port, monkeypatch, capsys):

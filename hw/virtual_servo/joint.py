@@ -40,8 +40,8 @@ class SimulatedJoint:
         if not (math.isfinite(physics_dt) and 0 < physics_dt <= MAX_PHYSICS_DT):
             raise ValueError(f"physics_dt = {physics_dt!r} s must be in (0, {MAX_PHYSICS_DT:g}] "
                              "(the firmware and physics period)")
-        if not (math.isfinite(noise) and noise >= 0):
-            raise ValueError(f"noise = {noise!r} rad must be a non-negative number")
+        if not (math.isfinite(noise) and 0 <= noise <= 1.0):
+            raise ValueError(f"noise = {noise!r} rad must be in [0, 1] (a standard deviation)")
         self.params = params
         self.theta = params.theta()
         self.bench = np.zeros(layout.BENCH_SIZE)
