@@ -61,7 +61,14 @@ class ModelFit:
 def split_logs(logs: list[Log], args: argparse.Namespace) -> tuple[list[Log], list[Log]]:
     """Training and validation logs from --validation, --validation-kp or --split."""
     if args.validation:
-        return logs, load_logs(args.validation, processed=True)
+        held = load_logs(args.validation, processed=True)
+        trained = {log.path.resolve() for log in logs}
+        shared = [log for log in held if log.path.resolve() in trained]
+        if shared:
+            raise ValueError(f"--validation: {shared[0].path} is also a training log (--logs); "
+                             f"{len(shared)} of {len(held)} validation logs are, and a validation "
+                             "error must come from logs the fit has not seen")
+        return logs, held
     if args.validation_kp is not None:
         held = [log for log in logs if log.kp == args.validation_kp]
         train = [log for log in logs if log.kp != args.validation_kp]

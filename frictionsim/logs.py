@@ -206,6 +206,11 @@ def check_timeline(log: Log) -> None:
             "(Unix-epoch times?)"
         )
     gaps = np.diff(t)
+    if t[0] < -float(np.median(gaps)):
+        plausibility.warn(
+            f"{log.name}: entries[0].timestamp = {float(t[0])!r} s is before 0: processing samples "
+            f"from t = 0, so the first {-float(t[0]):.3g} s of the recording are dropped"
+        )
     if log.processed:
         dt = log.dt
         k = np.arange(len(t))

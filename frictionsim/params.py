@@ -83,6 +83,11 @@ class ParameterSet:
         if v["armature"] <= 0:
             plausibility.warn(f"{where}: armature = {v['armature']!r} kg·m² is not positive: the "
                               "rotor's reflected inertia is ignored or subtracted")
+        for name, spec in self.spec.items():
+            if v[name] > plausibility.FAR_ABOVE_BOUNDS * spec.upper > 0:
+                plausibility.warn(f"{where}: {name} = {v[name]!r} is more than "
+                                  f"{plausibility.FAR_ABOVE_BOUNDS:g}× the top of its search "
+                                  f"bounds [{spec.lower:g}, {spec.upper:g}]; no servo is like that")
         if abs(v["q_offset"]) > math.pi:
             plausibility.warn(f"{where}: q_offset = {v['q_offset']!r} rad is more than half a turn")
 

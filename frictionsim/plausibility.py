@@ -50,7 +50,15 @@ class Limit:
             warn(f"{where} = 0{unit}: {self.warn_zero}")
         elif value < self.warn_lower or value > self.warn_upper:
             warn(f"{where} = {value!r}{unit} is unusual on a bench (expected "
-                 f"{self.warn_lower:g} to {self.warn_upper:g}{unit}); it is used as given")
+                 f"{self.expected()}{unit}); it is used as given")
+
+    def expected(self) -> str:
+        """The soft range in words."""
+        if self.warn_lower == -math.inf:
+            return f"at most {self.warn_upper:g}"
+        if self.warn_upper == math.inf:
+            return f"at least {self.warn_lower:g}"
+        return f"{self.warn_lower:g} to {self.warn_upper:g}"
 
 
 def warn(message: str) -> None:
@@ -90,6 +98,9 @@ MAX_GAP_PERIODS = 100
 """A gap longer than this many median periods (and than :data:`MAX_GAP`) is refused."""
 WARN_GAP_PERIODS = 20
 """A gap longer than this many median periods (and than 0.1 s) is interpolated with a warning."""
+
+#: A parameter this many times above the top of its search bounds is warned about.
+FAR_ABOVE_BOUNDS = 1000.0
 
 #: Resampling: the most samples a raw entry may be turned into, and the most entries of a log.
 MAX_UPSAMPLING = 100

@@ -221,6 +221,12 @@ def test_identify_names_a_log_that_cannot_be_simulated_and_saves_nothing(logs, t
     assert not (tmp_path / "out" / "m1.json").exists()
 
 
+def test_validation_on_training_logs_is_refused(folder, tmp_path, capsys):
+    assert main(identify_argv(folder, tmp_path / "o", "--model", "m1", "--validation",
+                              str(folder / "sin_sin_kp16.json"))) == 1
+    assert "sin_sin_kp16.json is also a training log" in capsys.readouterr().err
+
+
 def test_init_values_outside_the_bounds_are_named(folder, tmp_path, capsys):
     init = tmp_path / "init.json"
     init.write_text(json.dumps({**TRUTH.to_dict(), "friction_base": 0.5, "kt": 20.0}))

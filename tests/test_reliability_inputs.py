@@ -6,6 +6,7 @@ from __future__ import annotations
 import copy
 import json
 import math
+import re
 import tracemalloc
 import warnings
 
@@ -129,6 +130,14 @@ def test_a_short_gap_is_interpolated_with_a_warning(tmp_path):
         load_log(write(tmp_path, data))
 
 
+def test_timestamps_before_zero_warn_that_processing_drops_them(tmp_path):
+    data = raw_log()
+    for e in data["entries"]:
+        e["timestamp"] -= 0.1
+    with pytest.warns(PlausibilityWarning, match=r"first 0\.097 s of the recording are dropped"):
+        load_log(write(tmp_path, data))
+
+
 def test_processed_log_whose_dt_disagrees_with_its_timestamps(tmp_path):
     data = processed_log()
     data["dt"] = 0.01
@@ -210,6 +219,13 @@ def base_params() -> dict:
                                         ("kt", -1.6), ("kt", 0.0), ("armature", 0.0)])
 def test_unphysical_parameter_warns_naming_it(key, value):
     with pytest.warns(PlausibilityWarning, match=f"p.json: {key} = {value}"):
+        from_dict({**base_params(), key: value}, "p.json")
+
+
+@pytest.mark.parametrize("key, value", [("armature", 1e300), ("friction_base", 1e300),
+                                        ("kt", 5e4)])
+def test_parameter_far_above_its_bounds_warns_naming_it(key, value):
+    with pytest.warns(PlausibilityWarning, match=re.escape(f"p.json: {key} = {value}") + ".*bounds"):
         from_dict({**base_params(), key: value}, "p.json")
 
 
