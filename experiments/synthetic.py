@@ -8,7 +8,8 @@ from pathlib import Path
 
 from tqdm import tqdm
 
-from experiments.virtual_bench import BenchSetup, SensorModel, record
+from experiments.virtual_bench import SensorModel, record
+from frictionsim.bench_setup import BenchSetup
 from frictionsim import schema, trajectories
 from frictionsim.logs import Log, process, save_log
 from frictionsim.params import ParameterSet
@@ -53,9 +54,9 @@ NAIVE_M1 = ParameterSet(
     source="naive Coulomb-viscous (mx64, m1)",
 )
 
-SETUPS = (BenchSetup(mass=0.5, length=0.10, kp=0.0, arm_mass=0.05),
-          BenchSetup(mass=1.0, length=0.15, kp=0.0, arm_mass=0.08))
 GAINS = (16.0, 32.0, 64.0)
+SETUPS = (BenchSetup(mass=0.5, length=0.10, kp=GAINS[0], arm_mass=0.05),
+          BenchSetup(mass=1.0, length=0.15, kp=GAINS[0], arm_mass=0.08))
 
 
 def restrict(params: ParameterSet, model: str) -> ParameterSet:

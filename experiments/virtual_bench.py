@@ -5,8 +5,9 @@ step (default 1 ms); the servo firmware runs at that rate against the last goal
 the host sent. The host loop samples at a nominal rate with timestamp jitter,
 and the recorded sensors carry realistic effects:
 
-- position: encoder quantisation (2π / counts per turn) of the encoder angle q;
-- speed: Gaussian noise, then the servo's velocity resolution (0.229 rpm);
+- position: encoder quantisation (2π / counts per turn of the actuator) of the encoder angle q;
+- speed: Gaussian noise, then the actuator's velocity resolution (its declaration's
+  ``velocity_unit_rpm``: 0.229 rpm on an XL330, 60/4096 rpm on an STS3215);
 - load: the duty cycle (voltage servos) or current fraction in ‰, as an integer;
 - input_volts: supply with noise at 0.1 V resolution; temp: slowly rising, integer.
 
@@ -21,13 +22,13 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from frictionsim import layout, schema, trajectories
+from frictionsim import schema, trajectories
+from frictionsim.bench_setup import BenchSetup
 from frictionsim.actuator_laws import firmware_control
 from frictionsim.logs import Log
 from frictionsim.params import ParameterSet
 from solvers.fixed_step import step
 
-VELOCITY_RESOLUTION = 0.229 * 2 * math.pi / 60  # rad/s per unit of Dynamixel "present velocity"
 
 
 @dataclass(frozen=True)
@@ -52,18 +53,6 @@ class SensorModel:
         )
 
 
-@dataclass(frozen=True)
-class BenchSetup:
-    """The mechanical set-up and firmware settings of one recording."""
-
-    mass: float
-    length: float
-    kp: float
-    arm_mass: float = 0.0
-    vin: float | None = None
-    extra: dict = field(default_factory=dict)
-
-
 def record(
     params: ParameterSet,
     setup: BenchSetup,
@@ -78,22 +67,12 @@ def record(
     rng = np.random.default_rng(seed)
     theta = params.theta()
     vin = act.vin if setup.vin is None else setup.vin
-    header = {
-        "mass": setup.mass, "length": setup.length, "arm_mass": setup.arm_mass,
-        "kp": setup.kp, "motor": params.actuator, "trajectory": trajectory,
-    }
+    header = {**setup.header(), "motor": params.actuator, "trajectory": trajectory}
     if act.law == "voltage":
         header["vin"] = vin
-    header.update(setup.extra)
-    bench = np.zeros(layout.BENCH_SIZE)
-    bench[[layout.MASS, layout.LENGTH, layout.ARM_MASS, layout.KP, layout.VIN, layout.DAMPING]] = (
-        setup.mass, setup.length, setup.arm_mass, setup.kp, vin,
-        float(setup.extra.get("damping", act.damping)),
-    )
     dt = sensors.physics_dt
-    # The firmware's limiter advances once per firmware cycle.
-    bench[layout.DT] = dt
-    resolution = 2 * math.pi / act.encoder_counts
+    # The firmware (and its limiter) runs once per physics step.
+    bench = setup.bench(params.actuator, dt)
     period = 1.0 / sensors.rate
 
     q = v = q_smooth = 0.0
@@ -108,16 +87,17 @@ def record(
             t_phys += dt
         u, _ = firmware_control(goal, q, v, q_smooth, theta, bench)
         goal, enable = target(t_host)
-        entries.append(_sensors(q, v, u, act, vin, goal, enable, t_host, sensors, rng, resolution))
+        entries.append(_sensors(q, v, u, act, vin, goal, enable, t_host, sensors, rng))
         t_host += period * (1.0 + sensors.jitter * float(np.clip(rng.normal(), -3, 3)))
     return Log(header, entries, None)
 
 
-def _sensors(q, v, u, act, vin, goal, enable, t, sensors: SensorModel, rng, resolution) -> dict:
+def _sensors(q, v, u, act, vin, goal, enable, t, sensors: SensorModel, rng) -> dict:
     if sensors.quantize:
+        resolution = act.hardware.position_resolution
         position = round(q / resolution) * resolution
-        speed_units = round((v + sensors.velocity_noise * rng.normal()) / VELOCITY_RESOLUTION)
-        speed = speed_units * VELOCITY_RESOLUTION
+        unit = act.hardware.velocity_resolution
+        speed = round((v + sensors.velocity_noise * rng.normal()) / unit) * unit
     else:
         position, speed = q, v
     if act.law == "voltage":

@@ -49,7 +49,11 @@ index  name         meaning                                         unit
 5      DAMPING      firmware damping d (current law)                –
 6      DT           sample period of the processed log              s
 =====  ===========  ==============================================  =====
+
+Build one with :func:`bench_vector` rather than by index.
 """
+
+import numpy as np
 
 Q_OFFSET = 0
 KT = 1
@@ -88,6 +92,20 @@ VIN = 4
 DAMPING = 5
 DT = 6
 BENCH_SIZE = 7
+
+def bench_vector(mass: float = 0.0, length: float = 0.0, arm_mass: float = 0.0, kp: float = 0.0,
+                 vin: float = 0.0, damping: float = 0.0, dt: float = 0.0) -> np.ndarray:
+    """A ``bench`` vector from named values (SI units; see the table above)."""
+    bench = np.zeros(BENCH_SIZE)
+    bench[MASS] = mass
+    bench[LENGTH] = length
+    bench[ARM_MASS] = arm_mass
+    bench[KP] = kp
+    bench[VIN] = vin
+    bench[DAMPING] = damping
+    bench[DT] = dt
+    return bench
+
 
 #: Parameter-file name -> index in ``theta``.
 THETA_INDEX: dict[str, int] = {

@@ -86,15 +86,10 @@ class Log:
         the actuator default; the eRob's damping from the log's ``damping`` when present.
         """
         act = schema.get_actuator(actuator)
-        bench = np.zeros(layout.BENCH_SIZE)
-        bench[layout.MASS] = self.mass
-        bench[layout.LENGTH] = self.length
-        bench[layout.ARM_MASS] = self.arm_mass
-        bench[layout.KP] = self.kp
-        bench[layout.VIN] = float(self.header.get("vin", act.vin))
-        bench[layout.DAMPING] = float(self.header.get("damping", act.damping))
-        bench[layout.DT] = self.dt
-        return bench
+        return layout.bench_vector(
+            mass=self.mass, length=self.length, arm_mass=self.arm_mass, kp=self.kp,
+            vin=float(self.header.get("vin", act.vin)),
+            damping=float(self.header.get("damping", act.damping)), dt=self.dt)
 
     def to_dict(self) -> dict:
         return {**self.header, "entries": self.entries}

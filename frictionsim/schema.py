@@ -10,7 +10,8 @@ Everything here is plain data; :mod:`frictionsim.params` turns it into the flat
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, replace
 
 from frictionsim import layout
 
@@ -40,12 +41,45 @@ class FrictionModel:
 
 
 @dataclass(frozen=True)
-class Actuator:
-    """A servo: firmware control law constants and motor parameter bounds.
+class Hardware:
+    """What the drivers, the virtual servo and the virtual bench need to know of a servo.
 
-    ``law`` is ``"voltage"`` (duty-cycle P controller, Dynamixel/Feetech) or
-    ``"current"`` (current P-D controller, eRob). ``vin`` and ``kp`` are the
-    defaults used when a log does not say.
+    ``family``: the bus (``"dynamixel"``, ``"feetech"``, ``"ethercat"``; empty when it
+    cannot be driven); ``model_numbers``: what a PING may report, the first the default
+    model; ``protocols``: Dynamixel protocol versions, the first the default;
+    ``baudrate``: factory setting (bit/s); ``ids``: the lowest and highest id;
+    ``counts_per_turn``: encoder counts per output turn; ``velocity_unit_rpm``: rpm per
+    unit of the present-velocity register.
+    """
+
+    family: str = ""
+    model_numbers: tuple[int, ...] = ()
+    protocols: tuple[int, ...] = ()
+    baudrate: int = 0
+    ids: tuple[int, int] = (0, 252)
+    counts_per_turn: float = 4096.0
+    velocity_unit_rpm: float = 0.229
+
+    @property
+    def position_resolution(self) -> float:
+        """One encoder count (rad)."""
+        return 2.0 * math.pi / self.counts_per_turn
+
+    @property
+    def velocity_resolution(self) -> float:
+        """One unit of the present-velocity register (rad/s)."""
+        return self.velocity_unit_rpm * 2.0 * math.pi / 60.0
+
+
+@dataclass(frozen=True)
+class Actuator:
+    """A servo: firmware control law constants, motor parameters and hardware facts.
+
+    Declared in a TOML file (:mod:`frictionsim.actuator_files`, SPEC §11). ``law`` is
+    ``"voltage"`` (duty-cycle P controller, Dynamixel/Feetech) or ``"current"``
+    (current P-D controller, eRob). ``vin`` and ``kp`` are the defaults used when a
+    log does not say. ``bound_overrides`` holds ``(name, default or None, min, max)``
+    for parameters whose section-2 bounds this actuator changes.
     """
 
     name: str
@@ -58,13 +92,70 @@ class Actuator:
     fmax: float = 0.2
     lmax: float = 0.5
     vmax: float = 1.0
-    q_offset_bounds: tuple[float, float] = (-0.1, 0.1)
+    bound_overrides: tuple[tuple[str, float | None, float, float], ...] = ()
     damping: float = 0.0
     max_current: float = 0.0
     max_voltage: float = 0.0
     target_speed_limit: bool = False
-    encoder_counts: int = 4096
+    recommended: tuple[str, ...] = ()
+    hardware: Hardware = Hardware()
+    title: str = ""
+    source: str = ""
 
+    def override(self, name: str) -> tuple[float | None, float, float] | None:
+        """(default or None, min, max) this actuator sets for parameter ``name``, if any."""
+        for key, default, lo, hi in self.bound_overrides:
+            if key == name:
+                return default, lo, hi
+        return None
+
+
+class ActuatorRegistry(Mapping):
+    """Every known actuator by name: the built-in declarations, then the files registered.
+
+    Read like a dict (``ACTUATORS["xl330"]``, ``list(ACTUATORS)``). A user's file is
+    added with :meth:`load` (``--actuator-file``); a name may be registered again only
+    with the same declaration.
+    """
+
+    def __init__(self) -> None:
+        self._actuators: dict[str, Actuator] | None = None
+
+    def _all(self) -> dict[str, Actuator]:
+        if self._actuators is None:
+            from frictionsim.actuator_files import builtin_actuators
+
+            self._actuators = {a.name: a for a in builtin_actuators()}
+        return self._actuators
+
+    def __getitem__(self, name: str) -> Actuator:
+        return self._all()[name]
+
+    def __iter__(self):
+        return iter(self._all())
+
+    def __len__(self) -> int:
+        return len(self._all())
+
+    def register(self, actuator: Actuator) -> Actuator:
+        """Add ``actuator``; ``ValueError`` if another declaration already has its name."""
+        known = self._all().get(actuator.name)
+        if known is not None and replace(known, source="") != replace(actuator, source=""):
+            raise ValueError(f"{actuator.source or 'actuator'}: an actuator named "
+                             f"{actuator.name!r} is already declared ({known.source}); choose "
+                             "another name")
+        self._all()[actuator.name] = actuator
+        return actuator
+
+    def load(self, path) -> Actuator:
+        """Read a declaration file and register its actuator."""
+        from frictionsim.actuator_files import load_actuator_file
+
+        return self.register(load_actuator_file(path))
+
+    def unregister(self, name: str) -> None:
+        """Forget a registered actuator (tests)."""
+        self._all().pop(name, None)
 
 
 MODELS: dict[str, FrictionModel] = {
@@ -125,81 +216,42 @@ MODELS: dict[str, FrictionModel] = {
 }
 
 
-def _motor(kt: tuple, r: tuple, armature: tuple) -> tuple[Parameter, ...]:
-    return (
-        Parameter("kt", *kt, unit="N·m/A"),
-        Parameter("R", *r, unit="Ω"),
-        Parameter("armature", *armature, unit="kg·m²"),
-    )
+#: The registry of actuators (built-in declarations, then the user's files).
+ACTUATORS = ActuatorRegistry()
 
-
-_STS_MAX_VELOCITY = 3400 * 2 * math.pi / 4096
-
-ACTUATORS: dict[str, Actuator] = {
-    "mx64": Actuator(
-        "mx64", "voltage", 15.0, 32.0, 0.158, 0.9625,
-        _motor((1.6, 1.0, 3.0), (2.0, 1.0, 5.0), (0.005, 0.001, 0.05)),
-    ),
-    "mx106": Actuator(
-        "mx106", "voltage", 15.0, 32.0, 0.158, 0.9625,
-        _motor((1.6, 1.0, 3.0), (2.0, 1.0, 5.0), (0.005, 0.001, 0.05)),
-    ),
-    "xl320": Actuator(
-        "xl320", "voltage", 7.5, 32.0, 0.05048199, 1.0,
-        _motor((0.7, 0.25, 1.5), (5.0, 3.0, 40.0), (0.0005, 0.0001, 0.01)),
-        lmax=1.0, encoder_counts=1024,
-    ),
-    "xl330": Actuator(
-        "xl330", "voltage", 7.5, 400.0, (4096 / (2 * math.pi)) / (256 * 885), 1.0,
-        _motor((1.6, 0.1, 3.0), (2.6, 2.0, 5.0), (0.005, 0.0001, 0.05)),
-    ),
-    "sts3215": Actuator(
-        "sts3215", "voltage", 7.4, 32.0, 0.166, 0.97,
-        _motor((0.784532, 0.05, 2.5), (2.0, 0.1, 10.0), (0.0001, 0.00001, 0.04))
-        + (
-            Parameter(
-                "max_velocity", _STS_MAX_VELOCITY, 0.1 * _STS_MAX_VELOCITY,
-                10.0 * _STS_MAX_VELOCITY, unit="rad/s",
-            ),
-            Parameter("error_gain_ratio", 1.0, 0.1, 10.0),
-        ),
-        q_offset_bounds=(-0.2, 0.2), target_speed_limit=True,
-    ),
-    "erob80_100": Actuator(
-        "erob80_100", "current", 0.0, 0.0, 0.0, 0.0,
-        _motor((1.6, 1.0, 15.0), (2.0, 0.1, 3.5), (0.005, 0.001, 2.0)),
-        fmax=10.0, lmax=1.0, vmax=30.0, damping=2.0, max_current=12.0, max_voltage=48.0,
-        encoder_counts=1 << 19,
-    ),
-    "erob80_50": Actuator(
-        "erob80_50", "current", 0.0, 0.0, 0.0, 0.0,
-        _motor((1.6, 1.0, 15.0), (2.0, 0.1, 3.5), (0.005, 0.001, 2.0)),
-        fmax=10.0, lmax=1.0, vmax=30.0, damping=1.0, max_current=12.0, max_voltage=48.0,
-        encoder_counts=1 << 19,
-    ),
+#: Section 2: default, lower bound, upper bound (a name: Fmax, Lmax, Vmax of the actuator), unit.
+FRICTION_DEFAULTS: dict[str, tuple[float, float, float | str, str]] = {
+    "friction_base": (0.05, 0.0, "Fmax", "N·m"),
+    "friction_stribeck": (0.05, 0.0, "Fmax", "N·m"),
+    "load_friction_base": (0.05, 0.0, "Lmax", ""),
+    "load_friction_motor": (0.05, 0.0, "Lmax", ""),
+    "load_friction_external": (0.05, 0.0, "Lmax", ""),
+    "load_friction_stribeck": (0.05, 0.0, 1.0, ""),
+    "load_friction_motor_stribeck": (0.05, 0.0, 1.0, ""),
+    "load_friction_external_stribeck": (0.05, 0.0, 1.0, ""),
+    "load_friction_motor_quad": (0.0, 0.0, 0.01, "1/(N·m)"),
+    "load_friction_external_quad": (0.0, 0.0, 0.01, "1/(N·m)"),
+    "dtheta_stribeck": (0.2, 0.1, 3.0, "rad/s"),
+    "alpha": (1.35, 1.0, 10.0, ""),
+    "friction_viscous": (0.1, 0.0, "Vmax", "N·m·s/rad"),
 }
+Q_OFFSET = (0.0, -0.1, 0.1)
 
 
 def friction_parameter(name: str, actuator: Actuator) -> Parameter:
     """Default and bounds of a friction parameter, with the actuator's overrides."""
-    fmax, lmax, vmax = actuator.fmax, actuator.lmax, actuator.vmax
-    table = {
-        "friction_base": (0.05, 0.0, fmax, "N·m"),
-        "friction_stribeck": (0.05, 0.0, fmax, "N·m"),
-        "load_friction_base": (0.05, 0.0, lmax, ""),
-        "load_friction_motor": (0.05, 0.0, lmax, ""),
-        "load_friction_external": (0.05, 0.0, lmax, ""),
-        "load_friction_stribeck": (0.05, 0.0, 1.0, ""),
-        "load_friction_motor_stribeck": (0.05, 0.0, 1.0, ""),
-        "load_friction_external_stribeck": (0.05, 0.0, 1.0, ""),
-        "load_friction_motor_quad": (0.0, 0.0, 0.01, "1/(N·m)"),
-        "load_friction_external_quad": (0.0, 0.0, 0.01, "1/(N·m)"),
-        "dtheta_stribeck": (0.2, 0.1, 3.0, "rad/s"),
-        "alpha": (1.35, 1.0, 10.0, ""),
-        "friction_viscous": (0.1, 0.0, vmax, "N·m·s/rad"),
-    }
-    default, lower, upper, unit = table[name]
-    return Parameter(name, default, lower, upper, unit)
+    default, lower, upper, unit = FRICTION_DEFAULTS[name]
+    if isinstance(upper, str):
+        upper = {"Fmax": actuator.fmax, "Lmax": actuator.lmax, "Vmax": actuator.vmax}[upper]
+    return _overridden(Parameter(name, default, lower, upper, unit), actuator)
+
+
+def _overridden(p: Parameter, actuator: Actuator) -> Parameter:
+    own = actuator.override(p.name)
+    if own is None:
+        return p
+    default, lower, upper = own
+    return Parameter(p.name, p.default if default is None else default, lower, upper, p.unit)
 
 
 def parameters(model: str, actuator: str) -> dict[str, Parameter]:
@@ -209,7 +261,7 @@ def parameters(model: str, actuator: str) -> dict[str, Parameter]:
     """
     model_spec = get_model(model)
     act = get_actuator(actuator)
-    out = {"q_offset": Parameter("q_offset", 0.0, *act.q_offset_bounds, unit="rad")}
+    out = {"q_offset": _overridden(Parameter("q_offset", *Q_OFFSET, unit="rad"), act)}
     for p in act.motor:
         out[p.name] = p
     for name in model_spec.friction:

@@ -17,29 +17,10 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from frictionsim import plausibility, trajectories
+from frictionsim import trajectories
+from frictionsim.bench_setup import BenchSetup
 from frictionsim.atomic import write_json
 from hw.servo import Servo, ServoError
-
-
-@dataclass(frozen=True)
-class BenchSetup:
-    """The bench and firmware settings written to the log header."""
-
-    mass: float
-    length: float
-    kp: float
-    arm_mass: float = 0.0
-    vin: float | None = None
-
-    def __post_init__(self) -> None:
-        for name in ("mass", "length", "kp", "arm_mass", "vin"):
-            value = getattr(self, name)
-            if value is None:
-                continue
-            if not math.isfinite(value):
-                raise ValueError(f"{name} = {value!r} must be a finite number")
-            plausibility.HEADER[name].check(value, name, ValueError)
 
 
 @dataclass
@@ -93,11 +74,7 @@ def record(servo: Servo, trajectory: str, setup: BenchSetup, path: Path, rate: f
         raise ValueError(f"rate = {rate!r} must be positive")
     target = trajectories.get_trajectory(trajectory)
     clock = clock or Clock()
-    header = {"mass": setup.mass, "length": setup.length, "arm_mass": setup.arm_mass,
-              "kp": setup.kp, "motor": servo.motor, "trajectory": trajectory,
-              "rate": rate}
-    if setup.vin is not None:
-        header["vin"] = setup.vin
+    header = {**setup.header(), "motor": servo.motor, "trajectory": trajectory, "rate": rate}
     log = Recording(path, header)
     period = 1.0 / rate
     try:

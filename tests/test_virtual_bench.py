@@ -8,8 +8,11 @@ import numpy as np
 import pytest
 
 from experiments.synthetic import GROUND_TRUTH, restrict
-from experiments.virtual_bench import VELOCITY_RESOLUTION, BenchSetup, SensorModel, record
+from experiments.virtual_bench import SensorModel, record
+from frictionsim import schema
+from frictionsim.bench_setup import BenchSetup
 from frictionsim.logs import process, validate
+from frictionsim.params import ParameterSet
 from solvers.rollouts import simulate
 
 SETUP = BenchSetup(mass=0.5, length=0.1, kp=32.0, arm_mass=0.05)
@@ -35,7 +38,7 @@ def test_realistic_sensors():
     assert periods.std() > 1e-4  # jitter is there
     counts = raw.column("position") / (2 * math.pi / 4096)
     assert np.allclose(counts, np.round(counts), atol=1e-6)
-    speed_units = raw.column("speed") / VELOCITY_RESOLUTION
+    speed_units = raw.column("speed") / schema.get_actuator("mx64").hardware.velocity_resolution
     assert np.allclose(speed_units, np.round(speed_units), atol=1e-6)
     volts = raw.column("input_volts")
     assert np.allclose(volts * 10, np.round(volts * 10), atol=1e-9)
@@ -43,6 +46,17 @@ def test_realistic_sensors():
     enable = raw.column("torque_enable")
     assert enable[t < 1.9].all() and not enable[t > 2.1].any()
     assert raw.header["motor"] == "mx64" and raw.header["trajectory"] == "lift_and_drop"
+
+
+@pytest.mark.parametrize("actuator, rpm_per_unit, counts_per_turn",
+                         [("sts3215", 60 / 4096, 4096), ("xl320", 0.111, 1228.8)])
+def test_sensors_use_the_actuators_own_units(actuator, rpm_per_unit, counts_per_turn):
+    raw = record(ParameterSet.defaults("m1", actuator), BenchSetup(0.3, 0.1, 32.0),
+                 "sin_sin", SensorModel(), seed=3)
+    speed_units = raw.column("speed") / (rpm_per_unit * 2 * math.pi / 60)
+    assert np.allclose(speed_units, np.round(speed_units), atol=1e-6)
+    counts = raw.column("position") / (2 * math.pi / counts_per_turn)
+    assert np.allclose(counts, np.round(counts), atol=1e-6)
 
 
 def test_seed_reproducible_and_varies():

@@ -241,6 +241,11 @@ def rad_to_counts(table: ControlTable, angle: float) -> int:
     return counts
 
 
+def velocity_resolution(table: ControlTable) -> float:
+    """One unit of the velocity register (rad/s)."""
+    return table.velocity_unit * RPM_TO_RAD_S
+
+
 def velocity_to_rad_s(table: ControlTable, raw: int) -> float:
     """Signed velocity register value to rad/s (CCW positive)."""
     return raw * table.velocity_unit * RPM_TO_RAD_S

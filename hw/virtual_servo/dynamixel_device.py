@@ -75,9 +75,9 @@ class DynamixelDevice:
     def _refresh(self) -> None:
         """Present-state registers from the simulated joint, as the firmware samples them."""
         t, joint = self.table, self.joint
-        counts = round(joint.position_reading() / t.rad_per_count) + t.position_centre
+        counts = round(joint.position_reading(t.rad_per_count) / t.rad_per_count) + t.position_centre
         self._put(t.present_position, min(max(counts, 0), t.position_max))
-        speed = ct.rad_s_to_velocity(t, joint.velocity_reading())
+        speed = ct.rad_s_to_velocity(t, joint.velocity_reading(ct.velocity_resolution(t)))
         if t.present_velocity.encoding is ct.Encoding.SIGN_MAGNITUDE:
             top = t.present_velocity.magnitude_max
             speed = max(-top, min(top, speed))

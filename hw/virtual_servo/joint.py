@@ -21,7 +21,6 @@ from frictionsim.actuator_laws import firmware_control
 from frictionsim.params import ParameterSet
 from solvers.fixed_step import step
 
-VELOCITY_RESOLUTION = 0.229 * 2 * math.pi / 60  # rad/s per unit (Dynamixel 2.0, Feetech ~)
 MAX_PHYSICS_DT = 0.01  # s: a servo's firmware runs at 1 kHz or so; 100 Hz is already coarse
 
 
@@ -44,11 +43,9 @@ class SimulatedJoint:
             raise ValueError(f"noise = {noise!r} rad must be in [0, 1] (a standard deviation)")
         self.params = params
         self.theta = params.theta()
-        self.bench = np.zeros(layout.BENCH_SIZE)
-        self.bench[[layout.MASS, layout.LENGTH, layout.ARM_MASS, layout.KP, layout.VIN,
-                    layout.DAMPING, layout.DT]] = (
-            mass, length, arm_mass, act.kp, vin, act.damping, physics_dt)
-        self.resolution = 2 * math.pi / act.encoder_counts
+        self.bench = layout.bench_vector(mass=mass, length=length, arm_mass=arm_mass, kp=act.kp,
+                                         vin=vin, damping=act.damping, dt=physics_dt)
+        self.hardware = act.hardware
         self.physics_dt = physics_dt
         self.noise = noise
         self.rng = np.random.default_rng(seed)
@@ -102,16 +99,20 @@ class SimulatedJoint:
                                   self.theta, self.bench)
         self.t = now if n > 100_000 else self.t + n * self.physics_dt
 
-    def position_reading(self) -> float:
-        """Encoder angle (rad): quantised, with noise of ``noise`` rad."""
+    def position_reading(self, resolution: float | None = None) -> float:
+        """Encoder angle (rad) with noise of ``noise`` rad, quantised to ``resolution`` rad
+        (default: one count of the actuator's encoder)."""
         self.advance()
+        resolution = resolution or self.hardware.position_resolution
         noisy = self.q + self.noise * self.rng.normal() if self.noise else self.q
-        return round(noisy / self.resolution) * self.resolution
+        return round(noisy / resolution) * resolution
 
-    def velocity_reading(self) -> float:
-        """Velocity (rad/s) at the servo's reporting resolution."""
+    def velocity_reading(self, resolution: float | None = None) -> float:
+        """Velocity (rad/s) quantised to ``resolution`` rad/s (default: one unit of the
+        actuator's present-velocity register)."""
         self.advance()
-        return round(self.v / VELOCITY_RESOLUTION) * VELOCITY_RESOLUTION
+        resolution = resolution or self.hardware.velocity_resolution
+        return round(self.v / resolution) * resolution
 
     def load_reading(self) -> float:
         """The control signal as a fraction of its saturation, in [−1, 1] (0 with torque off)."""

@@ -1,0 +1,272 @@
+"""Actuator declaration files (SPEC §11): the one way to define an actuator.
+
+The built-in actuators are TOML files shipped in ``frictionsim/actuators/``; a
+user's file (``--actuator-file FILE``) is read by the same :func:`load_actuator_file`
+and added to the registry (:data:`frictionsim.schema.ACTUATORS`) under its
+``name``. A file declares the firmware law and its constants, the default and
+search bounds of the motor parameters, overrides of the friction bounds, the
+electrical extensions cross-validation recommends, and the servo's hardware
+facts (bus family, model numbers, protocols, ids, encoder and velocity units)::
+
+    name = "sts3215_12v"
+    law = "voltage"                 # or "current"
+    vin = 12.0                      # voltage law: default supply (V)
+    kp = 32                         # default firmware gain when a log has none
+    error_gain = 0.16489            # duty per (kp · rad)
+    max_pwm = 0.97
+    target_speed_limit = true       # the sts3215-style limiter (max_velocity, error_gain_ratio)
+    recommended = ["supply"]        # SPEC §9 extensions: a hint, never switched on silently
+    # current law instead: max_current, max_voltage, damping
+    [parameters]                    # default and search bounds of the actuator's own parameters
+    kt = { default = 1.0, min = 0.05, max = 5.0 }
+    R = { default = 5.0, min = 0.1, max = 20.0 }
+    armature = { default = 0.005, min = 1e-5, max = 0.1 }
+    [bounds]                        # Fmax, Lmax, Vmax and per-parameter bounds
+    Fmax = 0.5
+    q_offset = { min = -0.2, max = 0.2 }
+    [hardware]                      # optional: what the drivers and the virtual servo need
+    family = "feetech"              # "dynamixel", "feetech", "ethercat"
+    model_numbers = [777]
+    baudrate = 1000000
+    ids = [0, 252]
+    counts_per_turn = 4096
+    velocity_unit_rpm = 0.0146484375
+
+Every field is checked: an unknown key, a wrong type, a value out of range or
+``min > max`` is an :class:`ActuatorFileError` naming the file and the key.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import re
+import tomllib
+from pathlib import Path
+
+from frictionsim import schema
+from frictionsim.schema import Actuator, Hardware, Parameter
+
+#: Where the built-in declarations live.
+BUILTIN_DIR = Path(__file__).with_name("actuators")
+
+LAWS = ("voltage", "current")
+FAMILIES = ("dynamixel", "feetech", "ethercat")
+#: SPEC §9 extensions an actuator may recommend.
+EXTENSIONS = ("supply", "current_limit", "latency")
+MOTOR_PARAMETERS = ("kt", "R", "armature")
+LIMITER_PARAMETERS = ("max_velocity", "error_gain_ratio")
+_UNITS = {"kt": "N·m/A", "R": "Ω", "armature": "kg·m²", "max_velocity": "rad/s",
+          "error_gain_ratio": ""}
+
+_TOP = {"name", "title", "law", "vin", "kp", "error_gain", "max_pwm", "target_speed_limit",
+        "recommended", "max_current", "max_voltage", "damping", "parameters", "bounds",
+        "hardware"}
+_VOLTAGE_ONLY = ("vin", "error_gain", "max_pwm", "target_speed_limit")
+_CURRENT_ONLY = ("max_current", "max_voltage", "damping")
+_HARDWARE = {"family", "model_numbers", "protocols", "baudrate", "ids", "counts_per_turn",
+             "velocity_unit_rpm"}
+
+
+class ActuatorFileError(ValueError):
+    """An actuator file that cannot be used; the message names the file and the key."""
+
+
+class _Reader:
+    """Typed access to a parsed TOML table, every error naming the file and the dotted key."""
+
+    def __init__(self, source: str) -> None:
+        self.source = source
+
+    def fail(self, key: str, why: str) -> ActuatorFileError:
+        return ActuatorFileError(f"{self.source}: {key}: {why}")
+
+    def number(self, table: dict, key: str, where: str, *, positive: bool = False,
+               non_negative: bool = False, at_most: float | None = None) -> float:
+        value = table[key]
+        name = f"{where}{key}"
+        if isinstance(value, bool) or not isinstance(value, (int, float)):
+            raise self.fail(name, f"{value!r} is not a number")
+        value = float(value)
+        if not math.isfinite(value):
+            raise self.fail(name, f"{value!r} is not finite")
+        if positive and value <= 0:
+            raise self.fail(name, f"{value!r} must be > 0")
+        if non_negative and value < 0:
+            raise self.fail(name, f"{value!r} must be ≥ 0")
+        if at_most is not None and value > at_most:
+            raise self.fail(name, f"{value!r} must be ≤ {at_most:g}")
+        return value
+
+    def integer(self, value, name: str, lo: int, hi: int) -> int:
+        if isinstance(value, bool) or not isinstance(value, int):
+            raise self.fail(name, f"{value!r} is not an integer")
+        if not lo <= value <= hi:
+            raise self.fail(name, f"{value} is outside {lo} … {hi}")
+        return value
+
+    def table(self, data: dict, key: str) -> dict:
+        value = data.get(key, {})
+        if not isinstance(value, dict):
+            raise self.fail(key, f"must be a table ([{key}]), got {type(value).__name__}")
+        return value
+
+    def keys(self, table: dict, allowed: set[str] | tuple[str, ...], where: str) -> None:
+        for key in table:
+            if key not in allowed:
+                raise self.fail(f"{where}{key}", "unknown key (allowed: "
+                                + ", ".join(sorted(allowed)) + ")")
+
+    def bounds(self, spec, name: str, need_default: bool) -> tuple[float | None, float, float]:
+        """(default, min, max) of an inline table ``{ default, min, max }``."""
+        if not isinstance(spec, dict):
+            raise self.fail(name, "must be an inline table { default = …, min = …, max = … }")
+        self.keys(spec, ("default", "min", "max"), f"{name}.")
+        for key in (("default", "min", "max") if need_default else ("min", "max")):
+            if key not in spec:
+                raise self.fail(f"{name}.{key}", "missing")
+        lo = self.number(spec, "min", f"{name}.")
+        hi = self.number(spec, "max", f"{name}.")
+        if lo > hi:
+            raise self.fail(name, f"min {lo:g} > max {hi:g}")
+        default = self.number(spec, "default", f"{name}.") if "default" in spec else None
+        if default is not None and not lo <= default <= hi:
+            raise self.fail(f"{name}.default", f"{default:g} is outside [min, max] = "
+                                                f"[{lo:g}, {hi:g}]")
+        return default, lo, hi
+
+
+def parse_actuator(data: dict, source: str) -> Actuator:
+    """The :class:`~frictionsim.schema.Actuator` a parsed declaration describes."""
+    r = _Reader(source)
+    if not isinstance(data, dict):
+        raise ActuatorFileError(f"{source}: expected a TOML document")
+    r.keys(data, _TOP, "")
+    for key in ("name", "law", "parameters"):
+        if key not in data:
+            raise r.fail(key, "missing")
+    name = data["name"]
+    if not isinstance(name, str) or not re.fullmatch(r"[a-z][a-z0-9_]*", name):
+        raise r.fail("name", f"{name!r} must be lower-case letters, digits and _ (it names files "
+                             "and appears in parameter files)")
+    if name in schema.MODELS:
+        raise r.fail("name", f"{name!r} is a friction model's name")
+    title = data.get("title", name)
+    if not isinstance(title, str):
+        raise r.fail("title", f"{title!r} is not a string")
+    law = data["law"]
+    if law not in LAWS:
+        raise r.fail("law", f"{law!r} must be one of {', '.join(LAWS)}")
+    own, other = (_VOLTAGE_ONLY, _CURRENT_ONLY) if law == "voltage" else (_CURRENT_ONLY,
+                                                                           _VOLTAGE_ONLY)
+    for key in other:
+        if key in data:
+            raise r.fail(key, f"belongs to the {'current' if law == 'voltage' else 'voltage'} "
+                              f"law; this actuator's law is {law!r}")
+    for key in own:
+        if key not in data and key != "target_speed_limit":
+            raise r.fail(key, f"missing (required by the {law} law)")
+    limiter = data.get("target_speed_limit", False)
+    if not isinstance(limiter, bool):
+        raise r.fail("target_speed_limit", f"{limiter!r} must be true or false")
+    if "kp" in data:
+        kp = r.number(data, "kp", "", non_negative=True)
+    else:
+        kp = 32.0 if law == "voltage" else 0.0
+    if law == "voltage":
+        constants = dict(vin=r.number(data, "vin", "", positive=True),
+                         error_gain=r.number(data, "error_gain", "", positive=True),
+                         max_pwm=r.number(data, "max_pwm", "", positive=True, at_most=1.0))
+    else:
+        constants = dict(vin=0.0, error_gain=0.0, max_pwm=0.0,
+                         max_current=r.number(data, "max_current", "", positive=True),
+                         max_voltage=r.number(data, "max_voltage", "", positive=True),
+                         damping=r.number(data, "damping", "", non_negative=True))
+    recommended = data.get("recommended", [])
+    if not isinstance(recommended, list) or any(x not in EXTENSIONS for x in recommended):
+        raise r.fail("recommended", f"{recommended!r} must be a list of "
+                                    f"{', '.join(EXTENSIONS)}")
+
+    params = r.table(data, "parameters")
+    expected = MOTOR_PARAMETERS + (LIMITER_PARAMETERS if limiter else ())
+    r.keys(params, expected, "parameters.")
+    motor = []
+    for key in expected:
+        if key not in params:
+            why = " (target_speed_limit = true needs it)" if key in LIMITER_PARAMETERS else ""
+            raise r.fail(f"parameters.{key}", "missing" + why)
+        default, lo, hi = r.bounds(params[key], f"parameters.{key}", need_default=True)
+        if key == "R" and lo <= 0:
+            raise r.fail("parameters.R.min", f"{lo:g} must be > 0 (the law divides by R)")
+        if key != "error_gain_ratio" and lo < 0:
+            raise r.fail(f"parameters.{key}.min", f"{lo:g} must be ≥ 0")
+        motor.append(Parameter(key, default, lo, hi, unit=_UNITS[key]))
+
+    bounds = r.table(data, "bounds")
+    overridable = {"q_offset", *schema.FRICTION_DEFAULTS}
+    r.keys(bounds, {"Fmax", "Lmax", "Vmax", *overridable}, "bounds.")
+    limits = {k: r.number(bounds, k, "bounds.", positive=True)
+              for k in ("Fmax", "Lmax", "Vmax") if k in bounds}
+    overrides = []
+    for key in sorted(set(bounds) & overridable):
+        default, lo, hi = r.bounds(bounds[key], f"bounds.{key}", need_default=False)
+        overrides.append((key, default, lo, hi))
+
+    return Actuator(
+        name=name, law=law, kp=kp, motor=tuple(motor),
+        fmax=limits.get("Fmax", 0.2), lmax=limits.get("Lmax", 0.5), vmax=limits.get("Vmax", 1.0),
+        bound_overrides=tuple(overrides), target_speed_limit=limiter,
+        recommended=tuple(recommended), hardware=_hardware(r, r.table(data, "hardware")),
+        title=title, source=source, **constants,
+    )
+
+
+def _hardware(r: _Reader, hw: dict) -> Hardware:
+    r.keys(hw, _HARDWARE, "hardware.")
+    family = hw.get("family", "")
+    if family not in FAMILIES + ("",):
+        raise r.fail("hardware.family", f"{family!r} must be one of {', '.join(FAMILIES)}")
+    numbers = hw.get("model_numbers", [])
+    if not isinstance(numbers, list):
+        raise r.fail("hardware.model_numbers", "must be a list of integers")
+    numbers = [r.integer(n, "hardware.model_numbers", 0, 0xFFFF) for n in numbers]
+    protocols = hw.get("protocols", [])
+    if not isinstance(protocols, list) or any(p not in (1, 2) for p in protocols):
+        raise r.fail("hardware.protocols", f"{protocols!r} must be a list of 1 and/or 2")
+    ids = hw.get("ids", [0, 252])
+    if not (isinstance(ids, list) and len(ids) == 2):
+        raise r.fail("hardware.ids", f"{ids!r} must be [lowest, highest]")
+    lo, hi = (r.integer(i, "hardware.ids", 0, 65535) for i in ids)
+    if lo > hi:
+        raise r.fail("hardware.ids", f"lowest {lo} > highest {hi}")
+    baudrate = r.integer(hw.get("baudrate", 0), "hardware.baudrate", 0, 100_000_000)
+    counts = r.number(hw, "counts_per_turn", "hardware.", positive=True) \
+        if "counts_per_turn" in hw else 4096.0
+    velocity = r.number(hw, "velocity_unit_rpm", "hardware.", positive=True) \
+        if "velocity_unit_rpm" in hw else 0.229
+    return Hardware(family=family, model_numbers=tuple(numbers), protocols=tuple(protocols),
+                    baudrate=baudrate, ids=(lo, hi), counts_per_turn=counts,
+                    velocity_unit_rpm=velocity)
+
+
+def load_actuator_file(path: str | os.PathLike) -> Actuator:
+    """Read and check one declaration file; :class:`ActuatorFileError` naming file and key."""
+    path = Path(path)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise ActuatorFileError(f"{path}: no such actuator file") from None
+    except (OSError, UnicodeDecodeError) as e:
+        raise ActuatorFileError(f"{path}: cannot read the actuator file ({e})") from None
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as e:
+        raise ActuatorFileError(f"{path}: not valid TOML ({e})") from None
+    except RecursionError:
+        raise ActuatorFileError(f"{path}: not valid TOML (nested too deeply)") from None
+    return parse_actuator(data, str(path))
+
+
+def builtin_actuators() -> list[Actuator]:
+    """The declarations shipped with frictionsim, in name order."""
+    return [load_actuator_file(p) for p in sorted(BUILTIN_DIR.glob("*.toml"))]
