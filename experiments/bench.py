@@ -11,7 +11,7 @@ import numpy as np
 from experiments.output import JSON, add_output_argument, table, write_json
 from experiments.registry import register
 from experiments.synthetic import GROUND_TRUTH, dataset, restrict
-from frictionsim import MODELS
+from frictionsim import MODELS, layout
 from frictionsim.logs import process
 from solvers.batch import PackedLogs
 from solvers.fixed_step import rollout_error
@@ -36,14 +36,16 @@ def measure(model: str, packed: PackedLogs, candidates: int, repeats: int) -> di
     rng = np.random.default_rng(0)
     # Candidates spread around the truth, as a fitter's population would be.
     thetas = np.repeat(theta[None, :], candidates, axis=0)
-    thetas[:, :17] *= rng.uniform(0.8, 1.2, size=(candidates, 17))
+    perturbed = layout.MOTOR_AND_FRICTION
+    n = perturbed.stop - perturbed.start
+    thetas[:, perturbed] *= rng.uniform(0.8, 1.2, size=(candidates, n))
     o = packed.offsets
 
     def single() -> None:
         for j in range(packed.n_logs):
             a, b = o[j], o[j + 1]
             rollout_error(packed.goal[a:b], packed.enable[a:b], packed.position[a:b],
-                          packed.v0[j], theta, packed.bench[j], packed.bench[j, 6])
+                          packed.v0[j], theta, packed.bench[j], packed.bench[j, layout.DT])
 
     single()
     packed.errors(thetas)

@@ -9,8 +9,8 @@ from pathlib import Path
 from tqdm import tqdm
 
 from experiments.virtual_bench import SensorModel, record
-from frictionsim.bench_setup import BenchSetup
 from frictionsim import schema, trajectories
+from frictionsim.bench_setup import BenchSetup
 from frictionsim.logs import Log, process, save_log
 from frictionsim.params import ParameterSet
 

@@ -17,18 +17,16 @@ processing step, so that a log is exactly the model's rollout (for recovery test
 
 from __future__ import annotations
 
-import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import numpy as np
 
 from frictionsim import schema, trajectories
-from frictionsim.bench_setup import BenchSetup
 from frictionsim.actuator_laws import firmware_control
+from frictionsim.bench_setup import BenchSetup
 from frictionsim.logs import Log
 from frictionsim.params import ParameterSet
 from solvers.fixed_step import step
-
 
 
 @dataclass(frozen=True)

@@ -21,6 +21,7 @@ faster than V_max/k_t brakes.
 from __future__ import annotations
 
 import math
+from typing import NamedTuple
 
 import numpy as np
 from numba import njit
@@ -43,6 +44,13 @@ from frictionsim.layout import (
 )
 
 
+class Control(NamedTuple):
+    """The firmware's output: control ``u`` (V or A) and its new limiter state ``q_smooth`` (rad)."""
+
+    u: float
+    q_smooth: float
+
+
 @njit(cache=True, inline="always")
 def clip(x: float, lo: float, hi: float) -> float:
     """min(max(x, lo), hi), as numpy.clip on a scalar."""
@@ -62,8 +70,8 @@ def limit_target(q_target: float, q_smooth: float, theta: np.ndarray, bench: np.
 @njit(cache=True, inline="always")
 def firmware_control(
     q_target: float, q: float, v: float, q_smooth: float, theta: np.ndarray, bench: np.ndarray
-) -> tuple:
-    """Control signal and new limiter state: ``(u, q_smooth)``.
+) -> Control:
+    """Control signal and new limiter state: ``Control(u, q_smooth)``.
 
     u is volts (voltage law) or amps (current law). q, v: measured position (rad)
     and velocity (rad/s); q_smooth: the sts3215 limiter state (rad). Servos
@@ -74,10 +82,10 @@ def firmware_control(
         q_smooth = limit_target(q_target, q_smooth, theta, bench)
         duty = (q_smooth - q) * bench[KP] * theta[ERROR_GAIN] * theta[ERROR_GAIN_RATIO]
         duty = clip(duty, -theta[MAX_PWM], theta[MAX_PWM])
-        return bench[VIN] * duty, q_smooth
+        return Control(bench[VIN] * duty, q_smooth)
     kp = bench[KP]
     amps = (q_target - q) * kp + bench[DAMPING] * math.sqrt(kp) * (0.0 - v)
-    return clip(amps, -theta[MAX_CURRENT], theta[MAX_CURRENT]), q_target
+    return Control(clip(amps, -theta[MAX_CURRENT], theta[MAX_CURRENT]), q_target)
 
 
 @njit(cache=True, inline="always")

@@ -18,6 +18,7 @@ makes published parameter files reproduce their published errors exactly.
 from __future__ import annotations
 
 import math
+from typing import NamedTuple
 
 import numpy as np
 from numba import njit
@@ -37,6 +38,13 @@ from frictionsim.layout import (
     K_V,
     V_S,
 )
+
+
+class FrictionBudget(NamedTuple):
+    """τ_fm = static + viscous·|v|: the static part F (N·m) and K_v (N·m·s/rad)."""
+
+    static: float
+    viscous: float
 
 
 @njit(cache=True, inline="always")
@@ -64,7 +72,7 @@ def quadratic_term(tau_m: float, tau_e: float, theta: np.ndarray) -> float:
 
 
 @njit(cache=True, inline="always")
-def friction_budget(v: float, tau_m: float, tau_e: float, theta: np.ndarray) -> tuple:
+def friction_budget(v: float, tau_m: float, tau_e: float, theta: np.ndarray) -> FrictionBudget:
     """Static part F (N·m) and viscous coefficient K_v (N·m·s/rad) of τ_fm = F + K_v·|v|.
 
     v: joint velocity (rad/s); tau_m: motor torque (N·m); tau_e: external torque (N·m);
@@ -84,4 +92,4 @@ def friction_budget(v: float, tau_m: float, tau_e: float, theta: np.ndarray) -> 
         ) * s
         if theta[K_EQ] != 0.0 or theta[K_MQ] != 0.0:
             static += s * quadratic_term(tau_m, tau_e, theta)
-    return static, theta[K_V]
+    return FrictionBudget(static, theta[K_V])

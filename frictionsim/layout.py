@@ -80,6 +80,8 @@ MAX_PWM = 21
 MAX_CURRENT = 22
 MAX_VOLTAGE = 23
 THETA_SIZE = 24
+#: The identified motor and friction entries of ``theta`` (Q_OFFSET … K_V).
+MOTOR_AND_FRICTION = slice(Q_OFFSET, K_V + 1)
 
 VOLTAGE_LAW = 0.0
 CURRENT_LAW = 1.0

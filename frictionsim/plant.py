@@ -9,6 +9,8 @@ fixed-step and the event-driven solvers take their torques from here.
 
 from __future__ import annotations
 
+from typing import NamedTuple
+
 import numpy as np
 from numba import njit
 
@@ -18,14 +20,24 @@ from frictionsim.layout import ARMATURE, Q_OFFSET
 from frictionsim.pendulum import gravity_torque, load_inertia
 
 
+class BenchTorques(NamedTuple):
+    """Every term of the bench's equation of motion but the friction torque itself."""
+
+    motor: float  # τ_m (N·m)
+    external: float  # τ_e, gravity (N·m)
+    static: float  # F, the static part of the friction budget (N·m)
+    viscous: float  # K_v (N·m·s/rad)
+    inertia: float  # I = I_load + armature (kg·m²)
+
+
 @njit(cache=True, inline="always")
 def bench_torques(
     q: float, v: float, u: float, enable: float, theta: np.ndarray, bench: np.ndarray
-) -> tuple:
-    """``(τ_m, τ_e, F, K_v, I)`` of the bench at encoder angle q (rad), velocity v (rad/s),
-    control u (V or A) and enable flag (0/1)."""
+) -> BenchTorques:
+    """The torques of the bench at encoder angle q (rad), velocity v (rad/s), control u
+    (V or A) and enable flag (0/1)."""
     tau_e = gravity_torque(q + theta[Q_OFFSET], bench)
     tau_m = motor_torque(u, enable, v, theta)
-    static, viscous = friction_budget(v, tau_m, tau_e, theta)
+    budget = friction_budget(v, tau_m, tau_e, theta)
     inertia = load_inertia(bench) + theta[ARMATURE]
-    return tau_m, tau_e, static, viscous, inertia
+    return BenchTorques(tau_m, tau_e, budget.static, budget.viscous, inertia)

@@ -11,15 +11,14 @@ to 0 when the servo still answers, and the torque is disabled.
 
 from __future__ import annotations
 
-import math
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
 from frictionsim import trajectories
-from frictionsim.bench_setup import BenchSetup
 from frictionsim.atomic import write_json
+from frictionsim.bench_setup import BenchSetup
 from hw.servo import Servo, ServoError
 
 

@@ -55,16 +55,16 @@ METHODS = ("RK45", "DOP853", "LSODA", "Radau")
 def bench_slip_acceleration(q: float, v: float, sign: float, u: float, enable: float,
                             theta: np.ndarray, bench: np.ndarray) -> float:
     """v̇ (rad/s²) of the bench slipping in direction ``sign``: (τ_m + τ_e − sign·τ_fm)/I."""
-    tau_m, tau_e, static, viscous, inertia = bench_torques(q, v, u, enable, theta, bench)
-    return (tau_m + tau_e - sign * (static + viscous * abs(v))) / inertia
+    t = bench_torques(q, v, u, enable, theta, bench)
+    return (t.motor + t.external - sign * (t.static + t.viscous * abs(v))) / t.inertia
 
 
 @njit(cache=True)
 def bench_rest_torques(q: float, u: float, enable: float, theta: np.ndarray,
                        bench: np.ndarray) -> tuple:
     """(τ_m + τ_e, τ_fm(0)) at rest (N·m): the torque friction must hold, and the static budget."""
-    tau_m, tau_e, static, _, _ = bench_torques(q, 0.0, u, enable, theta, bench)
-    return tau_m + tau_e, static
+    t = bench_torques(q, 0.0, u, enable, theta, bench)
+    return t.motor + t.external, t.static
 
 
 class Joint:

@@ -7,13 +7,14 @@ flat vectors of :mod:`frictionsim.layout` (``theta`` from
     from numba import njit
     from solvers.fixed_step import step
     from frictionsim.actuator_laws import firmware_control
+    from frictionsim.layout import DT
 
     @njit
     def my_loop(theta, bench, q, v, targets):
         q_smooth = q
         for target in targets:
             u, q_smooth = firmware_control(target, q, v, q_smooth, theta, bench)
-            q, v = step(q, v, u, 1.0, bench[6], theta, bench)
+            q, v = step(q, v, u, 1.0, bench[DT], theta, bench)
         return q, v
 
 One step, in this order (state q rad, v rad/s; control u V or A; enable 0/1; dt s)::
@@ -31,6 +32,8 @@ One step, in this order (state q rad, v rad/s; control u V or A; enable 0/1; dt 
 
 from __future__ import annotations
 
+from typing import NamedTuple
+
 import numpy as np
 from numba import njit
 
@@ -40,10 +43,17 @@ from frictionsim.plant import bench_torques
 MAX_SPEED = 100.0
 
 
+class JointState(NamedTuple):
+    """Position q (rad) and velocity v (rad/s) of a joint."""
+
+    q: float
+    v: float
+
+
 @njit(cache=True, inline="always")
 def clipped_step(
     q: float, v: float, tau: float, inertia: float, budget: float, dt: float
-) -> tuple:
+) -> JointState:
     """One step of friction-budget clipping for a joint; returns the new ``(q, v)``.
 
     tau: every torque but friction (N·m); inertia (kg·m²); budget: τ_fm (N·m).
@@ -55,16 +65,16 @@ def clipped_step(
     accel = (tau + tau_f) / inertia
     v = min(max(v + accel * dt, -MAX_SPEED), MAX_SPEED)
     q += v * dt + 0.5 * accel * dt**2
-    return q, v
+    return JointState(q, v)
 
 
 @njit(cache=True)
 def step(
     q: float, v: float, u: float, enable: float, dt: float, theta: np.ndarray, bench: np.ndarray
-) -> tuple:
-    """Advance the pendulum bench one fixed step; returns the new ``(q, v)``."""
-    tau_m, tau_e, static, viscous, inertia = bench_torques(q, v, u, enable, theta, bench)
-    return clipped_step(q, v, tau_m + tau_e, inertia, static + viscous * abs(v), dt)
+) -> JointState:
+    """Advance the pendulum bench one fixed step; returns the new ``JointState(q, v)``."""
+    t = bench_torques(q, v, u, enable, theta, bench)
+    return clipped_step(q, v, t.motor + t.external, t.inertia, t.static + t.viscous * abs(v), dt)
 
 
 @njit(cache=True)
