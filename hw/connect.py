@@ -1,38 +1,44 @@
-"""Open the servo of a frictionsim actuator name on a port: the one entry point of the recorder.
+"""Open the servo of a frictionsim actuator on a port: the one entry point of the recorder.
 
-``xl330``, ``mx64``, ``mx106``, ``xl320`` are Dynamixel servos on a serial port
-(protocol 2.0 by default; MX firmware may be 1.0); ``sts3215`` is a Feetech servo on a
-serial port; ``erob80_100`` and ``erob80_50`` are eRob drives on an EtherCAT network
-interface (``--port eth0``).
+Which driver drives an actuator is data: the ``family`` of its declaration's
+``[hardware]`` table (SPEC §11). ``dynamixel`` and ``feetech`` servos sit on a serial
+port (``/dev/ttyUSB0``); ``ethercat`` drives (the eRob) on a network interface
+(``--port eth0``).
 """
 
 from __future__ import annotations
 
+from frictionsim import schema
 from hw.servo import Servo
 
-DYNAMIXEL = ("xl330", "mx64", "mx106", "xl320")
-FEETECH = ("sts3215",)
-EROB = ("erob80_100", "erob80_50")
-MOTORS = DYNAMIXEL + FEETECH + EROB
+FAMILIES = ("dynamixel", "feetech", "ethercat")
+
+
+def motors() -> list[str]:
+    """The actuators that can be driven: those whose declaration names a bus family."""
+    return [name for name, act in schema.ACTUATORS.items() if act.hardware.family in FAMILIES]
 
 
 def open_servo(motor: str, port: str, servo_id: int = 1, protocol: int | None = None,
                baudrate: int | None = None) -> Servo:
     """The :class:`~hw.servo.Servo` for actuator ``motor`` on ``port`` (a serial device
-    path, or a network interface for the eRob), checked to answer."""
-    if motor in DYNAMIXEL:
+    path, or a network interface for an EtherCAT drive), checked to answer."""
+    family = schema.get_actuator(motor).hardware.family
+    if protocol is not None and family != "dynamixel":
+        raise ValueError(f"{motor} is a {family or 'non-serial'} servo; --protocol applies to "
+                         "Dynamixel servos")
+    if family == "dynamixel":
         from hw.dynamixel.servo import DynamixelServo
 
-        return DynamixelServo.open(port, motor, servo_id=servo_id, protocol=protocol or 2,
+        return DynamixelServo.open(port, motor, servo_id=servo_id, protocol=protocol,
                                    baudrate=baudrate)
-    if protocol not in (None, 1) and motor in FEETECH:
-        raise ValueError(f"{motor} speaks the Feetech protocol; --protocol applies to Dynamixel")
-    if motor in FEETECH:
+    if family == "feetech":
         from hw.feetech.servo import FeetechServo
 
-        return FeetechServo.open(port, servo_id=servo_id, baudrate=baudrate)
-    if motor in EROB:
+        return FeetechServo.open(port, motor, servo_id=servo_id, baudrate=baudrate)
+    if family == "ethercat":
         from hw.ethercat.servo import open_erob
 
         return open_erob(port, motor, slave=servo_id - 1)
-    raise ValueError(f"unknown motor {motor!r}; known: {', '.join(MOTORS)}")
+    raise ValueError(f"{motor} cannot be driven: its declaration names no hardware family "
+                     f"(one of {', '.join(FAMILIES)})")

@@ -11,14 +11,19 @@ to 0 when the servo still answers, and the torque is disabled.
 
 from __future__ import annotations
 
+import itertools
+import sys
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
+import numpy as np
+
 from frictionsim import trajectories
 from frictionsim.atomic import write_json
 from frictionsim.bench_setup import BenchSetup
+from frictionsim.logs import load_log
 from hw.servo import Servo, ServoError
 
 
@@ -123,3 +128,40 @@ def _make_safe(servo: Servo, clock: Clock) -> None:
             servo.torque(False)
         except (ServoError, OSError):
             pass
+
+
+def new_log_path(logdir: Path, trajectory: str, setup: BenchSetup) -> Path:
+    """A new file name in ``logdir`` naming the set-up; never one that exists already."""
+    stem = f"{trajectory}_kp{setup.kp:g}_m{setup.mass:g}_l{setup.length:g}"
+    path = logdir / f"{stem}.json"
+    for n in itertools.count(2):
+        if not path.exists():
+            return path
+        path = logdir / f"{stem}_{n}.json"
+    raise AssertionError("unreachable")
+
+
+def summarise(path: Path, rate: float) -> str:
+    """One line on a recorded log: entries, duration and the actual control period."""
+    log = load_log(path)
+    t = np.array([e["timestamp"] for e in log.entries])
+    period = np.diff(t) * 1e3
+    late = np.mean(period > 1.5e3 / rate) * 100 if len(period) else 0.0
+    return (f"{path}: {len(t)} entries over {t[-1]:.2f} s, period {period.mean():.2f} ± "
+            f"{period.std():.2f} ms (max {period.max():.1f} ms, {late:.1f} % late by > 50 %)")
+
+
+def record_new(servo: Servo, trajectory: str, setup: BenchSetup, logdir: Path,
+               rate: float = 200.0, duration: float = trajectories.DURATION) -> Path:
+    """Record ``trajectory`` into a new log of ``logdir``, saying where and how it went."""
+    path = new_log_path(logdir, trajectory, setup)
+    print(f"recording {trajectory} (kp {setup.kp:g}, {setup.mass:g} kg at {setup.length:g} m) "
+          f"-> {path}", flush=True)
+    try:
+        record(servo, trajectory, setup, path, rate=rate, duration=duration)
+    except BaseException:
+        if path.exists():
+            print(f"partial log kept (marked incomplete): {path}", file=sys.stderr)
+        raise
+    print(summarise(path, rate), flush=True)
+    return path

@@ -35,3 +35,9 @@ class Servo(Protocol):
 
     def close(self) -> None:
         """Release the bus."""
+
+    def __enter__(self) -> Servo:
+        """The servo itself; leaving the ``with`` block makes it safe (torque off) and closes it."""
+
+    def __exit__(self, *exc: object) -> None:
+        """Torque off (as far as the servo still answers), then :meth:`close`."""

@@ -8,3 +8,6 @@
 - :mod:`solvers.coupled_joints`: several joints coupled by an inertia matrix, with the
   stick-friction solve of SPEC §8 and the same event-driven integration.
 """
+
+#: The integrators of scipy's ``solve_ivp`` the event-driven solvers accept (DOP853 by default).
+METHODS = ("RK45", "DOP853", "LSODA", "Radau")

@@ -43,12 +43,12 @@ from scipy.integrate import solve_ivp
 
 from frictionsim.actuator_laws import firmware_control
 from frictionsim.plant import bench_torques
+from solvers import METHODS
 from solvers.errors import SimulationError
 
 STICK = 0
 SLIP_POSITIVE = 1
 SLIP_NEGATIVE = -1
-METHODS = ("RK45", "DOP853", "LSODA", "Radau")
 
 
 @njit(cache=True)

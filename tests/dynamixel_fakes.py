@@ -6,6 +6,7 @@ from collections.abc import Callable
 
 from frictionsim.params import ParameterSet
 from hw.dynamixel import control_tables as ct
+from hw.serialbus import registers as rg
 from hw.virtual_servo.dynamixel_device import DynamixelDevice
 from hw.virtual_servo.joint import SimulatedJoint
 
@@ -53,7 +54,7 @@ class LoopbackPort:
         self.closed = True
 
 
-def virtual_xl330(clock: Callable[[], float], table: ct.ControlTable = ct.XL330_M288,
+def virtual_xl330(clock: Callable[[], float], table: rg.ControlTable = ct.XL330_M288,
                   noise: float = 0.0, mass: float = 0.3, length: float = 0.1,
                   servo_id: int = 1) -> DynamixelDevice:
     """A virtual servo of ``table``'s model on a simulated bench advanced by ``clock``."""

@@ -14,12 +14,13 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from hw.dynamixel import DynamixelBus, DynamixelError, ServoCorruptPacket, ServoStatusError, ServoTimeout
+from hw.dynamixel import BusError, DynamixelBus, ServoCorruptPacket, ServoStatusError, ServoTimeout
 from hw.dynamixel import control_tables as ct
 from hw.dynamixel import protocol1 as p1
 from hw.dynamixel import protocol2 as p2
 from hw.dynamixel.servo import DynamixelServo
 from hw.recorder import BenchSetup, Clock, record
+from hw.serialbus import registers as rg
 from tests.dynamixel_fakes import LoopbackPort, virtual_xl330
 
 
@@ -59,24 +60,24 @@ def test_servo_round_trip_through_virtual_device(table, clock):
     assert state["input_volts"] == pytest.approx(7.4)
     assert state["temp"] == 31
     # the registers hold what a real servo reports, in its own encoding
-    goal = ct.field(table.goal_position, bytes(device.memory[table.goal_position.address:][:4]),
+    goal = rg.field(table.goal_position, bytes(device.memory[table.goal_position.address:][:4]),
                     table.goal_position.address)
-    assert goal == ct.rad_to_counts(table, 0.4)
+    assert goal == rg.rad_to_counts(table, 0.4)
 
 
 def test_conversions_centre_direction_and_resolution():
     t = ct.XL330_M288
-    assert ct.rad_to_counts(t, 0.0) == 2048
-    assert ct.counts_to_rad(t, 2048 + 1024) == pytest.approx(math.pi / 2)  # CCW positive
-    assert ct.counts_to_rad(ct.XL320, 512 + 1024 // 300 * 90) == pytest.approx(
+    assert rg.rad_to_counts(t, 0.0) == 2048
+    assert rg.counts_to_rad(t, 2048 + 1024) == pytest.approx(math.pi / 2)  # CCW positive
+    assert rg.counts_to_rad(ct.XL320, 512 + 1024 // 300 * 90) == pytest.approx(
         math.radians(300 / 1024 * (1024 // 300 * 90)))
-    assert ct.velocity_to_rad_s(t, 100) == pytest.approx(100 * 0.229 * 2 * math.pi / 60)
+    assert rg.velocity_to_rad_s(t, 100) == pytest.approx(100 * 0.229 * 2 * math.pi / 60)
     with pytest.raises(ValueError, match="outside"):
-        ct.rad_to_counts(t, 4.0)
+        rg.rad_to_counts(t, 4.0)
     sm = ct.MX64_P1.present_load
     assert sm.decode(sm.encode(-300)) == -300
     assert sm.encode(-300) == (300 | 0x400).to_bytes(2, "little")
-    assert ct.current_to_amps(ct.MX64_P1, 2048 + 100) == pytest.approx(0.45)
+    assert rg.current_to_amps(ct.MX64_P1, 2048 + 100) == pytest.approx(0.45)
 
 
 def test_silent_servo_times_out_with_clear_error(clock):
@@ -134,7 +135,7 @@ def test_sync_read_write_and_reboot(clock):
     device = virtual_xl330(clock.now)
     bus = DynamixelBus(LoopbackPort(device))
     bus.sync_write(116, 4, {1: (2048 + 300).to_bytes(4, "little"), 2: b"\0\0\0\0"})
-    assert device.joint.goal == pytest.approx(ct.counts_to_rad(ct.XL330_M288, 2348))
+    assert device.joint.goal == pytest.approx(rg.counts_to_rad(ct.XL330_M288, 2348))
     bus.write(1, 64, b"\x01")
     assert bus.sync_read(116, 4, [1]) == {1: (2348).to_bytes(4, "little")}
     bus.reboot(1)
@@ -149,7 +150,7 @@ def test_open_checks_model(clock, monkeypatch):
     device = virtual_xl330(clock.now, ct.XL330_M288)
     monkeypatch.setattr(serial, "Serial", lambda *a, **k: LoopbackPort(device))
     assert DynamixelServo.open("/dev/fake", "xl330").table is ct.XL330_M288
-    with pytest.raises(DynamixelError, match="is a XL330-M288, not a MX-64"):
+    with pytest.raises(BusError, match="is a XL330-M288, not a MX-64"):
         DynamixelServo.open("/dev/fake", "mx64")
     device = virtual_xl330(clock.now, ct.XL330_M077)  # same control table, other gear ratio
     assert DynamixelServo.open("/dev/fake", "xl330").table is ct.XL330_M077

@@ -16,7 +16,7 @@ from hypothesis import strategies as st  # noqa: E402
 
 from hw.dynamixel import protocol1 as p1  # noqa: E402
 from hw.dynamixel import protocol2 as p2  # noqa: E402
-from hw.dynamixel.errors import ServoCorruptPacket  # noqa: E402
+from hw.serialbus.errors import ServoCorruptPacket  # noqa: E402
 from tests.dynamixel_fakes import SdkPort as FakePort  # noqa: E402
 
 ids = st.integers(0, 252)

@@ -8,7 +8,7 @@ import math
 import numpy as np
 import pytest
 
-from experiments.cli import main
+from experiments.runner.cli import main
 from frictionsim import layout
 from frictionsim.params import ParameterSet
 from solvers.event_driven import (
@@ -162,8 +162,9 @@ def test_fixed_step_converges_to_event_driven_on_a_synthetic_log():
 
 
 def test_crosscheck_command(tmp_path):
-    from experiments.synthetic import GROUND_TRUTH, restrict
-    from experiments.virtual_bench import BenchSetup, SensorModel, record
+    from experiments.synthetic.dataset import GROUND_TRUTH, restrict
+    from experiments.synthetic.virtual_bench import SensorModel, record
+    from frictionsim.bench_setup import BenchSetup
     from frictionsim.logs import process, save_log
     from frictionsim.params import save_params
 

@@ -13,9 +13,9 @@ from hypothesis import strategies as st
 
 from frictionsim.params import ParameterSet
 from hw.dynamixel import ServoCorruptPacket, ServoTimeout
-from hw.dynamixel import control_tables as ct
 from hw.feetech import STS3215, FeetechBus, FeetechServo
 from hw.feetech import protocol as fp
+from hw.serialbus import registers as rg
 from hw.virtual_servo.device import make_device
 from hw.virtual_servo.joint import SimulatedJoint
 from hw.virtual_servo.pty_link import PtyLink
@@ -102,11 +102,11 @@ def test_load_sign_magnitude_bit_10(value):
 
 
 def test_units():
-    assert ct.counts_to_rad(STS3215, 2048) == 0.0
-    assert ct.counts_to_rad(STS3215, 3072) == pytest.approx(math.pi / 2)
-    assert ct.velocity_to_rad_s(STS3215, 4096) == pytest.approx(2 * math.pi)  # counts/s
-    assert ct.voltage_to_volts(STS3215, 74) == pytest.approx(7.4)
-    assert ct.current_to_amps(STS3215, 100) == pytest.approx(0.65)
+    assert rg.counts_to_rad(STS3215, 2048) == 0.0
+    assert rg.counts_to_rad(STS3215, 3072) == pytest.approx(math.pi / 2)
+    assert rg.velocity_to_rad_s(STS3215, 4096) == pytest.approx(2 * math.pi)  # counts/s
+    assert rg.voltage_to_volts(STS3215, 74) == pytest.approx(7.4)
+    assert rg.current_to_amps(STS3215, 100) == pytest.approx(0.65)
 
 
 def sts_device(clock=time.perf_counter, servo_id=1):

@@ -8,11 +8,12 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from experiments.cli import main
-from experiments.fitter import FitSettings, fit, loss_of
-from experiments.search_space import SearchSpace, embed
-from experiments.synthetic import GROUND_TRUTH, restrict
-from experiments.virtual_bench import BenchSetup, SensorModel, record
+from experiments.identification.fitter import FitSettings, fit, loss_of
+from experiments.identification.search_space import SearchSpace, embed
+from experiments.runner.cli import main
+from experiments.synthetic.dataset import GROUND_TRUTH, restrict
+from experiments.synthetic.virtual_bench import SensorModel, record
+from frictionsim.bench_setup import BenchSetup
 from frictionsim.logs import process, save_log
 from frictionsim.params import load_params
 from solvers.batch import PackedLogs

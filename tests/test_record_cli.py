@@ -9,7 +9,7 @@ import time
 
 import pytest
 
-from experiments.cli import main
+from experiments.runner.cli import main
 from hw.virtual_servo.pty_link import PtyLink
 from tests.dynamixel_fakes import virtual_xl330
 

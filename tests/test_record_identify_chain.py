@@ -7,7 +7,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from experiments.cli import main
+from experiments.runner.cli import main
 from frictionsim import trajectories
 from frictionsim.params import ParameterSet, load_params
 from hw.recorder import BenchSetup, Clock, record

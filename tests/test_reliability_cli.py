@@ -14,12 +14,13 @@ from pathlib import Path
 
 import pytest
 
-from experiments.cli import main
-from experiments.fitter import FitSettings, loss_of
-from experiments.identify import identify, prepare_out
-from experiments.output import fresh_directory
-from experiments.synthetic import GROUND_TRUTH, restrict
-from experiments.virtual_bench import BenchSetup, SensorModel, record
+from experiments.common.output import fresh_directory
+from experiments.identification.fitter import FitSettings, loss_of
+from experiments.identification.pipeline import IdentifySettings, identify, prepare_out
+from experiments.runner.cli import main
+from experiments.synthetic.dataset import GROUND_TRUTH, restrict
+from experiments.synthetic.virtual_bench import SensorModel, record
+from frictionsim.bench_setup import BenchSetup
 from frictionsim.logs import Log, process, save_log
 from frictionsim.params import ParameterSet, load_params, save_params
 from solvers.batch import PackedLogs
@@ -216,8 +217,9 @@ def test_a_non_finite_simulation_is_an_error_naming_log_and_parameters(
 def test_identify_names_a_log_that_cannot_be_simulated_and_saves_nothing(logs, tmp_path):
     broken = Log({**logs[0].header, "length": 1e200}, logs[0].entries, Path("broken.json"))
     with pytest.raises(SimulationError, match="broken.json"):
-        identify(["m1"], "mx64", [logs[1], broken], [], FitSettings(budget=50),
-                 tmp_path / "out", progress=False)
+        identify([logs[1], broken], [],
+                 IdentifySettings(("m1",), "mx64", FitSettings(budget=50), progress=False),
+                 tmp_path / "out")
     assert not (tmp_path / "out" / "m1.json").exists()
 
 
@@ -257,7 +259,7 @@ def test_event_solver_refuses_a_non_finite_right_hand_side():
 
 def test_dask_address_that_is_not_a_scheduler_times_out():
     pytest.importorskip("distributed")
-    from experiments.distributed import connect
+    from experiments.identification.distributed import connect
 
     server = socket.socket()
     server.bind(("127.0.0.1", 0))
@@ -273,7 +275,7 @@ def test_dask_address_that_is_not_a_scheduler_times_out():
 
 def test_dask_scheduler_without_workers_times_out(logs, tmp_path):
     distributed = pytest.importorskip("distributed")
-    from experiments.distributed import fit_on_dask
+    from experiments.identification.distributed import fit_on_dask
 
     with distributed.LocalCluster(n_workers=0, dashboard_address=None, processes=False) as cluster:
         with pytest.raises(TimeoutError, match="no worker joined"):
@@ -320,18 +322,18 @@ def test_unusable_seed_is_refused_by_the_parser(value, folder, tmp_path, capsys)
 
 
 def test_ctrl_c_during_start_up(monkeypatch, capsys):
-    import experiments.cli as cli
+    from experiments.runner.registry import Command
 
-    def interrupted():
-        raise KeyboardInterrupt
+    def interrupted(self):
+        raise KeyboardInterrupt  # while the command's module is being imported
 
-    monkeypatch.setattr(cli, "_registry", interrupted)
+    monkeypatch.setattr(Command, "load", interrupted)
     assert main(["simulate", "--help"]) == 130
     assert "interrupted" in capsys.readouterr().err
 
 
 def test_an_unexpected_error_is_one_line_not_a_traceback(monkeypatch, params_file, folder, capsys):
-    import experiments.simulate as simulate_command
+    import solvers.rollouts as simulate_command
 
     def broken(log, params):
         raise RuntimeError("something unforeseen")

@@ -7,8 +7,8 @@ import math
 import numpy as np
 import pytest
 
-from experiments.synthetic import GROUND_TRUTH, restrict
-from experiments.virtual_bench import SensorModel, record
+from experiments.synthetic.dataset import GROUND_TRUTH, restrict
+from experiments.synthetic.virtual_bench import SensorModel, record
 from frictionsim import schema
 from frictionsim.bench_setup import BenchSetup
 from frictionsim.logs import process, validate

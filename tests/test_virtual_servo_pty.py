@@ -8,6 +8,7 @@ import time
 import pytest
 
 from hw.dynamixel import control_tables as ct
+from hw.serialbus import registers as rg
 from hw.virtual_servo.pty_link import PtyLink
 from tests.dynamixel_fakes import virtual_xl330
 
@@ -19,7 +20,7 @@ def served():
     """Start a virtual servo of a given table on a pty; yields (device, path)."""
     running = []
 
-    def start(table: ct.ControlTable, servo_id: int = 1):
+    def start(table: rg.ControlTable, servo_id: int = 1):
         device = virtual_xl330(time.perf_counter, table, noise=0.0, servo_id=servo_id)
         link = PtyLink()
         stop = threading.Event()
@@ -51,7 +52,7 @@ def test_sdk_protocol2_ping_read_write(served):
         assert ph.ping(port, 4)[1] == sdk.COMM_RX_TIMEOUT
         assert ph.read2ByteTxRx(port, 3, 84) == (400, sdk.COMM_SUCCESS, 0)  # Position P gain
         assert ph.write4ByteTxRx(port, 3, 116, 2048 + 512) == (sdk.COMM_SUCCESS, 0)
-        assert device.joint.goal == pytest.approx(ct.counts_to_rad(ct.XL330_M288, 2560))
+        assert device.joint.goal == pytest.approx(rg.counts_to_rad(ct.XL330_M288, 2560))
         assert ph.write1ByteTxRx(port, 3, 64, 1) == (sdk.COMM_SUCCESS, 0)
         time.sleep(0.5)
         position, result, error = ph.read4ByteTxRx(port, 3, 132)
@@ -118,7 +119,7 @@ def test_official_sdks_talk_to_the_virtual_servo_command(tmp_path, actuator, pro
     from frictionsim.params import ParameterSet, save_params
 
     params = save_params(tmp_path / "p.json", ParameterSet("m1", actuator, {}))
-    argv = [sys.executable, "-m", "experiments.cli", "virtual-servo", "--params", str(params),
+    argv = [sys.executable, "-m", "experiments.runner.cli", "virtual-servo", "--params", str(params),
             "--mass", "0.2", "--length", "0.1", "--id", "5"]
     if protocol:
         argv += ["--protocol", str(protocol)]

@@ -14,8 +14,9 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from enum import IntEnum
 
-from hw.dynamixel.errors import ServoCorruptPacket
-from hw.dynamixel.packets import (
+from hw.serialbus.dialect import Dialect
+from hw.serialbus.errors import ServoCorruptPacket
+from hw.serialbus.framing import (
     FrameParser,
     Packet,
     StatusPacket,
@@ -232,3 +233,44 @@ def to_status(packet: Packet) -> StatusPacket:
 def parse_status(frame: bytes) -> StatusPacket:
     """Parse exactly one protocol 2.0 status frame (CRC checked, unstuffed)."""
     return to_status(parse_packet(frame))
+
+
+class Dynamixel2(Dialect):
+    """Dynamixel protocol 2.0 (X series, MX and XL320 with 2.0 firmware)."""
+
+    name = "Dynamixel 2.0"
+    family = "Dynamixel"
+    version = 2
+    max_id = MAX_ID
+    broadcast_id = BROADCAST_ID
+    ping_data_length = 3
+
+    def parser(self) -> StreamParser:
+        return StreamParser()
+
+    ping_packet = staticmethod(ping_packet)
+    read_packet = staticmethod(read_packet)
+    write_packet = staticmethod(write_packet)
+    sync_write_packet = staticmethod(sync_write_packet)
+    sync_read_packet = staticmethod(sync_read_packet)
+    reboot_packet = staticmethod(reboot_packet)
+    to_status = staticmethod(to_status)
+    decode_error = staticmethod(decode_error)
+
+    def is_status(self, packet: Packet) -> bool:
+        return packet.code == Instruction.STATUS
+
+    def is_transmission_error(self, error: int) -> bool:
+        return (error & 0x7F) == 3
+
+    def is_alert(self, error: int) -> bool:
+        return bool(error & ALERT_BIT)
+
+    def alert_only(self, error: int) -> bool:
+        return error == ALERT_BIT
+
+    def model_number(self, bus, servo_id, ping) -> int:
+        return int.from_bytes(ping.data[:2], "little")
+
+
+DIALECT = Dynamixel2()

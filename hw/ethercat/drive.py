@@ -95,7 +95,11 @@ class Cia402Drive:
     @classmethod
     def open(cls, ifname: str, slave: int = 0, **kwargs: Any) -> Cia402Drive:
         """Bring up slave ``slave`` on network interface ``ifname`` (e.g. ``eth0``) with pysoem."""
-        import pysoem  # optional dependency: only needed for real hardware
+        try:
+            import pysoem  # optional dependency: only needed for real hardware
+        except ImportError:
+            raise ImportError("an EtherCAT drive needs pysoem: pip install 'frictionsim[hw]'") \
+                from None
 
         drive = cls(pysoem.Master(), slave, **kwargs)
         drive.bring_up(ifname)

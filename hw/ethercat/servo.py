@@ -142,6 +142,12 @@ class ErobServo:
         with self._lock:
             return dict(self._sample)
 
+    def __enter__(self) -> ErobServo:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
     def close(self) -> None:
         """Stop the loop, then quick stop, disable and release the network."""
         self._stop.set()

@@ -1,10 +1,9 @@
-"""Feetech STS serial bus servos (STS3215): the Dynamixel 1.0 framing with Feetech's
-instructions, error bits and sign-magnitude fields.
+"""Feetech STS serial bus servos (STS3215): the checksum framing Dynamixel 1.0 uses, with
+Feetech's instructions, error bits and sign-magnitude fields.
 
-- :mod:`hw.feetech.protocol`: instruction set, SYNC READ, error bits (packets are
-  built and parsed by :mod:`hw.dynamixel.protocol1`, whose framing STS shares);
+- :mod:`hw.feetech.protocol`: instruction set, SYNC READ, error bits, the dialect;
 - :mod:`hw.feetech.control_table`: the STS3215 control table and its units;
-- :mod:`hw.feetech.bus`: :class:`FeetechBus`, the Dynamixel bus with those differences;
+- :mod:`hw.feetech.bus`: :class:`FeetechBus`, the shared serial bus speaking Feetech;
 - :mod:`hw.feetech.servo`: :class:`FeetechServo` for the bench recorder.
 """
 

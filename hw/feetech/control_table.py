@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import math
 
-from hw.dynamixel.control_tables import ControlTable, Encoding, Register
+from hw.serialbus.registers import ControlTable, Encoding, Register
 
 SM = Encoding.SIGN_MAGNITUDE
 
@@ -38,3 +38,5 @@ STS3215 = ControlTable(
     id_register=Register(5, 1), p_gain_max=254, family="feetech", load_full_scale=1000,
     eeprom_lock=Register(55, 1),
 )
+
+TABLES: tuple[ControlTable, ...] = (STS3215,)

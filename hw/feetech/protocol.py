@@ -1,39 +1,40 @@
-"""The Feetech STS/SCS serial protocol, where it differs from Dynamixel protocol 1.0.
+"""The Feetech STS serial protocol and its :class:`Feetech` dialect.
 
-Frames are Dynamixel 1.0 frames, ``FF FF | ID | LEN | INST-or-ERROR | PARAM... |
-~(ID+LEN+INST+PARAM) & 0xFF``, so building, checksum and stream parsing are those
-of :mod:`hw.dynamixel.protocol1` (re-exported here). Feetech adds SYNC READ
-(0x82: start address, length, then the ids, each servo answering with its own
-status packet) and defines its own status error bits. Multi-byte fields are
-little-endian on STS servos (the SDK's ``protocol_end`` 0) and big-endian on the
-older SCS series, which frictionsim does not drive. Signed fields are
-sign-magnitude: bit 15 for speeds and the homing offset's bit 11, bit 10 for the
-load (:class:`hw.dynamixel.control_tables.Register` with ``sign_bit``).
-Reference: the ``feetech-servo-sdk`` (``scservo_sdk``) packet handler.
+Frames are the checksum frames Dynamixel 1.0 uses too
+(:mod:`hw.serialbus.checksum_framing`, re-exported here), ``FF FF | ID | LEN |
+INST-or-ERROR | PARAM... | ~(ID+LEN+INST+PARAM) & 0xFF``. Feetech has its own
+instruction set (with SYNC READ, 0x82: start address, length, then the ids, each
+servo answering with its own status packet), its own status error bits, ids
+0..252, and the model number at address 3. Multi-byte fields are little-endian on
+STS servos (the SDK's ``protocol_end`` 0) and big-endian on the older SCS series,
+which frictionsim does not drive. Signed fields are sign-magnitude: bit 15 for
+speeds and the homing offset's bit 11, bit 10 for the load
+(:class:`hw.serialbus.registers.Register` with ``sign_bit``). Reference: the
+``feetech-servo-sdk`` (``scservo_sdk``) packet handler.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from enum import IntEnum
 
-from hw.dynamixel.packets import check_id
-from hw.dynamixel.protocol1 import (  # noqa: F401  (the shared framing, re-exported)
+from hw.serialbus.checksum_framing import (  # noqa: F401  (the shared framing, re-exported)
     BROADCAST_ID,
     StreamParser,
     build_packet,
     checksum,
+    one_byte,
     parse_packet,
     parse_status,
-    ping_packet,
-    read_packet,
     status_packet,
-    sync_write_packet,
     to_status,
-    write_packet,
 )
+from hw.serialbus.dialect import Dialect
+from hw.serialbus.framing import check_id, sync_write_params
 
 MAX_ID = 0xFC
+FAMILY = "Feetech"
+MODEL_NUMBER_ADDRESS = 3
 
 
 class Instruction(IntEnum):
@@ -58,6 +59,46 @@ ERROR_BITS: dict[int, str] = {
 }
 
 
+def _check_id(servo_id: int, broadcast_ok: bool) -> None:
+    check_id(servo_id, BROADCAST_ID if broadcast_ok else MAX_ID, FAMILY)
+
+
+def ping_packet(servo_id: int) -> bytes:
+    """PING ``servo_id`` (answer: an empty status packet)."""
+    _check_id(servo_id, broadcast_ok=True)
+    return build_packet(servo_id, Instruction.PING)
+
+
+def read_packet(servo_id: int, address: int, length: int) -> bytes:
+    """READ ``length`` bytes at ``address`` of ``servo_id``."""
+    _check_id(servo_id, broadcast_ok=False)
+    return build_packet(servo_id, Instruction.READ,
+                        bytes([one_byte("address", address), one_byte("length", length)]))
+
+
+def write_packet(servo_id: int, address: int, data: bytes) -> bytes:
+    """WRITE ``data`` at ``address`` of ``servo_id`` (or broadcast)."""
+    _check_id(servo_id, broadcast_ok=True)
+    return build_packet(servo_id, Instruction.WRITE,
+                        bytes([one_byte("address", address)]) + bytes(data))
+
+
+def sync_write_packet(address: int, length: int, data: Mapping[int, bytes]) -> bytes:
+    """SYNC WRITE ``data[id]`` (each exactly ``length`` bytes) at ``address``; no answer."""
+    head = bytes([one_byte("address", address), one_byte("length", length)])
+    return build_packet(BROADCAST_ID, Instruction.SYNC_WRITE,
+                        sync_write_params(head, length, data, MAX_ID, FAMILY))
+
+
+def sync_read_packet(address: int, length: int, ids: Iterable[int]) -> bytes:
+    """SYNC READ ``length`` bytes at ``address`` from each of ``ids`` (they answer in order)."""
+    ids = bytes(ids)
+    for i in ids:
+        _check_id(i, broadcast_ok=False)
+    return build_packet(BROADCAST_ID, Instruction.SYNC_READ,
+                        bytes([one_byte("address", address), one_byte("length", length)]) + ids)
+
+
 def decode_error(error: int) -> tuple[str, ...]:
     """Names of the error bits set in a status packet's error byte."""
     names = [name for bit, name in ERROR_BITS.items() if error & bit]
@@ -65,11 +106,28 @@ def decode_error(error: int) -> tuple[str, ...]:
     return tuple(names)
 
 
-def sync_read_packet(address: int, length: int, ids: Iterable[int]) -> bytes:
-    """SYNC READ ``length`` bytes at ``address`` from each of ``ids`` (they answer in order)."""
-    ids = bytes(ids)
-    for i in ids:
-        check_id(i, MAX_ID)
-    if not (0 <= address <= 0xFF and 0 <= length <= 0xFF):
-        raise ValueError(f"SYNC READ address {address} / length {length} must fit in one byte")
-    return build_packet(BROADCAST_ID, Instruction.SYNC_READ, bytes([address, length]) + ids)
+class Feetech(Dialect):
+    """Feetech STS (STS3215 and kin)."""
+
+    name = "Feetech STS"
+    family = FAMILY
+    version = 1
+    max_id = MAX_ID
+    broadcast_id = BROADCAST_ID
+
+    def parser(self) -> StreamParser:
+        return StreamParser()
+
+    ping_packet = staticmethod(ping_packet)
+    read_packet = staticmethod(read_packet)
+    write_packet = staticmethod(write_packet)
+    sync_write_packet = staticmethod(sync_write_packet)
+    sync_read_packet = staticmethod(sync_read_packet)
+    to_status = staticmethod(to_status)
+    decode_error = staticmethod(decode_error)
+
+    def model_number(self, bus, servo_id, ping) -> int:
+        return int.from_bytes(bus.read(servo_id, MODEL_NUMBER_ADDRESS, 2), "little")
+
+
+DIALECT = Feetech()

@@ -1,34 +1,32 @@
-"""A Feetech STS3215 as the bench recorder sees it (:class:`hw.servo.Servo`)."""
+"""A Feetech STS servo for the bench recorder: the register-level adapter, opened and identified."""
 
 from __future__ import annotations
 
-from hw.dynamixel.errors import DynamixelError
-from hw.dynamixel.servo import DynamixelServo
 from hw.feetech.bus import FeetechBus
-from hw.feetech.control_table import STS3215
+from hw.feetech.control_table import STS3215, TABLES
+from hw.serialbus.registers import ControlTable
+from hw.serialbus.servo import RegisterServo, find_table, hardware_of
 
 
-class FeetechServo(DynamixelServo):
-    """One STS3215 on a :class:`FeetechBus`: same register-level logic as the Dynamixel
-    adapter (one sensor-block READ per tick), with the Feetech table and EEPROM lock."""
+class FeetechServo(RegisterServo):
+    """One Feetech servo on a :class:`FeetechBus` (default: an STS3215 with id 1). The
+    configuration unlocks and relocks the EEPROM around the P-gain write."""
 
-    def __init__(self, bus: FeetechBus, servo_id: int = 1) -> None:
-        super().__init__(bus, STS3215, servo_id, motor="sts3215")
+    def __init__(self, bus: FeetechBus, servo_id: int = 1, table: ControlTable = STS3215,
+                 motor: str = "sts3215") -> None:
+        super().__init__(bus, table, servo_id, motor)
 
     @classmethod
-    def open(cls, device: str, motor: str = "sts3215", servo_id: int = 1, protocol: int = 1,
+    def open(cls, device: str, motor: str = "sts3215", servo_id: int = 1,
              baudrate: int | None = None, timeout: float = 0.05, retries: int = 2
              ) -> FeetechServo:
-        """Open ``device`` (default 1 Mbit/s) and check with a PING that ``servo_id`` is an STS3215."""
-        if motor != "sts3215":
-            raise ValueError(f"FeetechServo drives the sts3215, not {motor!r}")
-        bus = FeetechBus.open(device, baudrate or 1_000_000, timeout=timeout, retries=retries)
+        """Open ``device`` and check with a PING that servo ``servo_id`` is a ``motor``."""
+        hw = hardware_of(motor, "feetech", servo_id)
+        bus = FeetechBus.open(device, baudrate or hw.baudrate, timeout=timeout, retries=retries)
         try:
-            number = bus.ping(servo_id)
-            if number != STS3215.model_number:
-                raise DynamixelError(f"{device}: Feetech id {servo_id} reports model number "
-                                     f"{number}, not {STS3215.model_number} (STS3215)")
+            table = find_table(TABLES, bus.ping(servo_id), f"{device}: Feetech id {servo_id}",
+                               hw.model_numbers, motor)
         except BaseException:
             bus.close()
             raise
-        return cls(bus, servo_id)
+        return cls(bus, servo_id, table, motor)

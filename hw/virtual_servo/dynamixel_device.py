@@ -16,9 +16,9 @@ from __future__ import annotations
 
 from types import ModuleType
 
-from hw.dynamixel import control_tables as ct
 from hw.dynamixel import protocol1, protocol2
-from hw.dynamixel.packets import FrameParser, Packet
+from hw.serialbus import registers as rg
+from hw.serialbus.framing import FrameParser, Packet
 from hw.virtual_servo.joint import SimulatedJoint
 
 FIRMWARE_VERSION = 52
@@ -36,7 +36,7 @@ PWM_FULL_SCALE = 885
 class DynamixelDevice:
     """The firmware side of one Dynamixel (or Feetech) servo with id ``servo_id`` on ``joint``."""
 
-    def __init__(self, table: ct.ControlTable, joint: SimulatedJoint, servo_id: int = 1) -> None:
+    def __init__(self, table: rg.ControlTable, joint: SimulatedJoint, servo_id: int = 1) -> None:
         self.table = table
         self.joint = joint
         self.id = servo_id
@@ -66,10 +66,10 @@ class DynamixelDevice:
         return self.protocol.StreamParser()
 
     # -- memory -----------------------------------------------------------------------
-    def _put(self, register: ct.Register, value: int) -> None:
+    def _put(self, register: rg.Register, value: int) -> None:
         self.memory[register.address: register.address + register.size] = register.encode(value)
 
-    def _get(self, register: ct.Register) -> int:
+    def _get(self, register: rg.Register) -> int:
         return register.decode(bytes(self.memory[register.address: register.address + register.size]))
 
     def _refresh(self) -> None:
@@ -77,8 +77,8 @@ class DynamixelDevice:
         t, joint = self.table, self.joint
         counts = round(joint.position_reading(t.rad_per_count) / t.rad_per_count) + t.position_centre
         self._put(t.present_position, min(max(counts, 0), t.position_max))
-        speed = ct.rad_s_to_velocity(t, joint.velocity_reading(ct.velocity_resolution(t)))
-        if t.present_velocity.encoding is ct.Encoding.SIGN_MAGNITUDE:
+        speed = rg.rad_s_to_velocity(t, joint.velocity_reading(rg.velocity_resolution(t)))
+        if t.present_velocity.encoding is rg.Encoding.SIGN_MAGNITUDE:
             top = t.present_velocity.magnitude_max
             speed = max(-top, min(top, speed))
         self._put(t.present_velocity, speed)
@@ -89,7 +89,7 @@ class DynamixelDevice:
         self._put(t.present_input_voltage, round(joint.vin / t.voltage_unit))
         self._put(t.present_temperature, round(TEMPERATURE / t.temperature_unit))
 
-    def _overlaps(self, register: ct.Register | None, address: int, length: int) -> bool:
+    def _overlaps(self, register: rg.Register | None, address: int, length: int) -> bool:
         return register is not None and address < register.address + register.size \
             and register.address < address + length
 
@@ -106,7 +106,7 @@ class DynamixelDevice:
         if self._overlaps(t.p_gain, address, len(data)):
             self.joint.set_kp(float(self._get(t.p_gain)))
         if self._overlaps(t.goal_position, address, len(data)):
-            self.joint.set_goal(ct.counts_to_rad(t, self._get(t.goal_position)))
+            self.joint.set_goal(rg.counts_to_rad(t, self._get(t.goal_position)))
         if self._overlaps(t.torque_enable, address, len(data)):
             self.joint.set_torque(bool(self._get(t.torque_enable)))
         return 0

@@ -15,7 +15,7 @@ import threading
 import tty
 from typing import Protocol
 
-from hw.dynamixel.packets import FrameParser, Packet
+from hw.serialbus.framing import FrameParser, Packet
 
 
 class Device(Protocol):

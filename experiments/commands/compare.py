@@ -1,0 +1,58 @@
+"""``frictionsim compare``: every parameter file against every log."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from experiments.runner.arguments import (
+    FIGURE,
+    JSON,
+    add_actuator_arguments,
+    add_output_argument,
+    add_progress_argument,
+)
+
+DESCRIPTION = (
+    "Simulate every processed log with every parameter file (directories stand for their "
+    "*.json files) and print the mean ± std position MAE per parameter file. --json writes "
+    "{LABEL: {mean, std, per_log}} in radians with LABEL the file's stem (prefixed by its "
+    "folder when two files share a stem); --plot a box plot."
+)
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--params", nargs="+", required=True, type=Path,
+                   help="parameter files, or directories of them")
+    p.add_argument("--logs", nargs="+", required=True, type=Path,
+                   help="processed logs, or directories of them")
+    add_output_argument(p, "--json", JSON,
+                        'write {LABEL: {"mean", "std", "per_log": {LOG: MAE}}} (rad) here')
+    add_output_argument(p, "--plot", FIGURE, "box plot of the per-log MAE per parameter file")
+    add_actuator_arguments(p)
+    add_progress_argument(p)
+
+
+def run(args: argparse.Namespace) -> int:
+    from experiments.analysis.comparison import compare, comparison_table, labels
+    from experiments.common.loading import load_logs, warn_motor_mismatch
+    from experiments.common.output import write_json
+    from frictionsim.logs import json_files
+    from frictionsim.params import load_params
+
+    files = json_files(args.params)
+    params = {label: load_params(f) for label, f in zip(labels(files), files)}
+    logs = load_logs(args.logs, processed=True, show_progress=not args.no_progress)
+    for actuator in {p.actuator for p in params.values()}:
+        warn_motor_mismatch(logs, actuator)
+    results = compare(params, logs)
+    print(f"{len(params)} parameter files × {len(logs)} logs")
+    print(comparison_table(results))
+    if args.json:
+        write_json(args.json, results)
+    if args.plot:
+        from experiments.common.plots import mae_boxplot
+
+        mae_boxplot({k: list(r["per_log"].values()) for k, r in results.items()}, args.plot,
+                    f"MAE per log ({len(logs)} logs)")
+    return 0

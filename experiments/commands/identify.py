@@ -1,0 +1,142 @@
+"""``frictionsim identify``: fit friction models to bench logs, validate, report."""
+
+from __future__ import annotations
+
+import argparse
+import math
+import sys
+from pathlib import Path
+
+from experiments.runner.arguments import (
+    JSON,
+    actuator_name,
+    add_actuator_arguments,
+    add_output_argument,
+    add_progress_argument,
+    recorded,
+    seed,
+)
+
+DESCRIPTION = (
+    "Identify the parameters of friction models M1-M6 (and of the motor) from processed "
+    "bench logs: CMA-ES through nevergrad's ask/tell, each generation evaluated in one "
+    "batched compiled call on all cores, parameters searched inside their bounds, restarts "
+    "with a growing population. Richer models start from the simpler model they contain. "
+    "The best parameters of each model are saved to OUT/<model>.json whenever they improve "
+    "(Ctrl-C loses nothing); OUT/report.md, report.json and figures summarise training and "
+    "validation errors. A non-empty OUT is refused unless --resume or --overwrite."
+)
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    add_actuator_arguments(p, actuator=True)
+    p.add_argument("--model", nargs="+", required=True, metavar="MODEL",
+                   help="friction models to fit: m1 … m6, or all")
+    p.add_argument("--logs", nargs="+", required=True, type=Path,
+                   help="processed training logs, or directories of them")
+    val = p.add_mutually_exclusive_group()
+    val.add_argument("--validation", nargs="+", type=Path,
+                     help="held-out processed logs (or directories) to validate on")
+    val.add_argument("--validation-kp", type=float,
+                     help="hold out the --logs recorded with this firmware gain")
+    val.add_argument("--split", type=float, metavar="FRACTION",
+                     help="hold out a random fraction of --logs (seeded by --seed)")
+    p.add_argument("--budget", type=int, default=3000,
+                   help="loss evaluations per model (default 3000)")
+    p.add_argument("--seed", type=seed, default=0, help="random seed (default 0)")
+    p.add_argument("--fix", nargs="+", default=[], metavar="NAME=VALUE",
+                   help="hold parameters at given values (e.g. --fix q_offset=0)")
+    p.add_argument("--init", type=Path, help="parameter file to start the search from")
+    p.add_argument("--independent", action="store_true",
+                   help="fit each model from the defaults, not from the simpler model")
+    p.add_argument("--out", type=Path, default=Path("identification"),
+                   help="output directory (default ./identification); a non-empty one is "
+                        "refused unless --resume or --overwrite")
+    again = p.add_mutually_exclusive_group()
+    again.add_argument("--resume", action="store_true",
+                       help="continue from the parameter files in --out: each model also starts "
+                            "from its saved parameters and keeps the better; saved models not "
+                            "refitted are kept and reported")
+    again.add_argument("--overwrite", action="store_true", default=False,
+                       help="replace the earlier identification in --out (and an existing --json)")
+    add_output_argument(p, "--json", JSON, "write the summary of every model here")
+    p.add_argument("--dask", metavar="ADDRESS",
+                   help="run the models on a Dask distributed scheduler at ADDRESS")
+    add_progress_argument(p)
+
+
+def parse_fixed(items: list[str]) -> dict[str, float]:
+    """``NAME=VALUE`` items as a dict; ``ValueError`` naming a malformed one."""
+    fixed = {}
+    for item in items:
+        name, sep, value = item.partition("=")
+        if not sep or not name:
+            raise ValueError(f"--fix {item!r}: expected NAME=VALUE")
+        try:
+            fixed[name.strip()] = float(value)
+        except ValueError:
+            raise ValueError(f"--fix {item!r}: {value!r} is not a number") from None
+        if not math.isfinite(fixed[name.strip()]):
+            raise ValueError(f"--fix {item!r}: the value must be finite")
+    return fixed
+
+
+def parse_models(names: list[str]) -> list[str]:
+    """The models named (``all``: every one), in chain order."""
+    from frictionsim import MODELS, schema
+
+    if "all" in names:
+        return list(MODELS)
+    for n in names:
+        schema.get_model(n)
+    return [m for m in MODELS if m in names]
+
+
+def run(args: argparse.Namespace) -> int:
+    from experiments.common.loading import load_logs, warn_motor_mismatch
+    from experiments.common.output import write_json
+    from experiments.identification.fitter import FitSettings
+    from experiments.identification.pipeline import (
+        IdentifySettings,
+        identify,
+        prepare_out,
+        split_logs,
+    )
+    from experiments.identification.report import write_report
+    from experiments.identification.starts import check_init_bounds
+    from frictionsim import schema
+    from frictionsim.params import load_params
+
+    actuator = actuator_name(args)
+    models = parse_models(args.model)
+    fixed = parse_fixed(args.fix)
+    for name in fixed:
+        if not any(name in schema.parameters(m, actuator) for m in models):
+            raise ValueError(f"--fix {name}: not a parameter of {', '.join(models)} on {actuator}")
+    if args.budget < 1:
+        raise ValueError(f"--budget must be at least 1, got {args.budget}")
+    init = load_params(args.init) if args.init else None
+    if init is not None and init.actuator != actuator:
+        raise ValueError(f"--init {args.init}: actuator {init.actuator}, not {actuator}")
+    if init is not None:
+        check_init_bounds(init, models, str(args.init))
+    show = not args.no_progress
+    logs = load_logs(args.logs, processed=True, show_progress=show)
+    held = load_logs(args.validation, processed=True, show_progress=show) if args.validation \
+        else None
+    train, validation = split_logs(logs, held, args.validation_kp, args.split, args.seed)
+    warn_motor_mismatch(train + validation, actuator)
+    earlier = prepare_out(args.out, actuator, args.resume, args.overwrite)
+    print(f"{actuator}: {len(train)} training logs, {len(validation)} validation logs; "
+          f"models {' '.join(models)}; budget {args.budget} evaluations each")
+    settings = IdentifySettings(tuple(models), actuator, FitSettings(args.budget, args.seed),
+                                fixed, init, chain=not args.independent, dask=args.dask,
+                                progress=show)
+    fits, interrupted = identify(train, validation, settings, args.out, earlier)
+    summary = write_report(args.out, fits, train, validation, recorded(args), interrupted)
+    if args.json:
+        write_json(args.json, summary)
+    if interrupted:
+        print(f"interrupted: the best parameters so far are saved in {args.out}", file=sys.stderr)
+        return 130
+    return 0

@@ -1,0 +1,79 @@
+"""``frictionsim record-campaign``: every trajectory × gain for one or more bench set-ups."""
+
+from __future__ import annotations
+
+import argparse
+import time
+from pathlib import Path
+
+from experiments.commands.record import add_servo_arguments, check_timing, open_servo, plot_recordings
+from frictionsim import trajectories
+
+DESCRIPTION = (
+    "Record each trajectory at each P gain for each MASS:LENGTH set-up (the identification "
+    "campaign), prompting between set-ups to change the mass. Ctrl-C stops after saving the "
+    "current log as incomplete."
+)
+
+
+def _setup(text: str) -> tuple[float, float]:
+    try:
+        mass, length = (float(x) for x in text.split(":"))
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"set-up {text!r} must be MASS:LENGTH, e.g. 0.5:0.1") from None
+    return mass, length
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--setup", type=_setup, action="append", required=True, metavar="MASS:LENGTH",
+                   help="a bench set-up, mass in kg at length in m (repeat for several; the "
+                        "command waits for Enter before each set-up after the first)")
+    p.add_argument("--kp", type=float, nargs="+", required=True, help="firmware P gains")
+    p.add_argument("--trajectories", nargs="+", default=list(trajectories.IDENTIFICATION),
+                   choices=list(trajectories.TRAJECTORIES), metavar="TRAJECTORY",
+                   help="trajectories to record (default: the identification set "
+                        f"{' '.join(trajectories.IDENTIFICATION)}; all: "
+                        f"{', '.join(trajectories.TRAJECTORIES)})")
+    p.add_argument("--rest", type=float, default=1.0,
+                   help="seconds to let the arm settle between recordings (default 1)")
+    p.add_argument("--yes", action="store_true",
+                   help="do not wait for Enter between set-ups (unattended, e.g. virtual servo)")
+    add_servo_arguments(p)
+
+
+def run(args: argparse.Namespace) -> int:
+    from frictionsim.bench_setup import BenchSetup
+    from hw.recorder import record_new
+
+    check_timing(args)
+    setups = [BenchSetup(m, length, kp, args.arm_mass, args.vin)
+              for m, length in args.setup for kp in args.kp]
+    args.logdir.mkdir(parents=True, exist_ok=True)
+    total = len(setups) * len(args.trajectories)
+    print(f"campaign: {len(args.setup)} set-up(s) × {len(args.kp)} gain(s) × "
+          f"{len(args.trajectories)} trajectories = {total} recordings, about "
+          f"{total * (args.duration + 1.5 + args.rest) / 60:.1f} min", flush=True)
+    done: list[Path] = []
+    try:
+        with open_servo(args) as servo:
+            current = None
+            for setup in setups:
+                if (setup.mass, setup.length) != current:
+                    if current is not None and not args.yes:
+                        servo.torque(False)
+                        try:
+                            input(f"mount {setup.mass:g} kg at {setup.length:g} m, let the arm "
+                                  f"hang still, then press Enter (Ctrl-C stops) ")
+                        except EOFError:
+                            raise ValueError("no terminal to confirm the next set-up on; pass "
+                                             "--yes to record unattended") from None
+                    current = (setup.mass, setup.length)
+                for trajectory in args.trajectories:
+                    done.append(record_new(servo, trajectory, setup, args.logdir, args.rate,
+                                           args.duration))
+                    print(f"[{len(done)}/{total}]", flush=True)
+                    time.sleep(args.rest)
+    finally:
+        print(f"campaign: {len(done)} of {total} recordings complete in {args.logdir}", flush=True)
+        plot_recordings(done, args)
+    return 0

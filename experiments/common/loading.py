@@ -1,0 +1,31 @@
+"""Loading the inputs of a command: logs (with progress when there are many) and warnings."""
+
+from __future__ import annotations
+
+import os
+import sys
+
+from experiments.common.progress import progress
+from frictionsim.logs import Log, json_files, load_log
+
+
+def load_logs(paths: list[str | os.PathLike], processed: bool | None = True,
+              show_progress: bool = True) -> list[Log]:
+    """Every log named (a directory stands for its ``*.json`` files), with a progress bar on a
+    terminal when there are 20 or more."""
+    files = json_files(paths)
+    bar = progress(files, desc="loading logs", unit="log", enabled=show_progress, minimum=20,
+                   leave=False)
+    return [load_log(path, processed) for path in bar]
+
+
+def warn_motor_mismatch(logs: list[Log], actuator: str) -> None:
+    """Warn (stderr) about logs whose informative ``motor`` field names another actuator."""
+    for log in logs:
+        motor = log.header.get("motor")
+        if motor is not None and motor != actuator:
+            print(
+                f"warning: {log.name} was recorded with motor {motor!r}; "
+                f"simulating it as {actuator!r} (from the parameter file)",
+                file=sys.stderr,
+            )

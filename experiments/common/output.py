@@ -1,0 +1,108 @@
+"""Writing results: JSON of the numbers, figures to files, tables to the terminal; and the
+checks of an output path (writable, not replacing anything unasked, a figure format)."""
+
+from __future__ import annotations
+
+import math
+import os
+from pathlib import Path
+
+from frictionsim import atomic
+
+
+def json_safe(data):
+    """``data`` with non-finite floats (NaN: "not reached", inf) as null, which JSON allows."""
+    if isinstance(data, float) and not math.isfinite(data):
+        return None
+    if isinstance(data, dict):
+        return {k: json_safe(v) for k, v in data.items()}
+    if isinstance(data, (list, tuple)):
+        return [json_safe(v) for v in data]
+    return data
+
+
+def figure_formats() -> dict[str, str]:
+    """File suffixes matplotlib can write (without the dot) → description."""
+    from matplotlib.backend_bases import FigureCanvasBase
+
+    return FigureCanvasBase.get_supported_filetypes()
+
+
+def check_writable(path: Path, overwrite: bool) -> None:
+    """``ValueError`` unless ``path`` can be written as a new file (or replaced, with ``overwrite``)."""
+    if path.is_dir():
+        raise ValueError(f"{path} is a directory; give a file name")
+    if path.exists() and not overwrite:
+        raise ValueError(f"{path} exists; pass --overwrite to replace it, or choose another name")
+    folder = path.parent
+    while not folder.exists():
+        folder = folder.parent
+    if not folder.is_dir():
+        raise ValueError(f"{path}: {folder} is a file, not a folder")
+    if not os.access(folder, os.W_OK | os.X_OK):
+        raise ValueError(f"{path}: cannot write in {folder} (permission denied)")
+
+
+def check_figure_path(path: Path) -> None:
+    """``ValueError`` unless the suffix of ``path`` names a format matplotlib writes."""
+    formats = figure_formats()
+    suffix = path.suffix.lower().lstrip(".")
+    if suffix not in formats:
+        known = ", ".join(sorted(formats))
+        what = f"suffix .{suffix}" if suffix else "no suffix"
+        raise ValueError(f"{path}: {what}; a figure needs one of {known} (e.g. {path.stem}.png)")
+
+
+def fresh_directory(path: Path) -> Path:
+    """``path`` if it is missing or empty, else the first of ``path-2``, ``path-3`` … that is."""
+    candidate, n = path, 1
+    while candidate.exists() and (not candidate.is_dir() or any(candidate.iterdir())):
+        n += 1
+        candidate = path.with_name(f"{path.name}-{n}")
+    return candidate
+
+
+def check_directory(path: Path, overwrite: bool, flag: str = "--out") -> None:
+    """``ValueError`` unless ``path`` is a missing or empty folder (any folder with ``overwrite``)."""
+    if path.exists() and not path.is_dir():
+        raise ValueError(f"{flag} {path} is a file; it must be a directory")
+    if path.exists() and any(path.iterdir()) and not overwrite:
+        raise ValueError(f"{flag} {path} is not empty; pass --overwrite to write into it "
+                         "(files of the same name are replaced), or choose another directory")
+
+
+def write_json(path: str | os.PathLike, data) -> Path:
+    """Write a result JSON atomically (non-finite numbers as null) and say where it went."""
+    path = atomic.write_json(path, json_safe(data))
+    print(f"wrote {path}")
+    return path
+
+
+def save_figure(fig, path: str | os.PathLike) -> Path:
+    """Save a matplotlib figure (format from the suffix) atomically and close it."""
+    import matplotlib.pyplot as plt
+
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f".{path.stem}.tmp{path.suffix}")
+    try:
+        fig.savefig(tmp, dpi=120, bbox_inches="tight", format=path.suffix.lstrip(".") or "png")
+        os.replace(tmp, path)
+    finally:
+        tmp.unlink(missing_ok=True)
+        plt.close(fig)
+    print(f"wrote {path}")
+    return path
+
+
+def table(headers: list[str], rows: list[list], align: str | None = None) -> str:
+    """A plain-text table; ``align`` holds one of '<' '>' per column (default: first left)."""
+    cells = [[str(h) for h in headers]] + [[str(c) for c in row] for row in rows]
+    widths = [max(len(r[i]) for r in cells) for i in range(len(headers))]
+    align = align or "<" + ">" * (len(headers) - 1)
+    lines = []
+    for n, row in enumerate(cells):
+        lines.append("  ".join(f"{c:{a}{w}}" for c, a, w in zip(row, align, widths)))
+        if n == 0:
+            lines.append("  ".join("-" * w for w in widths))
+    return "\n".join(lines)

@@ -1,0 +1,227 @@
+"""The identification pipeline: fit friction models to bench logs, validate, keep every result.
+
+Each model is fitted by :func:`experiments.identification.fitter.fit` on the
+training logs, starting where :mod:`~experiments.identification.starts` says (a
+richer model from the simpler model it contains, so it can only do better). The
+best parameters of each model are written to ``OUT/<model>.json`` every time they
+improve, so an interrupt loses nothing. An earlier identification in ``OUT`` is
+never replaced unasked (:func:`prepare_out`). Everything is configured by a plain
+:class:`IdentifySettings`; the command line (:mod:`experiments.commands.identify`)
+only builds one.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+from experiments.identification.fitter import FitResult, FitSettings
+from experiments.identification.starts import fit_model, start_for
+from frictionsim import MODELS, schema
+from frictionsim.logs import Log
+from frictionsim.params import ParameterFileError, ParameterSet, load_params, save_params
+from solvers.batch import PackedLogs
+from solvers.errors import non_finite
+
+
+@dataclass(frozen=True)
+class IdentifySettings:
+    """What to identify and how: the models (in chain order), the actuator, the fitter's
+    settings, parameters held fixed, a start file, whether richer models start from
+    simpler ones, a Dask scheduler address, and whether to draw progress bars."""
+
+    models: tuple[str, ...]
+    actuator: str
+    fit: FitSettings = FitSettings()
+    fixed: dict[str, float] = field(default_factory=dict)
+    init: ParameterSet | None = None
+    chain: bool = True
+    dask: str | None = None
+    progress: bool = True
+
+
+@dataclass
+class ModelFit:
+    """A fitted model: the optimizer's result and its errors on training and validation logs."""
+
+    model: str
+    result: FitResult
+    params_file: Path
+    train: dict[str, float]
+    validation: dict[str, float]
+    kept: bool = False
+    """True for a model kept from an earlier run in OUT (``--resume``), not refitted now."""
+
+    @property
+    def train_mae(self) -> float:
+        return float(np.mean(list(self.train.values())))
+
+    @property
+    def validation_mae(self) -> float | None:
+        return float(np.mean(list(self.validation.values()))) if self.validation else None
+
+
+def split_logs(logs: list[Log], held_out: list[Log] | None = None,
+               validation_kp: float | None = None, fraction: float | None = None,
+               seed: int = 0) -> tuple[list[Log], list[Log]]:
+    """Training and validation logs: ``held_out`` logs given apart (never one of ``logs``), the
+    logs of firmware gain ``validation_kp``, a random ``fraction`` (seeded), or none."""
+    if held_out:
+        trained = {log.path.resolve() for log in logs}
+        shared = [log for log in held_out if log.path.resolve() in trained]
+        if shared:
+            raise ValueError(f"--validation: {shared[0].path} is also a training log (--logs); "
+                             f"{len(shared)} of {len(held_out)} validation logs are, and a "
+                             "validation error must come from logs the fit has not seen")
+        return logs, held_out
+    if validation_kp is not None:
+        held = [log for log in logs if log.kp == validation_kp]
+        train = [log for log in logs if log.kp != validation_kp]
+        gains = sorted({log.kp for log in logs})
+        if not held or not train:
+            raise ValueError(
+                f"--validation-kp {validation_kp:g} leaves "
+                f"{len(train)} training and {len(held)} validation logs (gains in the logs: "
+                f"{', '.join(f'{g:g}' for g in gains)})"
+            )
+        return train, held
+    if fraction is not None:
+        if not 0 < fraction < 1:
+            raise ValueError(f"--split must be between 0 and 1, got {fraction}")
+        n_val = max(1, round(fraction * len(logs)))
+        if n_val >= len(logs):
+            raise ValueError(f"--split {fraction} leaves no training log out of {len(logs)}")
+        order = np.random.default_rng(seed).permutation(len(logs))
+        held = sorted(order[:n_val])
+        return ([log for i, log in enumerate(logs) if i not in held],
+                [logs[i] for i in held])
+    return logs, []
+
+
+def evaluate(params: ParameterSet, logs: list[Log]) -> dict[str, float]:
+    """Per-log MAE (rad) of a parameter set; :class:`~solvers.errors.SimulationError`
+    naming the log when one is not finite."""
+    if not logs:
+        return {}
+    packed = PackedLogs.from_logs(logs, params.actuator)
+    errors = packed.errors(params.theta())[0]
+    non_finite(errors, packed.names, params.source or f"{params.model} parameters")
+    return dict(zip(packed.names, errors.tolist()))
+
+
+#: Files an identification writes in OUT (parameter files, report, figures).
+OUTPUT_FILES = re.compile(r"^(m[1-6]\.json|report\.(md|json)|mae_per_model\.png|convergence\.png"
+                          r"|best_worst\.png)$")
+
+
+def prepare_out(out: Path, actuator: str, resume: bool = False, overwrite: bool = False
+                ) -> dict[str, ParameterSet]:
+    """Make ``out`` ready; returns the saved parameters to resume from (model → set).
+
+    A missing or empty ``out`` is used as is. Otherwise: ``resume`` loads its
+    ``m*.json`` (they must be for ``actuator``); ``overwrite`` removes the files an
+    identification writes (nothing else) and says so; neither is refused, with a
+    message saying which to pass. Never replaces anything unasked.
+    """
+    if out.exists() and not out.is_dir():
+        raise ValueError(f"--out {out} is a file; it must be a directory")
+    present = sorted(p for p in out.iterdir() if not p.name.startswith(".")) if out.exists() else []
+    if not present:
+        return {}
+    ours = [p for p in present if OUTPUT_FILES.match(p.name)]
+    if resume:
+        earlier = {}
+        for p in ours:
+            if p.suffix == ".json" and p.name.startswith("m"):
+                try:
+                    params = load_params(p)
+                except ParameterFileError as e:
+                    raise ValueError(f"--resume: {e}") from None
+                if params.actuator != actuator:
+                    raise ValueError(f"--resume: {p} is for actuator {params.actuator}, not "
+                                     f"{actuator}; use another --out")
+                earlier[params.model] = params
+        print(f"resuming from {out}: saved " + (", ".join(sorted(earlier)) or "no model")
+              + "; each model keeps the better of its saved and its new parameters")
+        return earlier
+    if overwrite:
+        for p in ours:
+            if p.suffix == ".json" and p.name.startswith("m"):
+                try:
+                    load_params(p)
+                except ParameterFileError:
+                    raise ValueError(f"--overwrite: {p} is not a parameter file; it is not "
+                                     "replaced (choose another --out)") from None
+        for p in ours:
+            p.unlink()
+        if ours:
+            print(f"--overwrite: removed the earlier identification in {out} ("
+                  + ", ".join(p.name for p in ours) + ")")
+        return {}
+    shown = ", ".join(p.name for p in present[:6]) + (" …" if len(present) > 6 else "")
+    raise ValueError(
+        f"--out {out} is not empty ({shown}): refusing to replace what it holds. Pass --resume "
+        "to continue from the parameter files there (each model keeps the better of its saved "
+        "and its new fit), --overwrite to replace the earlier identification, or another --out"
+    )
+
+
+def identify(train: list[Log], validation: list[Log], settings: IdentifySettings, out: Path,
+             earlier: dict[str, ParameterSet] | None = None
+             ) -> tuple[dict[str, ModelFit], bool]:
+    """Fit ``settings.models`` on ``train``, evaluate on ``validation``; parameter files go to
+    ``out``.
+
+    ``earlier``: saved parameters (:func:`prepare_out` with resume): each fitted
+    model also starts from its own, and the ones not fitted now are evaluated and
+    reported as kept. Before any fit, every log is simulated with the first
+    model's start: a log that gives a non-finite result stops the run with an
+    error naming it. Returns the fits and whether the run was interrupted
+    (Ctrl-C): the models finished or interrupted so far are in the fits, each
+    with its best so far.
+    """
+    s = settings
+    earlier = earlier or {}
+    first = s.models[0]
+    probe = start_for(first, {}, s.init)
+    probe_params = ParameterSet(first, s.actuator, {
+        **(probe.point or {}),
+        **{k: v for k, v in s.fixed.items() if k in schema.parameters(first, s.actuator)}},
+        source=f"the start parameters of {first}")
+    evaluate(probe_params, train + validation)
+    packed = PackedLogs.from_logs(train, s.actuator)
+    out.mkdir(parents=True, exist_ok=True)
+    interrupted = False
+    if s.dask:
+        from experiments.identification.distributed import fit_on_dask
+
+        results, interrupted = fit_on_dask(s.dask, list(s.models), s.actuator, s.fixed, packed,
+                                           s.fit, out, s.init, s.chain, earlier)
+    else:
+        results = {}
+        fitted: dict[str, ParameterSet] = {}
+        for model in s.models:
+            start = start_for(model, fitted if s.chain else {}, s.init, earlier.get(model))
+            result, path = fit_model(model, s.actuator, s.fixed, packed, s.fit, out, start,
+                                     progress=s.progress)
+            results[model] = (result, path)
+            fitted[model] = result.params
+            if result.interrupted:
+                interrupted = True
+                break
+    fits = {}
+    for model, (result, path) in results.items():
+        save_params(path, result.params)
+        fits[model] = ModelFit(model, result, path, evaluate(result.params, train),
+                               evaluate(result.params, validation))
+    for model in [m for m in MODELS if m in earlier and m not in fits]:
+        params = earlier[model]
+        train_errors = evaluate(params, train)
+        loss = float(np.mean(list(train_errors.values())))
+        kept = FitResult(params, loss, 0, 0.0, 0.0, 0, [(0, loss)])
+        fits[model] = ModelFit(model, kept, out / f"{model}.json", train_errors,
+                               evaluate(params, validation), kept=True)
+    return fits, interrupted

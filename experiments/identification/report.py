@@ -1,0 +1,177 @@
+"""The identification report: report.md (tables), report.json (every number) and figures."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import matplotlib.pyplot as plt
+import numpy as np
+
+from experiments.common.output import save_figure, table, write_json
+from experiments.common.plots import figure_legend, mae_boxplot, shade_torque_off
+from frictionsim import atomic
+from frictionsim.logs import Log
+from solvers.rollouts import simulate
+
+if TYPE_CHECKING:
+    from experiments.identification.pipeline import ModelFit
+
+
+def _mrad(x: float | None) -> str:
+    return "–" if x is None else f"{1e3 * x:.2f}"
+
+
+def _plain(value):
+    """Command-line values as JSON: paths as strings, lists element-wise."""
+    if isinstance(value, Path):
+        return str(value)
+    if isinstance(value, list):
+        return [_plain(v) for v in value]
+    return value
+
+
+def summary_of(fits: dict[str, ModelFit], interrupted: bool = False) -> dict:
+    """The --json summary: per model train/validation MAE (rad), seconds, evaluations, file."""
+    return {"interrupted": interrupted, "models": {
+        m: {
+            "train_mae": f.train_mae,
+            "validation_mae": f.validation_mae,
+            "seconds": f.result.seconds,
+            "evaluations": f.result.evaluations,
+            "params_file": str(f.params_file),
+        } for m, f in fits.items()
+    }}
+
+
+def write_report(out: Path, fits: dict[str, ModelFit], train: list[Log],
+                 validation: list[Log], settings: dict | None = None,
+                 interrupted: bool = False) -> dict:
+    """Write report.json, report.md and the figures to ``out``; return the summary.
+
+    ``settings``: how the run was configured (names → plain values), recorded as is.
+    ``interrupted``: the run was stopped (Ctrl-C) before every model was fitted;
+    both reports say so, and which models are incomplete or missing.
+    """
+    summary = summary_of(fits, interrupted)
+    detail = {
+        "interrupted": interrupted,
+        "models": {m: dict(v) for m, v in summary["models"].items()},
+        "train_logs": [log.name for log in train],
+        "validation_logs": [log.name for log in validation],
+        "settings": {k: _plain(v) for k, v in (settings or {}).items()},
+    }
+    for m, f in fits.items():
+        detail["models"][m].update({
+            "optimizer_seconds": f.result.optimizer_seconds,
+            "rollout_seconds": f.result.rollout_seconds,
+            "restarts": f.result.restarts,
+            "interrupted": f.result.interrupted,
+            "kept_from_earlier_run": f.kept,
+            "train_per_log": f.train,
+            "validation_per_log": f.validation,
+            "convergence": f.result.history,
+            "params": f.result.params.values,
+        })
+    write_json(out / "report.json", detail)
+
+    rows = [[m + (" (kept)" if f.kept else " (interrupted)" if f.result.interrupted else ""),
+             _mrad(f.train_mae), _mrad(f.validation_mae), f.result.evaluations,
+             f"{f.result.seconds:.1f}", f"{f.result.rollout_seconds:.1f}",
+             f"{f.result.optimizer_seconds:.1f}", f.result.restarts]
+            for m, f in fits.items()]
+    headers = ["model", "train MAE (mrad)", "validation MAE (mrad)", "evaluations",
+               "seconds", "rollouts (s)", "optimizer (s)", "restarts"]
+    print(table(headers, rows))
+    figures = _figures(out, fits, train, validation)
+    md = ["# Identification report", ""]
+    if interrupted:
+        stopped = [m for m, f in fits.items() if f.result.interrupted]
+        md += ["**Interrupted (Ctrl-C):** " + (f"{', '.join(stopped)} stopped before its budget "
+               "was spent; " if stopped else "") + "models after it were not fitted. Every "
+               "parameter file holds the best found before the interrupt.", ""]
+    if any(f.kept for f in fits.values()):
+        md += ["Models marked *(kept)* were not refitted in this run: their parameter files "
+               "come from an earlier run in this folder (`--resume`) and are evaluated on "
+               "this run's logs.", ""]
+    md.append(f"{len(train)} training logs, {len(validation)} validation logs.")
+    md += ["", "| " + " | ".join(headers) + " |", "|" + "---|" * len(headers)]
+    md += ["| " + " | ".join(str(c) for c in row) + " |" for row in rows]
+    md += ["", "Parameter files: " + ", ".join(f"`{f.params_file.name}`" for f in fits.values()),
+           ""]
+    for m, f in fits.items():
+        md += [f"## {m}", "", "| parameter | value |", "|---|---|"]
+        md += [f"| {k} | {v:.6g} |" for k, v in f.result.params.values.items()]
+        md.append("")
+    for kind, logs in (("Validation", validation), ("Training", train)):
+        md += _per_log_table(kind, logs, fits)
+    md += ["## Figures", ""] + [f"![{p.stem}]({p.name})" for p in figures]
+    atomic.write_text(out / "report.md", "\n".join(md) + "\n")
+    print(f"wrote {out / 'report.md'}")
+    return summary
+
+
+def _per_log_table(kind: str, logs: list[Log], fits: dict[str, ModelFit]) -> list[str]:
+    """A Markdown table of every log's MAE (mrad) under each model."""
+    if not logs or not fits:
+        return []
+    which = "validation" if kind == "Validation" else "train"
+    models = list(fits)
+    lines = [f"## {kind} MAE per log (mrad)", "",
+             "| log | trajectory | kp | " + " | ".join(models) + " |",
+             "|---|---|---|" + "---|" * len(models)]
+    for log in logs:
+        cells = [_mrad(getattr(fits[m], which).get(log.name)) for m in models]
+        lines.append(f"| {log.name} | {log.trajectory} | {log.kp:g} | " + " | ".join(cells) + " |")
+    return lines + [""]
+
+
+def _figures(out: Path, fits: dict[str, ModelFit], train: list[Log],
+             validation: list[Log]) -> list[Path]:
+    if not fits:
+        return []
+    paths = []
+    kind = "validation" if validation else "training"
+    per_model = {m: list((f.validation or f.train).values()) for m, f in fits.items()}
+    mae_boxplot(per_model, out / "mae_per_model.png", f"{kind.capitalize()} MAE per log")
+    paths.append(out / "mae_per_model.png")
+
+    fig, ax = plt.subplots(figsize=(7, 4))
+    for m, f in fits.items():
+        if f.kept or not f.result.history:
+            continue  # not fitted in this run: no convergence to show
+        ev, loss = zip(*f.result.history)
+        ax.step(ev, 1e3 * np.array(loss), where="post", label=m)
+    ax.set_xlabel("evaluations")
+    ax.set_ylabel("best training loss (mrad)")
+    ax.set_yscale("log")
+    ax.grid(alpha=0.3, which="both")
+    ax.legend()
+    ax.set_title("Convergence")
+    save_figure(fig, out / "convergence.png")
+    paths.append(out / "convergence.png")
+
+    logs = validation or train
+    best_model = min(fits, key=lambda m: np.mean(per_model[m]))
+    errors = fits[best_model].validation or fits[best_model].train
+    by_name = {log.name: log for log in logs}
+    picks = [min(errors, key=errors.get), max(errors, key=errors.get)]
+    fig, axes = plt.subplots(2, 1, figsize=(9, 6.5), squeeze=False)
+    for ax, name, what in zip(axes[:, 0], picks, ("best", "worst")):
+        log = by_name[name]
+        t = np.arange(len(log.entries)) * log.dt
+        shade_torque_off(ax, t, log.column("torque_enable"))
+        ax.plot(t, log.column("goal_position"), "k--", lw=0.8, label="goal")
+        ax.plot(t, log.column("position"), "k", lw=1.6, label="logged")
+        for m, f in fits.items():
+            ax.plot(t, simulate(log, f.result.params).q, lw=1.0, label=m)
+        ax.set_title(f"{what} {kind} log of {best_model}: {name} ({log.trajectory}, "
+                     f"kp={log.kp:g}), {1e3 * errors[name]:.1f} mrad", fontsize=9)
+        ax.set_ylabel("position (rad)")
+        ax.grid(alpha=0.3)
+    axes[-1, 0].set_xlabel("time (s)")
+    fig.tight_layout()
+    figure_legend(fig, axes[:, 0])
+    save_figure(fig, out / "best_worst.png")
+    paths.append(out / "best_worst.png")
+    return paths

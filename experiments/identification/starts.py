@@ -1,0 +1,85 @@
+"""Where each model's search starts, and fitting one model with its best saved as it improves.
+
+A richer model starts from the best of the nearest simpler model it contains
+(M1 ⊂ M2, M1 ⊂ M3 ⊂ M4 ⊂ M5 ⊂ M6), embedded so that it reproduces it exactly, so it
+can only do better; else from ``--init``, else from the defaults. With ``--resume``
+the model's own saved parameters are one more exact candidate.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from experiments.identification.fitter import FitResult, FitSettings, fit
+from experiments.identification.search_space import CONTAINS, SearchSpace, embed
+from frictionsim import schema
+from frictionsim.params import ParameterSet, save_params
+from frictionsim.plausibility import warn
+from solvers.batch import PackedLogs
+
+
+@dataclass(frozen=True)
+class Start:
+    """Where a model's search starts: an exact start point, a search centre, the
+    parameters whose values were inherited from the simpler model or --init, and
+    other exact candidates (the model's saved parameters, with --resume)."""
+
+    point: dict | None = None
+    centre: dict | None = None
+    inherited: frozenset[str] = frozenset()
+    alternatives: tuple[dict, ...] = ()
+
+
+def start_for(model: str, fitted: dict[str, ParameterSet], init: ParameterSet | None,
+              saved: ParameterSet | None = None) -> Start:
+    """The start of a model: the nearest fitted simpler model, else --init, else the defaults;
+    ``saved`` (the model's own parameters from an earlier run) is an extra exact candidate."""
+    alternatives = (dict(saved.values),) if saved is not None else ()
+    source = next((fitted[s] for s in CONTAINS[model] if s in fitted), None)
+    if source is None and init is not None:
+        if init.model == model or init.model in CONTAINS[model]:
+            source = init
+        else:
+            names = schema.parameters(model, init.actuator)
+            shared = {k: v for k, v in init.values.items() if k in names}
+            return Start(shared, shared, frozenset(shared), alternatives)
+    if source is None:
+        return Start(alternatives=alternatives)
+    return Start(embed(source, model), embed(source, model, exact=False),
+                 frozenset(source.values), alternatives)
+
+
+def check_init_bounds(init: ParameterSet, models: list[str], where: str) -> None:
+    """Warn about each --init value outside its search bounds: it is evaluated as given, but
+    the search explores from the nearest bound."""
+    bounds = {}
+    for model in models:
+        bounds.update(schema.parameters(model, init.actuator))
+    for name, value in init.values.items():
+        p = bounds.get(name)
+        if p is not None and not p.lower <= value <= p.upper:
+            edge = p.lower if value < p.lower else p.upper
+            warn(f"--init {where}: {name} = {value:g} lies outside its search bounds "
+                 f"[{p.lower:g}, {p.upper:g}]: the start is evaluated as given, the search "
+                 f"explores from {edge:g}")
+
+
+def fit_model(model: str, actuator: str, fixed: dict[str, float], train: PackedLogs,
+              settings: FitSettings, out: Path, start: Start, progress: bool = True
+              ) -> tuple[FitResult, Path]:
+    """Fit one model, saving the best so far to ``out/<model>.json`` on every improvement."""
+    space = SearchSpace(model, actuator, {k: v for k, v in fixed.items()
+                                          if k in schema.parameters(model, actuator)})
+    path = out / f"{model}.json"
+    point, centre = ({k: v for k, v in d.items() if k not in space.fixed} if d else d
+                     for d in (start.point, start.centre))
+
+    def save(params: ParameterSet, loss: float) -> None:
+        save_params(path, params)
+
+    alternatives = tuple({k: v for k, v in a.items() if k not in space.fixed}
+                         for a in start.alternatives)
+    result = fit(space, train, settings, start=point, centre=centre, inherited=start.inherited,
+                 on_improve=save, progress=progress, label=model, alternatives=alternatives)
+    return result, path

@@ -1,0 +1,120 @@
+"""Arguments several commands share, and the checks the runner makes before any command runs.
+
+- output files (``--json``, ``--plot``) declared with :func:`add_output_argument` are
+  checked by :func:`prepare` before the command starts: an existing file is refused
+  unless ``--overwrite``, a figure needs a suffix matplotlib writes, the folder must
+  be writable; so no work is lost to a bad path at the end and nothing a user had is
+  replaced without being asked;
+- ``--actuator-file FILE`` (:func:`add_actuator_arguments`) declares actuators (SPEC §11)
+  that :func:`prepare` registers before the command runs;
+- ``--seed`` (:func:`seed`) and ``--no-progress`` (:func:`add_progress_argument`).
+"""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+JSON, FIGURE = "json", "figure"
+_OUTPUTS = "_output_files"
+
+
+def add_overwrite_argument(p: argparse.ArgumentParser,
+                           help: str = "replace output files that already exist (refused "
+                                       "otherwise)") -> None:
+    """``--overwrite``: allow the command to replace output files that exist (once per parser)."""
+    if p.get_default("overwrite") is None:
+        p.add_argument("--overwrite", action="store_true", default=False, help=help)
+
+
+def add_output_argument(p: argparse.ArgumentParser, flag: str, kind: str, help: str,
+                        **kwargs) -> None:
+    """Add an output-file option (``kind`` :data:`JSON` or :data:`FIGURE`), checked by
+    :func:`prepare` before the command runs; also adds ``--overwrite``."""
+    action = p.add_argument(flag, type=Path, help=help, **kwargs)
+    p.set_defaults(**{_OUTPUTS: [*(p.get_default(_OUTPUTS) or []), (action.dest, kind)]})
+    add_overwrite_argument(p)
+
+
+def add_progress_argument(p: argparse.ArgumentParser) -> None:
+    """``--no-progress``: no progress bars (they are shown only on a terminal anyway)."""
+    p.add_argument("--no-progress", action="store_true",
+                   help="no progress bars (they are drawn only on an interactive terminal)")
+
+
+def add_actuator_arguments(p: argparse.ArgumentParser, actuator: bool = False) -> None:
+    """``--actuator-file FILE…`` (and ``--actuator NAME`` when ``actuator``)."""
+    if actuator:
+        p.add_argument("--actuator", metavar="NAME",
+                       help="the servo the logs were recorded with: a built-in actuator "
+                            "(frictionsim/actuators/*.toml) or one declared by --actuator-file; "
+                            "with one --actuator-file, its actuator by default")
+    p.add_argument("--actuator-file", nargs="+", type=Path, default=[], metavar="FILE",
+                   help="actuator declaration files (TOML, SPEC §11) of servos that are not "
+                        "built in; parameter files name them by their 'name'")
+
+
+def seed(text: str) -> int:
+    """argparse type of ``--seed``: an integer that numpy's generators accept."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not an integer") from None
+    if not 0 <= value < 2**32:
+        raise argparse.ArgumentTypeError(f"{value} is outside 0 … {2**32 - 1}")
+    return value
+
+
+def check_outputs(args: argparse.Namespace) -> None:
+    """Check every output file the command declared (see :func:`add_output_argument`)."""
+    from experiments.common.output import check_figure_path, check_writable
+
+    overwrite = bool(getattr(args, "overwrite", False))
+    seen: dict[Path, str] = {}
+    for dest, kind in getattr(args, _OUTPUTS, None) or []:
+        path = getattr(args, dest, None)
+        if path is None:
+            continue
+        flag = "--" + dest.replace("_", "-")
+        key = path.resolve()
+        if key in seen:
+            raise ValueError(f"{flag} {path} is also the {seen[key]} output; give each its own file")
+        seen[key] = flag
+        if kind == FIGURE:
+            check_figure_path(path)
+        check_writable(path, overwrite)
+
+
+def load_actuator_files(args: argparse.Namespace) -> None:
+    """Register the actuators of ``--actuator-file``; with exactly one file and no
+    ``--actuator``, that file's actuator becomes ``args.actuator``."""
+    files = getattr(args, "actuator_file", None) or []
+    if not files:
+        return
+    from frictionsim import schema
+
+    declared = [schema.ACTUATORS.load(f) for f in files]
+    if hasattr(args, "actuator") and args.actuator is None and len(declared) == 1:
+        args.actuator = declared[0].name
+
+
+def actuator_name(args: argparse.Namespace) -> str:
+    """``args.actuator``, checked to be known (built-in or from ``--actuator-file``)."""
+    from frictionsim import schema
+
+    if args.actuator is None:
+        raise ValueError("--actuator is required (or exactly one --actuator-file)")
+    schema.get_actuator(args.actuator)
+    return args.actuator
+
+
+def prepare(args: argparse.Namespace) -> None:
+    """What the runner does before a command runs: declared actuators, then output checks."""
+    load_actuator_files(args)
+    check_outputs(args)
+
+
+def recorded(args: argparse.Namespace) -> dict:
+    """The command-line values worth recording in a report (no runner internals)."""
+    return {k: v for k, v in vars(args).items()
+            if not k.startswith("_") and k not in ("command_module", "command", "experiment_name")}

@@ -1,0 +1,143 @@
+"""The ``frictionsim`` command line: subcommands and ``run NAME`` for every experiment.
+
+The parser is built from the table of :mod:`experiments.runner.registry`; only the
+module of the command named on the command line is imported (to add its arguments
+and run it), so ``frictionsim --help`` imports nothing heavy. Everything after the
+interpreter's start-up runs inside :func:`main`'s error handling, including that
+import, so Ctrl-C at any moment, bad input or a failed simulation ends with one line
+on stderr and an exit code, never a traceback (``FRICTIONSIM_DEBUG=1`` shows the
+traceback of an unexpected error).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import warnings
+
+from experiments.runner.registry import COMMANDS, Command
+
+DESCRIPTION = """\
+frictionsim: servo actuators with extended friction models (M1-M6).
+
+Simulate bench logs with a parameter file, compare parameter files, process raw
+logs, identify friction models, cross-check against the event-driven solver,
+measure the compiled simulator's speed, run the demo on built-in data, record
+bench logs from a servo, or serve a virtual servo on a pseudo-terminal.
+Every command takes --help."""
+
+
+def requested(argv: list[str]) -> tuple[str | None, str | None]:
+    """The command named in ``argv``, and the experiment named after ``run``."""
+    words = [a for a in argv if not a.startswith("-")]
+    command = words[0] if words else None
+    experiment = words[1] if command == "run" and len(words) > 1 else None
+    return command, experiment
+
+
+def _add(sub, command: Command, full: bool) -> None:
+    """A sub-parser for ``command``: with its arguments when ``full``, else only its name."""
+    if not full:
+        sub.add_parser(command.name, help=command.help)
+        return
+    module = command.load()
+    p = sub.add_parser(command.name, help=command.help, description=module.DESCRIPTION)
+    module.add_arguments(p)
+    p.set_defaults(command_module=module)
+
+
+def build_parser(argv: list[str] | None = None) -> argparse.ArgumentParser:
+    """The parser, complete for the command ``argv`` names (every command's when None)."""
+    named, experiment = requested(argv) if argv is not None else (None, None)
+    every = argv is None
+    parser = argparse.ArgumentParser(prog="frictionsim", description=DESCRIPTION,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    for command in COMMANDS:
+        if command.subcommand:
+            _add(sub, command, every or command.name == named)
+    run = sub.add_parser("run", help="list the experiments, or run one: run NAME [ARGS]",
+                         description="Without NAME, list the experiments; with it, run one.")
+    run_sub = run.add_subparsers(dest="experiment_name", metavar="NAME")
+    for command in COMMANDS:
+        _add(run_sub, command, every or (named == "run" and command.name == experiment))
+    return parser
+
+
+def list_experiments() -> None:
+    width = max(len(c.name) for c in COMMANDS)
+    print("experiments (frictionsim run NAME --help):")
+    for command in COMMANDS:
+        print(f"  {command.name:<{width}}  {command.help}")
+
+
+def _show_warning(message, category, filename, lineno, file=None, line=None) -> None:
+    from frictionsim.plausibility import PlausibilityWarning
+
+    if issubclass(category, PlausibilityWarning):
+        print(f"warning: {message}", file=sys.stderr)
+    else:
+        _default_show(message, category, filename, lineno, file, line)
+
+
+_default_show = warnings.showwarning
+
+
+def _expected_errors() -> tuple[type[BaseException], ...]:
+    from frictionsim.logs import LogError
+    from frictionsim.params import ParameterFileError
+    from hw.servo import ServoError
+    from solvers.errors import SimulationError
+
+    return (LogError, ParameterFileError, ServoError, SimulationError, ValueError, OSError,
+            ImportError)
+
+
+def main(argv: list[str] | None = None) -> int:
+    os.environ.setdefault("MPLBACKEND", "Agg")  # figures go to files, never a window
+    argv = sys.argv[1:] if argv is None else list(argv)
+    command = "frictionsim"
+    try:
+        warnings.showwarning = _show_warning
+        parser = build_parser(argv)
+        args = parser.parse_args(argv)
+        if args.command is None:
+            parser.print_help()
+            return 0
+        command = f"frictionsim {args.command}"
+        if args.command == "run":
+            if args.experiment_name is None:
+                list_experiments()
+                return 0
+            command = f"frictionsim run {args.experiment_name}"
+        from experiments.runner.arguments import prepare
+
+        prepare(args)
+        return args.command_module.run(args)
+    except KeyboardInterrupt:
+        print(f"{command}: interrupted", file=sys.stderr)
+        return 130
+    except BrokenPipeError:
+        # The reader went away (| head): say nothing more, and let no flush at exit complain.
+        sys.stdout = open(os.devnull, "w")  # noqa: SIM115
+        return 141
+    except MemoryError:
+        print(f"{command}: error: out of memory", file=sys.stderr)
+        return 1
+    except Exception as e:
+        if isinstance(e, _expected_errors()):
+            print(f"{command}: error: {e}", file=sys.stderr)
+            return 1
+        if os.environ.get("FRICTIONSIM_DEBUG"):
+            raise
+        print(f"{command}: internal error: {type(e).__name__}: {e}\n(this is a bug: please "
+              "report it with the command line; FRICTIONSIM_DEBUG=1 shows the traceback)",
+              file=sys.stderr)
+        return 2
+    finally:
+        warnings.showwarning = _default_show
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,53 @@
+"""The table of commands: name, one-line help, module. Nothing here imports a command.
+
+A command module (``experiments.commands.*``) defines ``DESCRIPTION`` (its ``--help``
+text), ``add_arguments(parser)`` and ``run(args) -> int`` (the exit code); the runner
+imports it only to build its own parser or run it, so ``frictionsim --help`` and
+``frictionsim run`` stay instant.
+"""
+
+from __future__ import annotations
+
+import importlib
+from dataclasses import dataclass
+from types import ModuleType
+
+
+@dataclass(frozen=True)
+class Command:
+    """One command: ``frictionsim NAME`` when ``subcommand``, always ``frictionsim run NAME``."""
+
+    name: str
+    help: str
+    module: str
+    subcommand: bool = True
+
+    def load(self) -> ModuleType:
+        """The command's module (``DESCRIPTION``, ``add_arguments``, ``run``)."""
+        return importlib.import_module(self.module)
+
+
+COMMANDS: tuple[Command, ...] = (
+    Command("process", "resample raw logs at a fixed dt", "experiments.commands.process"),
+    Command("simulate", "simulate logs with a parameter file; MAE per log and a figure",
+            "experiments.commands.simulate"),
+    Command("compare", "evaluate every parameter file on every log",
+            "experiments.commands.compare"),
+    Command("identify", "fit friction models to bench logs (nevergrad CMA), validate, report",
+            "experiments.commands.identify"),
+    Command("crosscheck", "fixed-step kernel vs the event-driven solver: errors, order, stick "
+            "intervals", "experiments.commands.crosscheck"),
+    Command("bench", "rollout throughput of the compiled simulator",
+            "experiments.commands.bench"),
+    Command("demo", "the main job on built-in data: virtual bench, identification of M1-M6, "
+            "validation", "experiments.commands.demo"),
+    Command("record", "record one bench log from a servo", "experiments.commands.record"),
+    Command("record-campaign", "record every trajectory x gain for one or more bench set-ups",
+            "experiments.commands.record_campaign"),
+    Command("virtual-servo", "a simulated servo answering its serial protocol on a "
+            "pseudo-terminal", "experiments.commands.virtual_servo"),
+    Command("oscillator", "Coulomb oscillator: event-driven vs plain, smoothed and fixed-step "
+            "friction", "experiments.commands.oscillator", subcommand=False),
+)
+
+BY_NAME: dict[str, Command] = {c.name: c for c in COMMANDS}
