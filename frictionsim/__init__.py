@@ -4,11 +4,13 @@ Parameter schema (:mod:`~frictionsim.schema`) and flat-vector layout
 (:mod:`~frictionsim.layout`); the friction budget of M1–M6
 (:mod:`~frictionsim.friction`), the servos' firmware laws and motors
 (:mod:`~frictionsim.actuator_laws`) and the pendulum bench
-(:mod:`~frictionsim.pendulum`) as Numba kernels; log files
+(:mod:`~frictionsim.pendulum`) as Numba kernels; actuator declarations
+(:mod:`~frictionsim.actuator_files`, the built-in ones in ``frictionsim/actuators/``); log files
 (:mod:`~frictionsim.logs`), parameter files (:mod:`~frictionsim.params`) and
 bench trajectories (:mod:`~frictionsim.trajectories`).
 """
 
+from frictionsim import actuator_files, schema
 from frictionsim.logs import Log, LogError, load_log, load_logs, process, save_log
 from frictionsim.params import ParameterFileError, ParameterSet, load_params, save_params
 from frictionsim.schema import ACTUATORS, MODELS
@@ -28,3 +30,7 @@ __all__ = [
     "save_params",
 ]
 __version__ = "0.1.0"
+
+# The registry of actuators reads declarations with the one loader (SPEC §11).
+schema.ACTUATORS.reader = actuator_files.load_actuator_file
+schema.ACTUATORS.builtins = actuator_files.builtin_actuators

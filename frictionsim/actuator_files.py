@@ -18,6 +18,7 @@ facts (bus family, model numbers, protocols, ids, encoder and velocity units)::
     recommended = ["supply"]        # SPEC §9 extensions: a hint, never switched on silently
     # current law instead: max_current, max_voltage, damping
     [parameters]                    # default and search bounds of the actuator's own parameters
+    # (max_velocity and error_gain_ratio, if the limiter is on: SPEC §3's when omitted)
     kt = { default = 1.0, min = 0.05, max = 5.0 }
     R = { default = 5.0, min = 0.1, max = 20.0 }
     armature = { default = 0.005, min = 1e-5, max = 0.1 }
@@ -56,6 +57,13 @@ FAMILIES = ("dynamixel", "feetech", "ethercat")
 EXTENSIONS = ("supply", "current_limit", "latency")
 MOTOR_PARAMETERS = ("kt", "R", "armature")
 LIMITER_PARAMETERS = ("max_velocity", "error_gain_ratio")
+_OMEGA_MAX = 3400 * 2 * math.pi / 4096
+#: SPEC §3: (default, min, max) of the target-speed limiter's parameters when a declaration
+#: with ``target_speed_limit = true`` does not give them.
+LIMITER_DEFAULTS = {
+    "max_velocity": (_OMEGA_MAX, 0.1 * _OMEGA_MAX, 10.0 * _OMEGA_MAX),
+    "error_gain_ratio": (1.0, 0.1, 10.0),
+}
 _UNITS = {"kt": "N·m/A", "R": "Ω", "armature": "kg·m²", "max_velocity": "rad/s",
           "error_gain_ratio": ""}
 
@@ -118,7 +126,12 @@ class _Reader:
                                 + ", ".join(sorted(allowed)) + ")")
 
     def bounds(self, spec, name: str, need_default: bool) -> tuple[float | None, float, float]:
-        """(default, min, max) of an inline table ``{ default, min, max }``."""
+        """(default, min, max) of an inline table ``{ default, min, max }`` (or, for bounds
+        alone, of ``[min, max]``)."""
+        if isinstance(spec, list) and not need_default:
+            if len(spec) != 2:
+                raise self.fail(name, f"{spec!r} must be [min, max]")
+            spec = {"min": spec[0], "max": spec[1]}
         if not isinstance(spec, dict):
             raise self.fail(name, "must be an inline table { default = …, min = …, max = … }")
         self.keys(spec, ("default", "min", "max"), f"{name}.")
@@ -192,9 +205,11 @@ def parse_actuator(data: dict, source: str) -> Actuator:
     r.keys(params, expected, "parameters.")
     motor = []
     for key in expected:
+        if key not in params and key in LIMITER_DEFAULTS:
+            motor.append(Parameter(key, *LIMITER_DEFAULTS[key], unit=_UNITS[key]))
+            continue
         if key not in params:
-            why = " (target_speed_limit = true needs it)" if key in LIMITER_PARAMETERS else ""
-            raise r.fail(f"parameters.{key}", "missing" + why)
+            raise r.fail(f"parameters.{key}", "missing")
         default, lo, hi = r.bounds(params[key], f"parameters.{key}", need_default=True)
         if key == "R" and lo <= 0:
             raise r.fail("parameters.R.min", f"{lo:g} must be > 0 (the law divides by R)")

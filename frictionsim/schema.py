@@ -115,17 +115,19 @@ class ActuatorRegistry(Mapping):
 
     Read like a dict (``ACTUATORS["xl330"]``, ``list(ACTUATORS)``). A user's file is
     added with :meth:`load` (``--actuator-file``); a name may be registered again only
-    with the same declaration.
+    with the same declaration. The registry does not parse files itself: ``reader``
+    (a path → :class:`Actuator` function) and ``builtins`` (the shipped declarations)
+    are :mod:`frictionsim.actuator_files`'s, set by ``frictionsim/__init__.py``.
     """
 
     def __init__(self) -> None:
         self._actuators: dict[str, Actuator] | None = None
+        self.reader = None
+        self.builtins = None
 
     def _all(self) -> dict[str, Actuator]:
         if self._actuators is None:
-            from frictionsim.actuator_files import builtin_actuators
-
-            self._actuators = {a.name: a for a in builtin_actuators()}
+            self._actuators = {a.name: a for a in self.builtins()}
         return self._actuators
 
     def __getitem__(self, name: str) -> Actuator:
@@ -149,9 +151,7 @@ class ActuatorRegistry(Mapping):
 
     def load(self, path) -> Actuator:
         """Read a declaration file and register its actuator."""
-        from frictionsim.actuator_files import load_actuator_file
-
-        return self.register(load_actuator_file(path))
+        return self.register(self.reader(path))
 
     def unregister(self, name: str) -> None:
         """Forget a registered actuator (tests)."""
@@ -279,11 +279,13 @@ def get_model(name: str) -> FrictionModel:
 
 
 def get_actuator(name: str) -> Actuator:
+    """The declared actuator ``name``; ``ValueError`` listing the known ones otherwise."""
     try:
         return ACTUATORS[name]
     except (KeyError, TypeError):
         raise ValueError(
-            f"unknown actuator {name!r} (expected one of {', '.join(ACTUATORS)})"
+            f"unknown actuator {name!r} (known: {', '.join(ACTUATORS)}; declare another one "
+            "with --actuator-file FILE)"
         ) from None
 
 

@@ -44,7 +44,7 @@ from frictionsim.actuator_laws import firmware_control, motor_torque
 from frictionsim.friction import friction_budget
 from frictionsim.layout import ARMATURE
 from solvers.errors import SimulationError
-from solvers.event_driven import STICK, BoundedRhs, Tolerances
+from solvers.event_driven import STICK, BoundedRhs, EventKind, Tolerances
 
 
 def solve_with_mask(M: np.ndarray, tau: np.ndarray, f_known: np.ndarray,
@@ -88,7 +88,7 @@ def stick_friction_solve(M: np.ndarray, tau: np.ndarray, v: np.ndarray, budget: 
 class CoupledEvent:
     t: float
     joint: int
-    kind: str
+    kind: EventKind
     phase: int
 
 
@@ -151,7 +151,7 @@ class CoupledJoints:
         for j in np.nonzero(rest)[0]:
             new[j] = STICK if stuck[j] else (1 if a[j] > 0 else -1)
             if new[j] != phase[j]:
-                self.events.append(CoupledEvent(t, j, "break_away", int(new[j])))
+                self.events.append(CoupledEvent(t, j, EventKind.BREAK_AWAY, int(new[j])))
         return new
 
     def _segment(self, t0, t1, q, v, u, enable, phase, armed):
@@ -176,20 +176,20 @@ class CoupledJoints:
                     return abs(f[j]) - budget[j]
                 slips.terminal, slips.direction = True, 1
                 events.append(slips)
-                meaning.append((j, "break_away"))
+                meaning.append((j, EventKind.BREAK_AWAY))
                 continue
 
             def zero(t, y, j=j):
                 return sign[j] * y[n + j]
             zero.terminal, zero.direction = True, -1
             events.append(zero)
-            meaning.append((j, "zero_velocity"))
+            meaning.append((j, EventKind.ZERO_VELOCITY))
             if not armed[j]:
                 def margin(t, y, j=j):
                     return sign[j] * y[n + j] - tol.delta
                 margin.terminal, margin.direction = True, 1
                 events.append(margin)
-                meaning.append((j, "margin"))
+                meaning.append((j, EventKind.MARGIN))
         bounded = BoundedRhs(rhs, tol.max_nfev, f"a segment of {n} joints from t = {t0:.9g} s")
         sol = solve_ivp(bounded, (t0, t1), np.concatenate([q, v]), method=tol.method, rtol=tol.rtol,
                         atol=tol.atol, events=events)
@@ -227,13 +227,13 @@ class CoupledJoints:
                 if what is None:
                     break
                 j, kind = what
-                if kind == "margin":
+                if kind is EventKind.MARGIN:
                     armed[j] = True
                     continue
-                if kind == "zero_velocity":
+                if kind is EventKind.ZERO_VELOCITY:
                     v[j] = 0.0
                     phase[j] = STICK
-                    self.events.append(CoupledEvent(t, j, "zero_velocity", STICK))
+                    self.events.append(CoupledEvent(t, j, EventKind.ZERO_VELOCITY, STICK))
                 else:
                     # Located where |f_j| reaches the budget: the joint leaves stick in the
                     # direction of its tendency, opposite to the friction it required.
@@ -242,7 +242,7 @@ class CoupledJoints:
                                            phase == STICK)
                     phase[j] = -1 if f[j] > 0 else 1
                     armed[j] = False
-                    self.events.append(CoupledEvent(t, j, "break_away", int(phase[j])))
+                    self.events.append(CoupledEvent(t, j, EventKind.BREAK_AWAY, int(phase[j])))
                 phase = self._phases(t, q, v, u, enable[k], phase)
                 armed &= phase != STICK
                 v = np.where(phase == STICK, 0.0, v)

@@ -36,6 +36,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
+from enum import StrEnum
 
 import numpy as np
 from numba import njit
@@ -49,6 +50,18 @@ from solvers.errors import SimulationError
 STICK = 0
 SLIP_POSITIVE = 1
 SLIP_NEGATIVE = -1
+
+
+class EventKind(StrEnum):
+    """What a located switch is (a ``str``, so it compares and serialises as its value)."""
+
+    START = "start"  # the run begins
+    BREAK_AWAY = "break_away"  # stick → slip: the torque exceeded the static budget
+    STICK = "stick"  # slip → stick: zero velocity with the torque inside the budget
+    REVERSAL = "reversal"  # zero velocity, and slip resumes the other way
+    TOUCH = "touch"  # zero velocity, and slip resumes the same way
+    MARGIN = "margin"  # |v| = Δ after a break-away: zero-velocity detection re-armed
+    ZERO_VELOCITY = "zero_velocity"  # a joint of several reached v = 0 (n-joint solver)
 
 
 @njit(cache=True)
@@ -113,7 +126,7 @@ class Event:
     """A located switch: time (s), kind, state after it and the phase entered."""
 
     t: float
-    kind: str
+    kind: EventKind
     q: float
     v: float
     phase: int
@@ -209,7 +222,7 @@ class EventSolver:
         the break-away; moving, it slips with the zero-velocity event armed.
         """
         phase = STICK if v == 0.0 else (SLIP_POSITIVE if v > 0 else SLIP_NEGATIVE)
-        self.events.append(Event(t, "start", q, v, phase))
+        self.events.append(Event(t, EventKind.START, q, v, phase))
         return phase, v != 0.0
 
     def start_phase(self, joint: Joint, q: float, v: float) -> int:
@@ -239,7 +252,7 @@ class EventSolver:
                 if abs(torque) > budget:
                     phase = SLIP_POSITIVE if torque > 0 else SLIP_NEGATIVE
                     armed = False
-                    self.events.append(Event(t, "break_away", q, 0.0, phase))
+                    self.events.append(Event(t, EventKind.BREAK_AWAY, q, 0.0, phase))
                     continue
                 t_end = self._stick(joint, t, t1, q)
                 if t_end is None:
@@ -304,13 +317,14 @@ class EventSolver:
             q_e = float(sol.y_events[0][0][0])
             self.segments.append(Segment(t0, t_e, sol.sol, (q_e, 0.0)))
             phase = self.start_phase(joint, q_e, 0.0)
-            kind = "stick" if phase == STICK else ("reversal" if phase != sign else "touch")
+            kind = (EventKind.STICK if phase == STICK else
+                    EventKind.REVERSAL if phase != sign else EventKind.TOUCH)
             self.events.append(Event(t_e, kind, q_e, 0.0, phase))
             return q_e, 0.0, t_e, phase, False
         t_e = float(sol.t_events[1][0])
         q_e, v_e = (float(x) for x in sol.y_events[1][0])
         self.segments.append(Segment(t0, t_e, sol.sol, (q_e, v_e)))
-        self.events.append(Event(t_e, "margin", q_e, v_e, int(sign)))
+        self.events.append(Event(t_e, EventKind.MARGIN, q_e, v_e, int(sign)))
         return q_e, v_e, t_e, int(sign), True
 
     def dense(self, t: np.ndarray) -> np.ndarray:
@@ -396,7 +410,7 @@ def simulate_log_events(goal: np.ndarray, enable: np.ndarray, q0: float, v0: flo
 
 def stick_time_and_position(result: EventResult) -> tuple[float, float]:
     """Time and position of the last stick event (NaN if the joint never sticks)."""
-    sticks = [e for e in result.events if e.kind == "stick"]
+    sticks = [e for e in result.events if e.kind is EventKind.STICK]
     if not sticks:
         return math.nan, math.nan
     return sticks[-1].t, sticks[-1].q

@@ -14,12 +14,16 @@ of :mod:`hw.serialbus.checksum_framing`.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 from hw.serialbus.framing import FrameParser, Packet, StatusPacket
 
-if TYPE_CHECKING:
-    from hw.serialbus.bus import SerialBus
+
+class Reader(Protocol):
+    """What a dialect may ask of the bus to learn a model number: one READ."""
+
+    def read(self, servo_id: int, address: int, length: int) -> bytes:
+        """READ ``length`` bytes at ``address`` of ``servo_id``."""
 
 
 class Dialect:
@@ -80,6 +84,6 @@ class Dialect:
         executed, but the servo is in a hardware-error state."""
         return False
 
-    def model_number(self, bus: SerialBus, servo_id: int, ping: StatusPacket) -> int:
+    def model_number(self, bus: Reader, servo_id: int, ping: StatusPacket) -> int:
         """The model number of ``servo_id`` after its PING answered ``ping``."""
         raise NotImplementedError
