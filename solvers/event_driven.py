@@ -306,8 +306,11 @@ class EventSolver:
         margin.terminal = True
         margin.direction = 1
         events = [zero_velocity] if armed else [zero_velocity, margin]
-        sol = solve_ivp(rhs, (t0, t1), (q, v), method=tol.method, rtol=tol.rtol, atol=tol.atol,
-                        events=events, dense_output=True)
+        # solve_ivp's step-size heuristics may overflow on huge (finite) derivatives; the
+        # right-hand side itself refuses non-finite values, so its warnings are noise.
+        with np.errstate(over="ignore", invalid="ignore"):
+            sol = solve_ivp(rhs, (t0, t1), (q, v), method=tol.method, rtol=tol.rtol,
+                            atol=tol.atol, events=events, dense_output=True)
         self.nfev += sol.nfev
         if sol.status != 1:
             self.segments.append(Segment(t0, t1, sol.sol, (sol.y[0, -1], sol.y[1, -1])))

@@ -20,8 +20,6 @@ import threading
 import time
 from collections.abc import Callable
 
-import numpy as np
-
 from frictionsim import layout, schema
 from frictionsim.actuator_laws import firmware_control
 from frictionsim.params import ParameterSet
@@ -46,10 +44,7 @@ class ErobServo:
         self.drive = drive
         self.clock = clock
         self.theta = ParameterSet("m1", motor, {}).theta()
-        self.bench = np.zeros(layout.BENCH_SIZE)
-        self.bench[layout.KP] = act.kp
-        self.bench[layout.DAMPING] = act.damping
-        self.bench[layout.DT] = drive.cycle
+        self.bench = layout.bench_vector(kp=act.kp, damping=act.damping, dt=drive.cycle)
         self._goal = 0.0
         self._enable = False
         self._sample: dict | None = None
