@@ -10,10 +10,19 @@ Parameter schema (:mod:`~frictionsim.schema`) and flat-vector layout
 bench trajectories (:mod:`~frictionsim.trajectories`).
 """
 
-from frictionsim import actuator_files, schema
-from frictionsim.logs import Log, LogError, load_log, load_logs, process, save_log
-from frictionsim.params import ParameterFileError, ParameterSet, load_params, save_params
-from frictionsim.schema import ACTUATORS, MODELS
+from frictionsim import kernel_cache
+
+kernel_cache.purge_stale()  # before any kernel is loaded from Numba's cache
+
+from frictionsim import actuator_files, schema  # noqa: E402
+from frictionsim.logs import Log, LogError, load_log, load_logs, process, save_log  # noqa: E402
+from frictionsim.params import (  # noqa: E402
+    ParameterFileError,
+    ParameterSet,
+    load_params,
+    save_params,
+)
+from frictionsim.schema import ACTUATORS, MODELS  # noqa: E402
 
 __all__ = [
     "ACTUATORS",

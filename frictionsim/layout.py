@@ -33,7 +33,11 @@ index  name                 meaning                                      unit
 21     MAX_PWM              duty-cycle saturation                        –
 22     MAX_CURRENT          current saturation (current law)             A
 23     MAX_VOLTAGE          supply limit of the back-EMF window          V
+24     SCHEME               :data:`REFERENCE` or :data:`SEMI_IMPLICIT`   –
 =====  ===================  ===========================================  ==========
+
+``SCHEME`` selects the position update of the fixed step (SPEC §4): the reference
+``q ← q + v·dt + ½·a·dt²``, or MuJoCo's semi-implicit Euler ``q ← q + v·dt``.
 
 ``bench`` (length :data:`BENCH_SIZE`) describes one recording: the pendulum
 and the firmware settings of that log.
@@ -79,12 +83,18 @@ ERROR_GAIN = 20
 MAX_PWM = 21
 MAX_CURRENT = 22
 MAX_VOLTAGE = 23
-THETA_SIZE = 24
+SCHEME = 24
+THETA_SIZE = 25
 #: The identified motor and friction entries of ``theta`` (Q_OFFSET … K_V).
 MOTOR_AND_FRICTION = slice(Q_OFFSET, K_V + 1)
 
 VOLTAGE_LAW = 0.0
 CURRENT_LAW = 1.0
+
+#: SCHEME values, and their names in parameter files and on the command line.
+REFERENCE = 0.0
+SEMI_IMPLICIT = 1.0
+SCHEMES = {"reference": REFERENCE, "semi_implicit": SEMI_IMPLICIT}
 
 MASS = 0
 LENGTH = 1

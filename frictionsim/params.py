@@ -1,7 +1,8 @@
 """Parameter sets and parameter files (SPEC §7).
 
 A parameter file is a flat JSON object: each parameter name → value, plus
-``"model"`` and ``"actuator"``. Only the parameters of that model and actuator
+``"model"`` and ``"actuator"``, and ``"scheme"`` when the parameters were identified
+with the ``semi_implicit`` position update (SPEC §4). Only the parameters of that model and actuator
 belong in it; a missing one takes its default, an unknown key is an error
 naming it, and values are never clipped to the search bounds.
 """
@@ -43,8 +44,13 @@ class ParameterSet:
     actuator: str
     values: dict[str, float] = field(default_factory=dict)
     source: str | None = None
+    scheme: str = "reference"
+    """The fixed step's position update the parameters were identified with (SPEC §4)."""
 
     def __post_init__(self) -> None:
+        if self.scheme not in layout.SCHEMES:
+            raise ParameterFileError(f"{self._where()}: scheme {self.scheme!r} must be one of "
+                                     f"{', '.join(layout.SCHEMES)}")
         spec = schema.parameters(self.model, self.actuator)
         unknown = [k for k in self.values if k not in spec]
         if unknown:
@@ -109,24 +115,37 @@ class ParameterSet:
 
     def theta(self) -> np.ndarray:
         """The flat servo vector of :mod:`frictionsim.layout` (unused friction terms exactly 0)."""
-        return theta_from_values(self.values, schema.get_actuator(self.actuator))
+        return theta_from_values(self.values, schema.get_actuator(self.actuator), self.scheme)
 
     def with_values(self, **updates: float) -> ParameterSet:
         """A copy with some parameters changed."""
-        return ParameterSet(self.model, self.actuator, {**self.values, **updates}, self.source)
+        return ParameterSet(self.model, self.actuator, {**self.values, **updates}, self.source,
+                            self.scheme)
+
+    def with_scheme(self, scheme: str | None) -> ParameterSet:
+        """The same parameters simulated with ``scheme`` (None: unchanged)."""
+        if scheme is None or scheme == self.scheme:
+            return self
+        return ParameterSet(self.model, self.actuator, dict(self.values), self.source, scheme)
 
     def to_dict(self) -> dict:
-        """The parameter-file object: names → values, then model and actuator."""
-        return {**self.values, "model": self.model, "actuator": self.actuator}
+        """The parameter-file object: names → values, then model, actuator and (when it is not
+        the reference) the scheme."""
+        out = {**self.values, "model": self.model, "actuator": self.actuator}
+        if self.scheme != "reference":
+            out["scheme"] = self.scheme
+        return out
 
 
-def theta_from_values(values: dict[str, float], actuator: schema.Actuator) -> np.ndarray:
+def theta_from_values(values: dict[str, float], actuator: schema.Actuator,
+                      scheme: str = "reference") -> np.ndarray:
     """Build ``theta`` from named values (missing friction terms are 0)."""
     theta = np.zeros(layout.THETA_SIZE)
     for index, value in schema.actuator_constants(actuator).items():
         theta[index] = value
     for name, value in values.items():
         theta[layout.THETA_INDEX[name]] = value
+    theta[layout.SCHEME] = layout.SCHEMES[scheme]
     return theta
 
 
@@ -143,14 +162,18 @@ def from_dict(data: dict, source: str | None = None) -> ParameterSet:
         schema.get_actuator(data["actuator"])
     except ValueError as e:
         raise ParameterFileError(f"{where}: {e}") from None
+    scheme = data.get("scheme", "reference")
+    if scheme not in layout.SCHEMES:
+        raise ParameterFileError(f"{where}: scheme = {scheme!r} must be one of "
+                                 f"{', '.join(layout.SCHEMES)}")
     values = {}
     for key, value in data.items():
-        if key in ("model", "actuator"):
+        if key in ("model", "actuator", "scheme"):
             continue
         if isinstance(value, bool) or not isinstance(value, (int, float)):
             raise ParameterFileError(f"{where}: {key} = {value!r} is not a number")
         values[key] = value
-    return ParameterSet(data["model"], data["actuator"], values, source)
+    return ParameterSet(data["model"], data["actuator"], values, source, scheme)
 
 
 def load_params(path: str | os.PathLike) -> ParameterSet:

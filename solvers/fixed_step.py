@@ -28,6 +28,10 @@ One step, in this order (state q rad, v rad/s; control u V or A; enable 0/1; dt 
     a      = (τ + τ_f)/I
     v     ← clip(v + a·dt, −100, 100)
     q     ← q + (v·dt + ½·a·dt²)               with the updated v
+
+or, when ``theta[SCHEME]`` is ``SEMI_IMPLICIT`` (MuJoCo's Euler), ``q ← q + v·dt``. The
+friction line is :func:`solvers.joint_friction.stop_friction`, the n = 1 case of the
+n-joint clipping of SPEC §10.
 """
 
 from __future__ import annotations
@@ -38,7 +42,9 @@ import numpy as np
 from numba import njit
 
 from frictionsim.actuator_laws import firmware_control
+from frictionsim.layout import SCHEME, SEMI_IMPLICIT
 from frictionsim.plant import bench_torques
+from solvers.joint_friction import stop_friction
 
 MAX_SPEED = 100.0
 
@@ -52,19 +58,23 @@ class JointState(NamedTuple):
 
 @njit(cache=True, inline="always")
 def clipped_step(
-    q: float, v: float, tau: float, inertia: float, budget: float, dt: float
+    q: float, v: float, tau: float, inertia: float, budget: float, dt: float,
+    semi_implicit: bool = False,
 ) -> JointState:
     """One step of friction-budget clipping for a joint; returns the new ``(q, v)``.
 
     tau: every torque but friction (N·m); inertia (kg·m²); budget: τ_fm (N·m).
     Friction opposes the torque that would stop the joint within the step,
     up to the budget, so a joint whose budget covers it stops exactly.
+    ``semi_implicit``: q ← q + v·dt instead of the reference q ← q + v·dt + ½·a·dt².
     """
-    tau_stop = (inertia / dt) * v + tau
-    tau_f = -np.sign(tau_stop) * min(abs(tau_stop), budget)
+    tau_f = stop_friction(inertia, tau, v, budget, dt)
     accel = (tau + tau_f) / inertia
     v = min(max(v + accel * dt, -MAX_SPEED), MAX_SPEED)
-    q += v * dt + 0.5 * accel * dt**2
+    if semi_implicit:
+        q += v * dt
+    else:
+        q += v * dt + 0.5 * accel * dt**2
     return JointState(q, v)
 
 
@@ -74,7 +84,8 @@ def step(
 ) -> JointState:
     """Advance the pendulum bench one fixed step; returns the new ``JointState(q, v)``."""
     t = bench_torques(q, v, u, enable, theta, bench)
-    return clipped_step(q, v, t.motor + t.external, t.inertia, t.static + t.viscous * abs(v), dt)
+    return clipped_step(q, v, t.motor + t.external, t.inertia, t.static + t.viscous * abs(v), dt,
+                        theta[SCHEME] == SEMI_IMPLICIT)
 
 
 @njit(cache=True)

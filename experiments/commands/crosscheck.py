@@ -11,6 +11,7 @@ from experiments.runner.arguments import (
     add_actuator_arguments,
     add_output_argument,
     add_progress_argument,
+    add_scheme_argument,
 )
 from solvers import METHODS
 
@@ -36,6 +37,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                         'write {"dts", "max_error", "mean_error", "order", "per_log"} here')
     add_output_argument(p, "--plot", FIGURE,
                         "error vs dt (log-log) and one trajectory with stick intervals shaded")
+    add_scheme_argument(p)
     add_actuator_arguments(p)
     add_progress_argument(p)
 
@@ -47,7 +49,7 @@ def run(args: argparse.Namespace) -> int:
     from frictionsim.params import load_params
     from solvers.event_driven import Tolerances
 
-    params = load_params(args.params)
+    params = load_params(args.params).with_scheme(args.scheme)
     tolerances = Tolerances(args.method, args.rtol, args.atol)
     logs = load_logs(args.logs, processed=True, show_progress=not args.no_progress)
     warn_motor_mismatch(logs, params.actuator)

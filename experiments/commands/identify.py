@@ -13,6 +13,7 @@ from experiments.runner.arguments import (
     add_actuator_arguments,
     add_output_argument,
     add_progress_argument,
+    add_scheme_argument,
     recorded,
     seed,
 )
@@ -62,6 +63,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     add_output_argument(p, "--json", JSON, "write the summary of every model here")
     p.add_argument("--dask", metavar="ADDRESS",
                    help="run the models on a Dask distributed scheduler at ADDRESS")
+    add_scheme_argument(p, default="reference")
     add_progress_argument(p)
 
 
@@ -131,7 +133,7 @@ def run(args: argparse.Namespace) -> int:
           f"models {' '.join(models)}; budget {args.budget} evaluations each")
     settings = IdentifySettings(tuple(models), actuator, FitSettings(args.budget, args.seed),
                                 fixed, init, chain=not args.independent, dask=args.dask,
-                                progress=show)
+                                progress=show, scheme=args.scheme)
     fits, interrupted = identify(train, validation, settings, args.out, earlier)
     summary = write_report(args.out, fits, train, validation, recorded(args), interrupted)
     if args.json:

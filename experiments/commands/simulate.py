@@ -11,6 +11,7 @@ from experiments.runner.arguments import (
     add_actuator_arguments,
     add_output_argument,
     add_progress_argument,
+    add_scheme_argument,
 )
 
 DESCRIPTION = (
@@ -26,6 +27,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    help="processed logs, or directories of them")
     add_output_argument(p, "--plot", FIGURE, "figure of logged vs simulated position (png/pdf/svg)")
     add_output_argument(p, "--json", JSON, "write {log: MAE rad} and the mean to this file")
+    add_scheme_argument(p)
     add_actuator_arguments(p)
     add_progress_argument(p)
 
@@ -38,7 +40,7 @@ def run(args: argparse.Namespace) -> int:
     from frictionsim.params import load_params
     from solvers.rollouts import simulate
 
-    params = load_params(args.params)
+    params = load_params(args.params).with_scheme(args.scheme)
     logs = load_logs(args.logs, processed=True, show_progress=not args.no_progress)
     warn_motor_mismatch(logs, params.actuator)
     rollouts = [simulate(log, params) for log in logs]

@@ -31,7 +31,8 @@ from solvers.errors import non_finite
 class IdentifySettings:
     """What to identify and how: the models (in chain order), the actuator, the fitter's
     settings, parameters held fixed, a start file, whether richer models start from
-    simpler ones, a Dask scheduler address, and whether to draw progress bars."""
+    simpler ones, a Dask scheduler address, whether to draw progress bars, and the
+    fixed step's scheme (SPEC §4) the models are simulated with."""
 
     models: tuple[str, ...]
     actuator: str
@@ -41,6 +42,7 @@ class IdentifySettings:
     chain: bool = True
     dask: str | None = None
     progress: bool = True
+    scheme: str = "reference"
 
 
 @dataclass
@@ -190,7 +192,7 @@ def identify(train: list[Log], validation: list[Log], settings: IdentifySettings
     probe_params = ParameterSet(first, s.actuator, {
         **(probe.point or {}),
         **{k: v for k, v in s.fixed.items() if k in schema.parameters(first, s.actuator)}},
-        source=f"the start parameters of {first}")
+        source=f"the start parameters of {first}", scheme=s.scheme)
     evaluate(probe_params, train + validation)
     packed = PackedLogs.from_logs(train, s.actuator)
     out.mkdir(parents=True, exist_ok=True)
@@ -199,14 +201,15 @@ def identify(train: list[Log], validation: list[Log], settings: IdentifySettings
         from experiments.identification.distributed import fit_on_dask
 
         results, interrupted = fit_on_dask(s.dask, list(s.models), s.actuator, s.fixed, packed,
-                                           s.fit, out, s.init, s.chain, earlier)
+                                           s.fit, out, s.init, s.chain, earlier,
+                                           scheme=s.scheme)
     else:
         results = {}
         fitted: dict[str, ParameterSet] = {}
         for model in s.models:
             start = start_for(model, fitted if s.chain else {}, s.init, earlier.get(model))
             result, path = fit_model(model, s.actuator, s.fixed, packed, s.fit, out, start,
-                                     progress=s.progress)
+                                     progress=s.progress, scheme=s.scheme)
             results[model] = (result, path)
             fitted[model] = result.params
             if result.interrupted:

@@ -48,6 +48,7 @@ class SearchSpace:
     model: str
     actuator: str
     fixed: dict[str, float]
+    scheme: str = "reference"
 
     def __post_init__(self) -> None:
         spec = schema.parameters(self.model, self.actuator)
@@ -114,12 +115,13 @@ class SearchSpace:
         return {**{n: p.default for n, p in self.spec.items()}, **self.fixed}
 
     def theta_of(self, values: dict[str, float]) -> np.ndarray:
-        return theta_from_values(values, schema.get_actuator(self.actuator))
+        return theta_from_values(values, schema.get_actuator(self.actuator), self.scheme)
 
     def parameter_set(self, x: np.ndarray, source: str | None = None) -> ParameterSet:
         """The named parameter set of one point."""
         named = dict(zip(self.free, self.values(x)[0].tolist()))
-        return ParameterSet(self.model, self.actuator, {**self.defaults(), **named}, source)
+        return ParameterSet(self.model, self.actuator, {**self.defaults(), **named}, source,
+                            self.scheme)
 
 
 def embed(simpler: ParameterSet, model: str, exact: bool = True) -> dict[str, float]:

@@ -66,11 +66,12 @@ def check_init_bounds(init: ParameterSet, models: list[str], where: str) -> None
 
 
 def fit_model(model: str, actuator: str, fixed: dict[str, float], train: PackedLogs,
-              settings: FitSettings, out: Path, start: Start, progress: bool = True
-              ) -> tuple[FitResult, Path]:
-    """Fit one model, saving the best so far to ``out/<model>.json`` on every improvement."""
+              settings: FitSettings, out: Path, start: Start, progress: bool = True,
+              scheme: str = "reference") -> tuple[FitResult, Path]:
+    """Fit one model (simulated with ``scheme``), saving the best so far to
+    ``out/<model>.json`` on every improvement."""
     space = SearchSpace(model, actuator, {k: v for k, v in fixed.items()
-                                          if k in schema.parameters(model, actuator)})
+                                          if k in schema.parameters(model, actuator)}, scheme)
     path = out / f"{model}.json"
     point, centre = ({k: v for k, v in d.items() if k not in space.fixed} if d else d
                      for d in (start.point, start.centre))

@@ -54,6 +54,17 @@ def add_actuator_arguments(p: argparse.ArgumentParser, actuator: bool = False) -
                         "built in; parameter files name them by their 'name'")
 
 
+SCHEMES = ("reference", "semi_implicit")  # frictionsim.layout.SCHEMES, without importing numpy
+
+
+def add_scheme_argument(p: argparse.ArgumentParser, default: str | None = None) -> None:
+    """``--scheme``: the fixed step's position update (SPEC §4); default: the parameter file's."""
+    p.add_argument("--scheme", choices=SCHEMES, default=default,
+                   help="position update of the fixed step: reference (q += v·dt + ½·a·dt², the "
+                        "published parameters') or semi_implicit (q += v·dt, MuJoCo's Euler); "
+                        + (f"default {default}" if default else "default: the parameter file's"))
+
+
 def seed(text: str) -> int:
     """argparse type of ``--seed``: an integer that numpy's generators accept."""
     try:

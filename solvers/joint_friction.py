@@ -1,0 +1,179 @@
+"""Friction-budget clipping for n coupled joints (SPEC §10), written once, compiled.
+
+Given the mass matrix M (symmetric positive definite, n × n), every torque but
+friction τ, the velocities v, the per-joint budgets b (b_i = F_i + K_v,i·|v_i|) and
+the step dt, friction is the maximal dissipation within the budgets::
+
+    τ_f = argmin over |τ_f,i| ≤ b_i of  ½·v⁺ᵀ·M·v⁺,    v⁺ = v + dt·M⁻¹·(τ + τ_f)
+
+In torque units, with s = (M/dt)·v + τ (the torque that would stop every joint in
+one step) and r = s + τ_f, the objective is ½·rᵀ·M⁻¹·r up to a constant factor and
+v⁺ = dt·M⁻¹·r. Its KKT conditions: each joint either ends the step at rest
+(v⁺_i = 0, |τ_f,i| ≤ b_i) or has τ_f,i = −b_i·sign(v⁺_i).
+
+The solver is a primal active-set method on the box, exact in finitely many
+iterations. With W the joints held at a bound (τ_f,W = σ_W·b_W, σ = ±1) and F the
+others, the optimum on that face has v⁺_F = 0, so r = M_{:,W}·ν_W with
+ν_W = M_WW⁻¹·r_W: only principal submatrices of M are ever factorised (Cholesky),
+never M⁻¹. A face optimum outside the box is approached up to the first bound it
+hits (that joint joins W); at a face optimum, a joint of W whose friction would
+push along its new velocity (σ_i·ν_i > 0) leaves W. The start is the box
+projection of the unconstrained optimum τ_f = −s, which is already the answer
+for one joint and for a diagonal M.
+
+For n = 1 the answer is SPEC §4's formula, τ_f = −sign(τ_stop)·min(|τ_stop|, b),
+computed by :func:`stop_friction`, the one place it is written: the single-joint
+step calls it too, so the single-joint results are bit-identical.
+
+:func:`clip_friction` allocates its result; hot loops call :func:`clip_friction_into`
+with a preallocated :class:`FrictionWork`-sized scratch array (no allocation).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+#: Most joints a problem may have (scratch arrays are sized for it).
+MAX_JOINTS = 12
+#: Scratch doubles :func:`clip_friction_into` needs.
+WORK_SIZE = MAX_JOINTS * MAX_JOINTS + 7 * MAX_JOINTS
+
+
+@njit(cache=True, inline="always")
+def stop_friction(inertia: float, tau: float, v: float, budget: float, dt: float) -> float:
+    """One joint (SPEC §4): friction opposing the torque that would stop it within the step,
+    up to the budget. τ_stop = (I/dt)·v + τ; τ_f = −sign(τ_stop)·min(|τ_stop|, b) (N·m)."""
+    tau_stop = (inertia / dt) * v + tau
+    return -np.sign(tau_stop) * min(abs(tau_stop), budget)
+
+
+@njit(cache=True)
+def _solve_face(M: np.ndarray, s: np.ndarray, b: np.ndarray, held: np.ndarray,
+                side: np.ndarray, n: int, out: np.ndarray, nu: np.ndarray,
+                chol: np.ndarray, idx: np.ndarray, rhs: np.ndarray) -> None:
+    """The face optimum: out = τ_f with τ_f,W = side·b (held) and v⁺_F = 0; nu = ν (0 on F)."""
+    k = 0
+    for i in range(n):
+        if held[i] != 0.0:
+            idx[k] = i
+            k += 1
+    # Cholesky of M_WW (row-major in chol, k × k), then ν_W = M_WW⁻¹·(s_W + side_W·b_W).
+    for a in range(k):
+        for c in range(a + 1):
+            total = M[int(idx[a]), int(idx[c])]
+            for e in range(c):
+                total -= chol[a * MAX_JOINTS + e] * chol[c * MAX_JOINTS + e]
+            if a == c:
+                chol[a * MAX_JOINTS + a] = np.sqrt(total)
+            else:
+                chol[a * MAX_JOINTS + c] = total / chol[c * MAX_JOINTS + c]
+    for a in range(k):
+        i = int(idx[a])
+        total = s[i] + side[i] * b[i]
+        for e in range(a):
+            total -= chol[a * MAX_JOINTS + e] * rhs[e]
+        rhs[a] = total / chol[a * MAX_JOINTS + a]
+    for a in range(k - 1, -1, -1):
+        total = rhs[a]
+        for e in range(a + 1, k):
+            total -= chol[e * MAX_JOINTS + a] * rhs[e]
+        rhs[a] = total / chol[a * MAX_JOINTS + a]
+    for i in range(n):
+        nu[i] = 0.0
+    for a in range(k):
+        nu[int(idx[a])] = rhs[a]
+    for i in range(n):
+        if held[i] != 0.0:
+            out[i] = side[i] * b[i]
+        else:
+            r = 0.0
+            for a in range(k):
+                r += M[i, int(idx[a])] * rhs[a]
+            out[i] = r - s[i]
+
+
+@njit(cache=True)
+def clip_friction_into(mass_matrix: np.ndarray, tau: np.ndarray, v: np.ndarray,
+                       budget: np.ndarray, dt: float, out: np.ndarray, work: np.ndarray) -> int:
+    """:func:`clip_friction` into ``out`` (length n) with scratch ``work`` (≥ :data:`WORK_SIZE`
+    doubles); returns the number of active-set iterations (0 for one joint)."""
+    n = tau.shape[0]
+    if n == 1:
+        out[0] = stop_friction(mass_matrix[0, 0], tau[0], v[0], budget[0], dt)
+        return 0
+    chol = work[: MAX_JOINTS * MAX_JOINTS]
+    base = MAX_JOINTS * MAX_JOINTS
+    s = work[base: base + n]
+    side = work[base + MAX_JOINTS: base + MAX_JOINTS + n]
+    nu = work[base + 2 * MAX_JOINTS: base + 2 * MAX_JOINTS + n]
+    target = work[base + 3 * MAX_JOINTS: base + 3 * MAX_JOINTS + n]
+    rhs = work[base + 4 * MAX_JOINTS: base + 4 * MAX_JOINTS + n]
+    held = work[base + 5 * MAX_JOINTS: base + 5 * MAX_JOINTS + n]  # 1.0: at a bound
+    idx = work[base + 6 * MAX_JOINTS: base + 6 * MAX_JOINTS + n]  # held joints, in order
+    for i in range(n):
+        row = 0.0
+        for j in range(n):
+            row += mass_matrix[i, j] * v[j]
+        s[i] = row / dt + tau[i]
+        # Start from the box projection of the unconstrained optimum τ_f = −s.
+        if -s[i] > budget[i]:
+            held[i], side[i], out[i] = 1.0, 1.0, budget[i]
+        elif -s[i] < -budget[i]:
+            held[i], side[i], out[i] = 1.0, -1.0, -budget[i]
+        else:
+            held[i], side[i], out[i] = 0.0, 0.0, -s[i]
+    for iteration in range(1, 10 * n + 20):
+        _solve_face(mass_matrix, s, budget, held, side, n, target, nu, chol, idx, rhs)
+        # Step from out towards the face optimum, up to the first bound it crosses.
+        step = 1.0
+        block = -1
+        for i in range(n):
+            if held[i] != 0.0:
+                continue
+            d = target[i] - out[i]
+            if target[i] > budget[i] and d > 0.0:
+                alpha = (budget[i] - out[i]) / d
+            elif target[i] < -budget[i] and d < 0.0:
+                alpha = (-budget[i] - out[i]) / d
+            else:
+                continue
+            if alpha < step:
+                step, block = alpha, i
+        if block >= 0:
+            for i in range(n):
+                if held[i] == 0.0:
+                    out[i] += step * (target[i] - out[i])
+            held[block] = 1.0
+            side[block] = 1.0 if target[block] > budget[block] else -1.0
+            out[block] = side[block] * budget[block]
+            continue
+        for i in range(n):
+            out[i] = target[i]
+        # At the face optimum: release the held joint whose friction most pushes along ν.
+        worst = -1
+        excess = 0.0
+        for i in range(n):
+            if held[i] != 0.0 and budget[i] > 0.0 and side[i] * nu[i] > excess:
+                excess, worst = side[i] * nu[i], i
+        if worst < 0:
+            return iteration
+        held[worst] = 0.0
+        side[worst] = 0.0
+    return -1  # not converged (degenerate cycling): out is feasible but maybe not optimal
+
+
+@njit(cache=True)
+def clip_friction(mass_matrix: np.ndarray, tau: np.ndarray, v: np.ndarray, budget: np.ndarray,
+                  dt: float) -> np.ndarray:
+    """Friction torques τ_f (N·m, length n ≤ 12) of SPEC §10's box-constrained problem.
+
+    mass_matrix: M (n × n, SPD, kg·m²); tau: every torque but friction (N·m); v: joint
+    velocities (rad/s); budget: b_i ≥ 0 (N·m); dt: the step (s). Exact (see the module
+    docstring); for n = 1 exactly SPEC §4's τ_f.
+    """
+    n = tau.shape[0]
+    out = np.empty(n)
+    work = np.empty(WORK_SIZE)
+    clip_friction_into(mass_matrix, tau, v, budget, dt, out, work)
+    return out

@@ -1,0 +1,149 @@
+"""n-joint friction-budget clipping (SPEC §10) and the semi-implicit scheme (SPEC §4)."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+from numba import njit
+
+from frictionsim import layout
+from frictionsim.params import ParameterFileError, ParameterSet, from_dict, load_params
+from solvers.fixed_step import clipped_step
+from solvers.joint_friction import (
+    MAX_JOINTS,
+    WORK_SIZE,
+    clip_friction,
+    clip_friction_into,
+    stop_friction,
+)
+
+
+def kkt_residual(M, tau, v, b, dt, f) -> float:
+    """Largest violation (rad/s, or N·m for the box) of SPEC §10's KKT conditions."""
+    v_new = v + dt * np.linalg.solve(M, tau + f)
+    worst = max(0.0, float(np.max(np.abs(f) - b)))
+    for i in range(len(v)):
+        inside = abs(f[i]) < b[i] * (1 - 1e-12) - 1e-14
+        if inside or v_new[i] * np.sign(f[i]) > 0:  # at rest, or friction opposing v⁺
+            worst = max(worst, abs(v_new[i]))
+    return worst
+
+
+def random_problem(rng, n):
+    a = rng.normal(size=(n, n))
+    M = (a @ a.T + rng.uniform(0.01, 1.0) * np.eye(n)) * 10 ** rng.uniform(-3, 1)
+    v = rng.normal(size=n) * rng.choice([0.0, 0.01, 1.0, 10.0], size=n)
+    tau = rng.normal(size=n) * 10 ** rng.uniform(-2, 1)
+    b = np.abs(rng.normal(size=n)) * 10 ** rng.uniform(-2, 1) * rng.choice([0, 1, 1, 1], size=n)
+    return M, tau, v, b, 10 ** rng.uniform(-4, -2)
+
+
+@pytest.mark.parametrize("n", range(1, 8))
+def test_random_problems_meet_the_kkt_conditions(n):
+    rng = np.random.default_rng(n)
+    for _ in range(1500):
+        M, tau, v, b, dt = random_problem(rng, n)
+        f = clip_friction(M, tau, v, b, dt)
+        scale = max(1.0, float(np.abs(v).max()))
+        assert kkt_residual(M, tau, v, b, dt, f) <= 1e-10 * scale
+
+
+def test_twelve_joints_ill_conditioned():
+    rng = np.random.default_rng(12)
+    work, out = np.empty(WORK_SIZE), np.empty(MAX_JOINTS)
+    for _ in range(300):
+        M, tau, v, b, dt = random_problem(rng, MAX_JOINTS)
+        M += np.diag(10.0 ** rng.uniform(-4, 2, size=MAX_JOINTS))  # spread the eigenvalues
+        iterations = clip_friction_into(M, tau, v, b, dt, out, work)
+        assert iterations > 0
+        assert kkt_residual(M, tau, v, b, dt, out) <= 1e-10 * max(1.0, float(np.abs(v).max()))
+
+
+def test_one_joint_is_spec_section_4_to_the_bit():
+    rng = np.random.default_rng(1)
+    for _ in range(20000):
+        inertia, tau, v, b = rng.uniform(1e-4, 1), rng.normal() * 3, rng.normal() * 2, abs(rng.normal())
+        tau_stop = (inertia / 0.005) * v + tau
+        expected = -np.sign(tau_stop) * min(abs(tau_stop), b)
+        assert stop_friction(inertia, tau, v, b, 0.005) == expected
+        got = clip_friction(np.array([[inertia]]), np.array([tau]), np.array([v]), np.array([b]),
+                            0.005)
+        assert got[0] == expected
+
+
+def test_two_joints_held_slipping_and_one_breaking_away():
+    M = np.array([[0.02, 0.005], [0.005, 0.01]])
+    dt = 0.001
+    # both held: budgets far above the torques
+    f = clip_friction(M, np.array([0.3, -0.2]), np.zeros(2), np.array([5.0, 5.0]), dt)
+    assert f == pytest.approx([-0.3, 0.2])
+    # both slip: no budget
+    assert clip_friction(M, np.array([0.3, -0.2]), np.zeros(2), np.zeros(2), dt) == pytest.approx(0)
+    # joint 0 breaks away, joint 1 stays: friction 0 at its budget, joint 1 at rest after the step
+    tau, b = np.array([0.3, -0.05]), np.array([0.1, 5.0])
+    f = clip_friction(M, tau, np.zeros(2), b, dt)
+    v_new = dt * np.linalg.solve(M, tau + f)
+    assert f[0] == pytest.approx(-0.1) and abs(v_new[1]) < 1e-15 and v_new[0] > 0
+
+
+def test_a_freed_joint_never_accelerates_along_its_own_friction():
+    """The case the SPEC §8 iteration got wrong: strong coupling, several joints at rest."""
+    rng = np.random.default_rng(3)
+    for _ in range(3000):
+        n = rng.integers(2, 6)
+        M, tau, _, b, _ = random_problem(rng, n)
+        f = clip_friction(M, tau, np.zeros(n), b, 1.0)  # on accelerations: v = 0, dt = 1
+        a = np.linalg.solve(M, tau + f)
+        assert np.all(f * a <= 1e-10 * max(1.0, float(np.abs(a).max())))
+
+
+def test_clip_friction_runs_inside_user_njit_code():
+    @njit
+    def user(M, tau, v, b):
+        return clip_friction(M, tau, v, b, 0.001).sum()
+
+    assert np.isfinite(user(np.eye(3), np.ones(3), np.zeros(3), np.full(3, 0.5)))
+
+
+# -------------------------------------------------------------------- scheme
+
+def test_semi_implicit_moves_q_by_the_updated_velocity_only():
+    q, v = clipped_step(0.1, 0.5, 2.0, 0.01, 0.1, 0.005, True)
+    q_ref, v_ref = clipped_step(0.1, 0.5, 2.0, 0.01, 0.1, 0.005)
+    a = (2.0 - 0.1) / 0.01
+    assert v == v_ref == pytest.approx(0.5 + a * 0.005)
+    assert q == pytest.approx(0.1 + v * 0.005) and q_ref == pytest.approx(q + 0.5 * a * 0.005**2)
+
+
+def test_parameter_files_carry_the_scheme(tmp_path):
+    data = {"model": "m1", "actuator": "xl330", "scheme": "semi_implicit"}
+    params = from_dict(data, "p.json")
+    assert params.scheme == "semi_implicit" and params.theta()[layout.SCHEME] == layout.SEMI_IMPLICIT
+    assert params.to_dict()["scheme"] == "semi_implicit"
+    assert "scheme" not in params.with_scheme("reference").to_dict()  # reference files unchanged
+    with pytest.raises(ParameterFileError, match="scheme = 'rk4'"):
+        from_dict({**data, "scheme": "rk4"}, "p.json")
+
+
+def test_the_two_schemes_differ_by_a_few_mrad_on_the_recorded_logs(shared):
+    from frictionsim.logs import load_logs
+    from solvers.rollouts import simulate
+
+    params = load_params(shared / "params" / "m6.json")
+    logs = load_logs([shared / "processed"])
+    gaps = [np.mean(np.abs(simulate(log, params).q - simulate(log, params.with_scheme(
+        "semi_implicit")).q)) for log in logs]
+    assert 3e-3 < np.mean(gaps) < 15e-3  # SPEC §4: about 7 mrad
+
+
+def test_identify_writes_the_scheme_it_fitted_with(tmp_path, shared):
+    from experiments.runner.cli import main
+
+    log = shared / "processed" / "2026-01-15_10h28m42.json"
+    assert main(["identify", "--actuator", "xl330", "--model", "m1", "--logs", str(log),
+                 "--budget", "30", "--scheme", "semi_implicit", "--out", str(tmp_path / "o"),
+                 "--no-progress"]) == 0
+    assert json.loads((tmp_path / "o" / "m1.json").read_text())["scheme"] == "semi_implicit"
+    assert ParameterSet.defaults("m1", "xl330").scheme == "reference"
