@@ -1,35 +1,45 @@
-"""Event-driven (variable-step) simulation of one joint with exact stick–slip (SPEC §8).
+"""Event-driven (variable-step) simulation with exact stick–slip, for one joint or n (SPEC §8, §10).
 
-In continuous time ``I·v̇ = τ + τ_f`` (τ: every torque but friction) with the
-friction torque set-valued at rest:
+In continuous time ``M·v̇ = τ + τ_f`` (τ: every torque but friction) with each
+joint's friction set-valued at rest:
 
-- slip (v ≠ 0):  τ_f = −s·τ_fm(v),  s = sign of the motion;
-- stick (v = 0, |τ| ≤ τ_fm(0)):  τ_f = −τ, so v̇ = 0;
-- break-away (v = 0, |τ| > τ_fm(0)): slip starts in the direction of τ.
+- slip (v_j ≠ 0):  τ_f,j = −s_j·b_j,  s_j = sign of the motion, b_j its budget;
+- stick (v_j = 0): τ_f,j holds the joint (v̇_j = 0) while |τ_f,j| ≤ b_j;
+- break-away: a joint at rest whose holding friction would exceed its budget slips
+  in the direction of its acceleration.
 
-Each phase is a smooth ODE integrated by ``scipy.integrate.solve_ivp``; the
-switches are located as terminal events:
+Which joints at rest stick is decided exactly (a segment's start, and each zero
+velocity): the friction of the resting joints is SPEC §10's box-constrained
+problem on accelerations, :func:`solvers.joint_friction.clip_friction` with v = 0
+and the moving joints' friction fixed; a resting joint whose friction lands on its
+budget with a non-zero acceleration breaks away. Within a segment the phases are
+fixed: stuck joints held (their friction solved by equality), slipping joints at
+their budget. Each segment is a smooth ODE integrated by
+``scipy.integrate.solve_ivp``; the switches are located as terminal events:
 
-- zero velocity during slip (``s·v`` falling through 0) → stick or reversal;
-- the velocity margin ``s·v = Δ`` after a break-away or reversal, which arms
-  the zero-velocity event (the segment starts at v = 0, which must not be
-  detected again); until then only a fall back through zero is watched;
-- break-away during stick, ``|τ| − τ_fm(0)`` rising through 0.
+- zero velocity of a slipping joint (``s·v`` falling through 0) → stick, reversal
+  or touch, as the exact decision says;
+- the velocity margin ``s·v = Δ`` after a break-away or reversal, which arms the
+  zero-velocity event (the segment starts at v = 0, which must not be detected
+  again); until then only a fall back through zero is watched;
+- break-away of a stuck joint, ``|τ_f,j| − b_j`` rising through 0.
 
-The sign variable ``s`` is fixed per segment, so the integrator may step
-across v = 0 before the event is located, and rejected trial steps cannot flip
-a phase: the right-hand sides are pure functions of (t, y) and the segment's
-constants.
+The sign variables ``s`` are fixed per segment, so the integrator may step across
+v = 0 before the event is located, and rejected trial steps cannot flip a phase:
+the right-hand sides are pure functions of (t, y) and the segment's constants.
+
+One engine, :class:`EventSolver`, integrates every :class:`Mechanism`: one joint
+(:class:`Joint`: the pendulum bench :class:`BenchJoint`, the Coulomb oscillator of
+SPEC §8 :class:`CoulombOscillator`, with compiled right-hand sides) is its n = 1
+case, and :class:`solvers.coupled_joints.CoupledJoints` (an inertia matrix and bias
+forces) and :class:`solvers.robot.RobotMechanism` (an MJCF model) its n-joint cases.
 
 The work is bounded: a segment whose right-hand side turns non-finite, or that
-needs more than ``Tolerances.max_nfev`` evaluations (a step size collapsing on
-a singular right-hand side), and a control period with more than
+needs more than ``Tolerances.max_nfev`` evaluations (a step size collapsing on a
+singular right-hand side), and a control period with more than
 ``Tolerances.max_events`` switches (Zeno chattering) raise
 :class:`~solvers.errors.SimulationError` saying which bound was hit and where,
-instead of running for ever. A joint is described by a :class:`Joint`: its slip acceleration and
-the torque and static budget at rest; the pendulum bench
-(:class:`BenchJoint`, torques from :mod:`frictionsim.plant`) and the Coulomb
-oscillator of SPEC §8 (:class:`CoulombOscillator`) are two.
+instead of running for ever.
 """
 
 from __future__ import annotations
@@ -46,6 +56,7 @@ from frictionsim.actuator_laws import firmware_control
 from frictionsim.plant import bench_torques
 from solvers import METHODS
 from solvers.errors import SimulationError
+from solvers.joint_friction import clip_friction
 
 STICK = 0
 SLIP_POSITIVE = 1
@@ -56,12 +67,11 @@ class EventKind(StrEnum):
     """What a located switch is (a ``str``, so it compares and serialises as its value)."""
 
     START = "start"  # the run begins
-    BREAK_AWAY = "break_away"  # stick → slip: the torque exceeded the static budget
-    STICK = "stick"  # slip → stick: zero velocity with the torque inside the budget
+    BREAK_AWAY = "break_away"  # stick → slip: the holding friction reached the budget
+    STICK = "stick"  # slip → stick: zero velocity, and the budget holds the joint
     REVERSAL = "reversal"  # zero velocity, and slip resumes the other way
     TOUCH = "touch"  # zero velocity, and slip resumes the same way
     MARGIN = "margin"  # |v| = Δ after a break-away: zero-velocity detection re-armed
-    ZERO_VELOCITY = "zero_velocity"  # a joint of several reached v = 0 (n-joint solver)
 
 
 @njit(cache=True)
@@ -80,8 +90,72 @@ def bench_rest_torques(q: float, u: float, enable: float, theta: np.ndarray,
     return t.motor + t.external, t.static
 
 
-class Joint:
-    """One joint with set-valued friction at rest: the interface the solver integrates."""
+def solve_with_mask(M: np.ndarray, tau: np.ndarray, f_known: np.ndarray,
+                    stuck: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Accelerations and frictions with the stuck set fixed: (a, f); a_j = 0 and f_j solved on
+    ``stuck``, f_j = ``f_known`` elsewhere (M·a = τ + f)."""
+    A = M.copy()
+    A[:, stuck] = 0.0
+    idx = np.nonzero(stuck)[0]
+    A[idx, idx] = -1.0
+    b = tau + np.where(stuck, 0.0, f_known)
+    x = np.linalg.solve(A, b)
+    a = np.where(stuck, 0.0, x)
+    f = np.where(stuck, x, f_known)
+    return a, f
+
+
+class Mechanism:
+    """n joints with set-valued friction: what :class:`EventSolver` integrates.
+
+    A subclass gives :meth:`forces` (the inputs held: control, enable); the rest follows.
+    Joints with ``phase`` 0 (:data:`STICK`) are at rest, ±1 slip that way.
+    """
+
+    n = 0
+
+    def forces(self, q: np.ndarray, v: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """(M, τ, b): mass matrix (with the rotors' armature), every torque but friction, and
+        each joint's friction budget F + K_v·|v| (N·m) at the state (q, v)."""
+        raise NotImplementedError
+
+    def accelerations(self, q: np.ndarray, v: np.ndarray, signs: np.ndarray,
+                      stuck: np.ndarray) -> np.ndarray:
+        """v̇ with the stuck joints held and the others slipping in the direction ``signs``."""
+        M, tau, b = self.forces(q, v)
+        return solve_with_mask(M, tau, -signs * b, stuck)[0]
+
+    def held_friction(self, q: np.ndarray, v: np.ndarray, signs: np.ndarray,
+                      stuck: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """(τ_f, b): the friction holding the stuck joints (the others' at their budget), and
+        the budgets."""
+        M, tau, b = self.forces(q, v)
+        return solve_with_mask(M, tau, -signs * b, stuck)[1], b
+
+    def held_excess(self, q: np.ndarray, v: np.ndarray, signs: np.ndarray,
+                    stuck: np.ndarray) -> np.ndarray:
+        """|τ_f,j| − b_j of each stuck joint's holding friction (−inf for the others)."""
+        f, b = self.held_friction(q, v, signs, stuck)
+        return np.where(stuck, np.abs(f) - b, -np.inf)
+
+    def rest_accelerations(self, q: np.ndarray, v: np.ndarray, rest: np.ndarray
+                           ) -> tuple[np.ndarray, np.ndarray]:
+        """(v̇, breaking) when the joints of ``rest`` are at rest: their friction is SPEC §10's
+        problem on accelerations (clip_friction with v = 0, the moving joints' friction fixed);
+        ``breaking`` marks the resting joints that break away."""
+        M, tau, b = self.forces(q, v)
+        moving_friction = np.where(rest, 0.0, -np.sign(v) * b)
+        f = clip_friction(M, tau + moving_friction, np.zeros(self.n), np.where(rest, b, 0.0), 1.0)
+        a = np.linalg.solve(M, tau + moving_friction + f)
+        scale = float(np.max(np.abs(np.linalg.solve(M, np.abs(tau) + b)))) + 1e-300
+        at_budget = np.abs(f) >= b * (1.0 - 1e-12)
+        return a, rest & at_budget & (np.abs(a) > 1e-12 * scale)
+
+
+class Joint(Mechanism):
+    """One joint: its slip acceleration, and the torque and static budget at rest."""
+
+    n = 1
 
     def slip_acceleration(self, q: float, v: float, sign: float) -> float:
         raise NotImplementedError
@@ -89,6 +163,25 @@ class Joint:
     def rest_torques(self, q: float) -> tuple[float, float]:
         """(torque to hold, static friction budget) at rest at q."""
         raise NotImplementedError
+
+    def accelerations(self, q, v, signs, stuck) -> np.ndarray:
+        if stuck[0]:
+            return np.zeros(1)
+        return np.array([self.slip_acceleration(q[0], v[0], signs[0])])
+
+    def held_friction(self, q, v, signs, stuck) -> tuple[np.ndarray, np.ndarray]:
+        torque, budget = self.rest_torques(q[0])
+        return np.array([-torque]), np.array([budget])
+
+    def held_excess(self, q, v, signs, stuck) -> np.ndarray:
+        torque, budget = self.rest_torques(q[0])
+        return np.array([abs(torque) - budget])
+
+    def rest_accelerations(self, q, v, rest) -> tuple[np.ndarray, np.ndarray]:
+        # One joint: it breaks away exactly when |τ| > F(0), in the direction of τ.
+        torque, budget = self.rest_torques(q[0])
+        breaking = bool(rest[0]) and abs(torque) > budget
+        return np.array([torque if breaking else 0.0]), np.array([breaking])
 
 
 @dataclass
@@ -123,27 +216,29 @@ class CoulombOscillator(Joint):
 
 @dataclass(frozen=True)
 class Event:
-    """A located switch: time (s), kind, state after it and the phase entered."""
+    """A located switch of joint ``joint``: time (s), kind, that joint's state after it and
+    the phase it entered."""
 
     t: float
     kind: EventKind
     q: float
     v: float
     phase: int
+    joint: int = 0
 
 
 @dataclass
 class Segment:
-    """A piece of the dense solution on [t0, t1]: an OdeSolution, or a constant state (stick)."""
+    """A piece of the dense solution on [t0, t1]: an OdeSolution, or a constant state."""
 
     t0: float
     t1: float
     solution: object | None
-    state: tuple[float, float]
+    state: np.ndarray
 
     def __call__(self, t: np.ndarray) -> np.ndarray:
         if self.solution is None:
-            return np.tile(np.array(self.state)[:, None], (1, np.size(t)))
+            return np.tile(np.asarray(self.state, dtype=float)[:, None], (1, np.size(t)))
         return self.solution(t)
 
 
@@ -206,134 +301,184 @@ class BoundedRhs:
         return out
 
 
+def _event(fn, direction: float):
+    fn.terminal = True
+    fn.direction = direction
+    return fn
+
+
 @dataclass
 class EventSolver:
-    """Integrates a :class:`Joint` through stick, slip and their switches."""
+    """Integrates a :class:`Mechanism` through stick, slip and their switches."""
 
     tolerances: Tolerances = field(default_factory=Tolerances)
     events: list[Event] = field(default_factory=list)
     segments: list[Segment] = field(default_factory=list)
     nfev: int = 0
 
-    def begin(self, joint: Joint, t: float, q: float, v: float) -> tuple[int, bool]:
-        """Phase and arming at the start of a run, recorded as a ``start`` event.
+    def begin(self, mech: Mechanism, t: float, q, v):
+        """Phases and arming at the start of a run, recorded as ``start`` events.
 
-        At rest the run starts in stick and the first :meth:`advance` decides
-        the break-away; moving, it slips with the zero-velocity event armed.
+        At rest a joint starts in stick and the first :meth:`advance` decides its
+        break-away; moving, it slips with its zero-velocity event armed. Scalars in
+        (one joint): scalars out.
         """
-        phase = STICK if v == 0.0 else (SLIP_POSITIVE if v > 0 else SLIP_NEGATIVE)
-        self.events.append(Event(t, EventKind.START, q, v, phase))
-        return phase, v != 0.0
+        q_a, v_a = np.atleast_1d(np.asarray(q, dtype=float)), np.atleast_1d(np.asarray(v, float))
+        phase = np.where(v_a > 0, SLIP_POSITIVE, np.where(v_a < 0, SLIP_NEGATIVE, STICK))
+        for j in range(mech.n):
+            self.events.append(Event(t, EventKind.START, float(q_a[j]), float(v_a[j]),
+                                     int(phase[j]), j))
+        armed = v_a != 0.0
+        if np.ndim(q) == 0:
+            return int(phase[0]), bool(armed[0])
+        return phase, armed
 
-    def start_phase(self, joint: Joint, q: float, v: float) -> int:
-        """The phase of a state: slip by the sign of v; at rest, stick unless it breaks away."""
-        if v != 0.0:
-            return SLIP_POSITIVE if v > 0 else SLIP_NEGATIVE
-        torque, budget = joint.rest_torques(q)
-        return STICK if abs(torque) <= budget else (SLIP_POSITIVE if torque > 0 else SLIP_NEGATIVE)
-
-    def advance(self, joint: Joint, t0: float, t1: float, q: float, v: float, phase: int,
-                armed: bool) -> tuple[float, float, int, bool]:
-        """Integrate from t0 to t1 with the joint's inputs held; returns (q, v, phase, armed)."""
+    def advance(self, mech: Mechanism, t0: float, t1: float, q, v, phase, armed):
+        """Integrate from t0 to t1 with the mechanism's inputs held; returns (q, v, phase,
+        armed). Scalars in (one joint): scalars out."""
+        scalar = np.ndim(q) == 0
+        q = np.atleast_1d(np.asarray(q, dtype=float)).copy()
+        v = np.atleast_1d(np.asarray(v, dtype=float)).copy()
+        phase = np.atleast_1d(np.asarray(phase, dtype=int)).copy()
+        armed = np.atleast_1d(np.asarray(armed, dtype=bool)).copy()
+        if not (np.all(np.isfinite(q)) and np.all(np.isfinite(v))):
+            raise SimulationError(f"event-driven solver: non-finite state q = {q}, v = {v} at "
+                                  f"t = {t0:.9g} s")
         t = t0
         tol = self.tolerances
         events_before = len(self.events)
-        if not (math.isfinite(q) and math.isfinite(v)):
-            raise SimulationError(f"event-driven solver: non-finite state q = {q}, v = {v} at "
-                                  f"t = {t0:.9g} s")
         while t < t1:
             if len(self.events) - events_before > tol.max_events:
                 raise SimulationError(
                     f"event-driven solver: more than {tol.max_events} stick/slip switches between "
                     f"t = {t0:.9g} s and {t1:.9g} s (chattering); gave up at t = {t:.9g} s"
                 )
-            if phase == STICK:
-                torque, budget = joint.rest_torques(q)
-                if abs(torque) > budget:
-                    phase = SLIP_POSITIVE if torque > 0 else SLIP_NEGATIVE
-                    armed = False
-                    self.events.append(Event(t, EventKind.BREAK_AWAY, q, 0.0, phase))
-                    continue
-                t_end = self._stick(joint, t, t1, q)
+            self._settle(mech, t, q, v, phase, armed)
+            if np.all(phase == STICK):
+                t_end = self._stick(mech, t, t1, q, v, phase)
+                self.segments.append(Segment(t, t1 if t_end is None else t_end, None,
+                                             np.concatenate([q, v])))
                 if t_end is None:
-                    self.segments.append(Segment(t, t1, None, (q, 0.0)))
-                    return q, 0.0, STICK, armed
-                self.segments.append(Segment(t, t_end, None, (q, 0.0)))
+                    break
                 t = t_end
                 continue
-            sign = float(phase)
-            q, v, t, phase, armed = self._slip(joint, t, t1, q, v, sign, armed, tol)
+            t = self._slip(mech, t, t1, q, v, phase, armed)
+        if scalar:
+            return float(q[0]), float(v[0]), int(phase[0]), bool(armed[0])
         return q, v, phase, armed
 
-    def _stick(self, joint: Joint, t0: float, t1: float, q: float) -> float | None:
-        """Stick at q from t0: the time the break-away event fires before t1, else None.
+    def _settle(self, mech: Mechanism, t: float, q, v, phase, armed, cause: int = -1,
+                sign: int = 0) -> None:
+        """Decide the joints at rest (in place): stay stuck, or break away. ``cause`` is the
+        joint that just reached zero velocity (slipping in direction ``sign``): its event says
+        stick, reversal or touch; any other joint that leaves the rest breaks away."""
+        rest = phase == STICK
+        if not rest.any():
+            return
+        a, breaking = mech.rest_accelerations(q, v, rest)
+        for j in np.nonzero(rest)[0]:
+            if breaking[j]:
+                phase[j] = SLIP_POSITIVE if a[j] > 0 else SLIP_NEGATIVE
+                armed[j] = False
+                kind = (EventKind.BREAK_AWAY if j != cause else
+                        EventKind.REVERSAL if phase[j] != sign else EventKind.TOUCH)
+                self.events.append(Event(t, kind, float(q[j]), 0.0, int(phase[j]), int(j)))
+            elif j == cause:
+                self.events.append(Event(t, EventKind.STICK, float(q[j]), 0.0, STICK, int(j)))
 
-        With the joint's inputs held and q frozen, the break-away function is
-        constant over the segment; it is still integrated as an event so that a
-        joint with time-varying inputs is handled the same way.
+    def _stick(self, mech: Mechanism, t0: float, t1: float, q, v, phase) -> float | None:
+        """Every joint at rest from t0: the time a break-away event fires before t1, else None.
+
+        With the inputs held and q frozen, the break-away functions are constant over
+        the segment; they are still integrated as events so that time-varying inputs
+        would be handled the same way.
         """
+        n = mech.n
+        stuck = phase == STICK
+        signs = phase.astype(float)
+        y0 = np.concatenate([q, v])
 
-        def break_away(t, y):
-            torque, budget = joint.rest_torques(y[0])
-            return abs(torque) - budget
+        def excess(t, y):
+            return float(np.max(mech.held_excess(y[:n], y[n:], signs, stuck)))
 
-        break_away.terminal = True
-        break_away.direction = 1
-        if break_away(t0, (q, 0.0)) < 0 and break_away(t1, (q, 0.0)) < 0:
+        _event(excess, 1)
+        if excess(t0, y0) < 0 and excess(t1, y0) < 0:
             return None
-        rest = BoundedRhs(lambda t, y: (0.0, 0.0), self.tolerances.max_nfev, "a stick segment")
-        sol = solve_ivp(rest, (t0, t1), (q, 0.0), method=self.tolerances.method,
-                        rtol=self.tolerances.rtol, atol=self.tolerances.atol, events=break_away)
+        rest = BoundedRhs(lambda t, y: np.zeros(2 * n), self.tolerances.max_nfev,
+                          "a stick segment")
+        sol = solve_ivp(rest, (t0, t1), y0, method=self.tolerances.method,
+                        rtol=self.tolerances.rtol, atol=self.tolerances.atol, events=excess)
         self.nfev += sol.nfev
         return float(sol.t_events[0][0]) if sol.status == 1 else None
 
-    def _slip(self, joint: Joint, t0: float, t1: float, q: float, v: float, sign: float,
-              armed: bool, tol: Tolerances):
+    def _slip(self, mech: Mechanism, t0: float, t1: float, q, v, phase, armed) -> float:
+        """Integrate a segment with the phases fixed (in place); returns the time reached."""
+        n, tol = mech.n, self.tolerances
+        stuck = phase == STICK
+        signs = phase.astype(float)
+
         def slip(t, y):
-            return (y[1], joint.slip_acceleration(y[0], y[1], sign))
+            return np.concatenate([np.where(stuck, 0.0, y[n:]),
+                                   mech.accelerations(y[:n], y[n:], signs, stuck)])
 
+        events, meaning = [], []
+        for j in range(n):
+            if stuck[j]:
+                events.append(_event(lambda t, y, j=j: mech.held_excess(
+                    y[:n], y[n:], signs, stuck)[j], 1))
+                meaning.append((j, EventKind.BREAK_AWAY))
+                continue
+            events.append(_event(lambda t, y, j=j: signs[j] * y[n + j], -1))
+            meaning.append((j, EventKind.STICK))
+            if not armed[j]:
+                events.append(_event(lambda t, y, j=j: signs[j] * y[n + j] - tol.delta, 1))
+                meaning.append((j, EventKind.MARGIN))
         rhs = BoundedRhs(slip, tol.max_nfev, f"a slip segment from t = {t0:.9g} s")
-
-        def zero_velocity(t, y):
-            return sign * y[1]
-
-        zero_velocity.terminal = True
-        zero_velocity.direction = -1
-
-        def margin(t, y):
-            return sign * y[1] - tol.delta
-
-        margin.terminal = True
-        margin.direction = 1
-        events = [zero_velocity] if armed else [zero_velocity, margin]
         # solve_ivp's step-size heuristics may overflow on huge (finite) derivatives; the
         # right-hand side itself refuses non-finite values, so its warnings are noise.
         with np.errstate(over="ignore", invalid="ignore"):
-            sol = solve_ivp(rhs, (t0, t1), (q, v), method=tol.method, rtol=tol.rtol,
-                            atol=tol.atol, events=events, dense_output=True)
+            sol = solve_ivp(rhs, (t0, t1), np.concatenate([q, v]), method=tol.method,
+                            rtol=tol.rtol, atol=tol.atol, events=events, dense_output=True)
         self.nfev += sol.nfev
         if sol.status != 1:
-            self.segments.append(Segment(t0, t1, sol.sol, (sol.y[0, -1], sol.y[1, -1])))
-            return float(sol.y[0, -1]), float(sol.y[1, -1]), t1, int(sign), armed
-        if len(sol.t_events[0]):
-            t_e = float(sol.t_events[0][0])
-            q_e = float(sol.y_events[0][0][0])
-            self.segments.append(Segment(t0, t_e, sol.sol, (q_e, 0.0)))
-            phase = self.start_phase(joint, q_e, 0.0)
-            kind = (EventKind.STICK if phase == STICK else
-                    EventKind.REVERSAL if phase != sign else EventKind.TOUCH)
-            self.events.append(Event(t_e, kind, q_e, 0.0, phase))
-            return q_e, 0.0, t_e, phase, False
-        t_e = float(sol.t_events[1][0])
-        q_e, v_e = (float(x) for x in sol.y_events[1][0])
-        self.segments.append(Segment(t0, t_e, sol.sol, (q_e, v_e)))
-        self.events.append(Event(t_e, EventKind.MARGIN, q_e, v_e, int(sign)))
-        return q_e, v_e, t_e, int(sign), True
+            q[:], v[:] = sol.y[:n, -1], sol.y[n:, -1]
+            self.segments.append(Segment(t0, t1, sol.sol, sol.y[:, -1].copy()))
+            return t1
+        k = next(i for i, te in enumerate(sol.t_events) if len(te))
+        t_e = float(sol.t_events[k][0])
+        y_e = sol.y_events[k][0]
+        j, kind = meaning[k]
+        q[:], v[:] = y_e[:n], y_e[n:]
+        v[stuck] = 0.0
+        if kind is EventKind.MARGIN:
+            self.segments.append(Segment(t0, t_e, sol.sol, y_e.copy()))
+            armed[j] = True
+            self.events.append(Event(t_e, EventKind.MARGIN, float(q[j]), float(v[j]),
+                                     int(phase[j]), j))
+            return t_e
+        if kind is EventKind.BREAK_AWAY:
+            # Located where the holding friction reaches the budget (to rounding): the joint
+            # leaves the rest opposite to the friction it required.
+            self.segments.append(Segment(t0, t_e, sol.sol, np.concatenate([q, v])))
+            f, _ = mech.held_friction(q, v, signs, stuck)
+            phase[j] = SLIP_NEGATIVE if f[j] > 0 else SLIP_POSITIVE
+            armed[j] = False
+            self.events.append(Event(t_e, EventKind.BREAK_AWAY, float(q[j]), 0.0,
+                                     int(phase[j]), j))
+            return t_e
+        sign = int(phase[j])
+        v[j] = 0.0
+        self.segments.append(Segment(t0, t_e, sol.sol, np.concatenate([q, v])))
+        phase[j] = STICK
+        armed[j] = False
+        self._settle(mech, t_e, q, v, phase, armed, cause=j, sign=sign)
+        return t_e
 
     def dense(self, t: np.ndarray) -> np.ndarray:
-        """The state (2, len(t)) at any times covered by the segments."""
+        """The state (2n, len(t)) at any times covered by the segments."""
         t = np.atleast_1d(np.asarray(t, dtype=float))
-        out = np.empty((2, t.size))
+        width = self.segments[0].state.shape[0] if self.segments else 2
+        out = np.empty((width, t.size))
         starts = np.array([s.t0 for s in self.segments])
         idx = np.clip(np.searchsorted(starts, t, side="right") - 1, 0, len(self.segments) - 1)
         for i in np.unique(idx):
@@ -355,13 +500,16 @@ class EventResult:
     n_segments: int
 
     def dense(self, t: np.ndarray) -> np.ndarray:
-        """The continuous solution (q, v) at any times of the run: shape (2, len(t))."""
+        """The continuous solution (q, v) at any times of the run: shape (2n, len(t))."""
         return self.solver.dense(t)
 
-    def stick_intervals(self) -> list[tuple[float, float]]:
-        """(entry, exit) times of every stick phase (exit = end of run if it never left)."""
+    def stick_intervals(self, joint: int = 0) -> list[tuple[float, float]]:
+        """(entry, exit) times of every stick phase of ``joint`` (exit = end of run if it never
+        left)."""
         intervals, entry = [], None
         for e in self.events:
+            if e.joint != joint:
+                continue
             if e.phase == STICK and entry is None:
                 entry = e.t
             elif e.phase != STICK and entry is not None:
