@@ -177,3 +177,32 @@ def clip_friction(mass_matrix: np.ndarray, tau: np.ndarray, v: np.ndarray, budge
     work = np.empty(WORK_SIZE)
     clip_friction_into(mass_matrix, tau, v, budget, dt, out, work)
     return out
+
+
+@njit(cache=True)
+def spd_solve_into(matrix: np.ndarray, rhs: np.ndarray, out: np.ndarray, work: np.ndarray) -> None:
+    """out = matrix⁻¹·rhs for a symmetric positive definite matrix (n ≤ 12), by Cholesky in
+    ``work`` (≥ :data:`WORK_SIZE` doubles); a 1 × 1 matrix divides."""
+    n = rhs.shape[0]
+    if n == 1:
+        out[0] = rhs[0] / matrix[0, 0]
+        return
+    for a in range(n):
+        for c in range(a + 1):
+            total = matrix[a, c]
+            for e in range(c):
+                total -= work[a * MAX_JOINTS + e] * work[c * MAX_JOINTS + e]
+            if a == c:
+                work[a * MAX_JOINTS + a] = np.sqrt(total)
+            else:
+                work[a * MAX_JOINTS + c] = total / work[c * MAX_JOINTS + c]
+    for a in range(n):
+        total = rhs[a]
+        for e in range(a):
+            total -= work[a * MAX_JOINTS + e] * out[e]
+        out[a] = total / work[a * MAX_JOINTS + a]
+    for a in range(n - 1, -1, -1):
+        total = out[a]
+        for e in range(a + 1, n):
+            total -= work[e * MAX_JOINTS + a] * out[e]
+        out[a] = total / work[a * MAX_JOINTS + a]

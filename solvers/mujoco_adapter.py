@@ -1,0 +1,485 @@
+"""Identified servos inside MuJoCo: the firmware, the motor and frictionsim's friction, compiled
+into MuJoCo's step (optional ``mujoco`` extra).
+
+:class:`ServoModel` compiles an MJCF model (path, text or ``MjSpec``) with servos on named
+hinge joints: each joint gets its servo's ``armature``, no damping or friction of its
+own, and an actuator whose force is 0 and whose ``ctrl`` is the servo's goal position
+(physical joint angle, rad). Then every ``mj_step`` (or ``mujoco.rollout``) of that
+model runs, in a compiled control callback, per servo: the firmware law at its control
+period (zero-order hold, state kept per ``MjData``), the motor torque, and the friction:
+
+- ``budget`` (default): frictionsim's friction-budget clipping exactly, SPEC §10's
+  problem solved by :func:`solvers.joint_friction.clip_friction_into` with the mass
+  matrix MuJoCo just computed, applied with the motor torque through ``qfrc_applied``.
+  MuJoCo's Euler step then makes it SPEC §4/§10's ``semi_implicit`` scheme: on the
+  one-joint bench it reproduces frictionsim's own rollout with ``--scheme
+  semi_implicit``. Measured alternative, not used: writing the budget into MuJoCo's own
+  friction constraint rows (``efc_frictionloss``, stop-in-one-step solref/solimp) is
+  exact for one joint but, for coupled joints, only as close as the solver's noslip
+  iterations get (about 1e-3 on random rest states), while ``clip_friction`` is exact
+  by construction;
+- ``frictionloss``: the reference project's method, for comparison: the budget F and
+  K_v computed from the current step's torques are written to the model's
+  ``dof_frictionloss`` and ``dof_damping``, which MuJoCo's soft friction rows and
+  damping use from the next step on.
+
+**Why a control callback.** The per-step work must not run Python. MuJoCo's
+``mjcb_control`` accepts a C function pointer; a Numba ``cfunc`` is one, so MuJoCo
+calls compiled code directly (about 30 ns for an empty callback). It runs after
+MuJoCo computed M(q), the bias forces and the constraint rows and before the
+actuation and the constraint solve: exactly where the friction of this step belongs.
+
+**Process-global callback.** MuJoCo has one ``mjcb_control`` for every model. The one
+callback installed here looks the model up in a table of registered ServoModels (by
+the ``mjModel`` address) and returns at once for any other model, so other models in
+the process are untouched; a model is removed from the table when it is garbage
+collected. Another control callback installed by someone else is refused, not
+silently replaced.
+
+**Threads.** ``mujoco.rollout`` steps several ``MjData`` in threads: all the state
+and scratch memory of the callback lives in each ``MjData``'s ``userdata`` (the
+ServoModel sizes it), the table is read-only while stepping, and the callback
+allocates nothing; so any number of threads may step their own ``MjData``. The
+``frictionloss`` mode writes the *model*'s arrays, as the reference project does:
+with threads, give each thread its own model.
+
+The fields of ``mjData`` the callback reads are pointers at fixed offsets of the
+struct, the same for every ``MjData`` of the installed MuJoCo build; they are found
+once per process by scanning a small ``MjData`` for the known addresses of its arrays
+(and for a known ``time``), never hard-coded.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import warnings
+import weakref
+
+import numpy as np
+from numba import carray, cfunc, types
+from numba.extending import intrinsic
+
+from frictionsim import schema
+from frictionsim.actuator_laws import firmware_control, motor_torque
+from frictionsim.friction import friction_budget
+from frictionsim.layout import BENCH_SIZE, THETA_SIZE
+from frictionsim.params import ParameterSet
+from solvers.joint_friction import MAX_JOINTS, WORK_SIZE, clip_friction_into
+from solvers.mujoco_dynamics import check_hinges, mj_fullM, mujoco
+from solvers.robot import Servo
+
+MODES = ("budget", "frictionloss")
+MAX_MODELS = 64
+#: Per servo in the table: dof, qpos address, ctrl index, spare, theta, bench.
+SERVO_BLOCK = 4 + THETA_SIZE + BENCH_SIZE
+#: Header: active, mode, servos, nv, control period, timestep, userdata offset, state size, nu.
+HEADER = 9
+CONFIG_SIZE = HEADER + MAX_JOINTS * SERVO_BLOCK
+#: userdata: initialised, next control update, last time; per servo u, q_smooth, disabled,
+#: τ_m; then scratch: M (nv²), τ, b, v, τ_f (nv each), the solver's work.
+STATE_HEAD = 3
+STATE_PER_SERVO = 4
+
+
+class SchemeWarning(UserWarning):
+    """A parameter file identified with the reference scheme, used with MuJoCo's Euler step."""
+
+
+def state_size(servos: int, nv: int) -> int:
+    """Doubles of ``userdata`` a ServoModel needs per MjData."""
+    return STATE_HEAD + STATE_PER_SERVO * servos + nv * nv + 4 * nv + WORK_SIZE
+
+
+# ------------------------------------------------------------ raw memory from compiled code
+
+@intrinsic
+def _f64_at(typingctx, address):
+    """A float64 pointer to ``address`` (an int64)."""
+    sig = types.CPointer(types.float64)(types.int64)
+
+    def codegen(context, builder, signature, args):
+        return builder.inttoptr(args[0], context.get_value_type(types.CPointer(types.float64)))
+
+    return sig, codegen
+
+
+@intrinsic
+def _i64_at(typingctx, address):
+    """An int64 pointer to ``address`` (an int64)."""
+    sig = types.CPointer(types.int64)(types.int64)
+
+    def codegen(context, builder, signature, args):
+        return builder.inttoptr(args[0], context.get_value_type(types.CPointer(types.int64)))
+
+    return sig, codegen
+
+
+@intrinsic
+def _address(typingctx, pointer):
+    """The int64 address of a void pointer."""
+    sig = types.int64(types.voidptr)
+
+    def codegen(context, builder, signature, args):
+        return builder.ptrtoint(args[0], context.get_value_type(types.int64))
+
+    return sig, codegen
+
+
+_TINY = """<mujoco><size nuserdata="5"/><worldbody><body><joint name="j" type="hinge"/>
+<geom type="sphere" size="0.1" mass="1"/></body></worldbody>
+<actuator><motor joint="j"/></actuator></mujoco>"""
+_FIELDS = ("qpos", "qvel", "ctrl", "qfrc_applied", "qfrc_bias", "qfrc_passive", "userdata")
+
+
+def data_offsets() -> dict[str, int]:
+    """Byte offsets, inside an ``mjData``, of the array pointers the callback reads and of
+    ``time``; found on a private MjData (the scan never leaves the struct: it stops at the
+    last field it looks for)."""
+    model = mujoco.MjModel.from_xml_string(_TINY)
+    data = mujoco.MjData(model)
+    wanted = {name: getattr(data, name).ctypes.data for name in _FIELDS}
+    if len(set(wanted.values())) != len(wanted):
+        raise RuntimeError("MuJoCo data arrays share addresses; cannot locate them")
+    base, found, offset = data._address, {}, 0
+    while len(found) < len(wanted):
+        if offset > 1 << 22:
+            raise RuntimeError("could not locate MuJoCo's data arrays in mjData")
+        word = ctypes.c_uint64.from_address(base + offset).value
+        for name, address in wanted.items():
+            if word == address and name not in found:
+                found[name] = offset
+        offset += 8
+    data.time = 7654.321
+    limit = min(found.values())
+    times = [o for o in range(0, limit, 8)
+             if ctypes.c_double.from_address(base + o).value == 7654.321]
+    data.time = 1234.5
+    times = [o for o in times if ctypes.c_double.from_address(base + o).value == 1234.5]
+    if len(times) != 1:
+        raise RuntimeError("could not locate mjData.time")
+    found["time"] = times[0]
+    return found
+
+
+# ------------------------------------------------------------------- the table and callback
+
+#: One row per registered model (its config), and its addresses: model, dof_frictionloss,
+#: dof_damping. Allocated once: the callback has their addresses compiled in.
+_CONFIG = np.zeros((MAX_MODELS, CONFIG_SIZE))
+_KEYS = np.zeros((MAX_MODELS, 3), dtype=np.int64)
+_CALLBACK = None
+_C_POINTER = None
+
+
+def _compile_callback():
+    off = data_offsets()
+    o_qpos, o_qvel, o_ctrl = off["qpos"], off["qvel"], off["ctrl"]
+    o_applied, o_bias, o_passive = off["qfrc_applied"], off["qfrc_bias"], off["qfrc_passive"]
+    o_userdata, o_time = off["userdata"], off["time"]
+    config_address = _CONFIG.ctypes.data
+    keys_address = _KEYS.ctypes.data
+    max_models, config_size, servo_block = MAX_MODELS, CONFIG_SIZE, SERVO_BLOCK
+    header, head, per_servo, work_size = HEADER, STATE_HEAD, STATE_PER_SERVO, WORK_SIZE
+
+    @cfunc(types.void(types.voidptr, types.voidptr))
+    def servo_control(m, d):  # pragma: no cover - runs inside mj_step as machine code
+        ma = _address(m)
+        keys = carray(_i64_at(keys_address), (max_models, 3))
+        row = -1
+        for i in range(max_models):
+            if keys[i, 0] == ma:
+                row = i
+                break
+        if row < 0:
+            return
+        cfg = carray(_f64_at(config_address + 8 * row * config_size), (config_size,))
+        if cfg[0] == 0.0:
+            return
+        da = _address(d)
+        frictionloss = cfg[1] == 1.0
+        ns = int(cfg[2])
+        nv = int(cfg[3])
+        period = cfg[4]
+        dt = cfg[5]
+        qpos = carray(_f64_at(carray(_i64_at(da + o_qpos), (1,))[0]), (nv,))
+        qvel = carray(_f64_at(carray(_i64_at(da + o_qvel), (1,))[0]), (nv,))
+        ctrl = carray(_f64_at(carray(_i64_at(da + o_ctrl), (1,))[0]), (int(cfg[8]),))
+        applied = carray(_f64_at(carray(_i64_at(da + o_applied), (1,))[0]), (nv,))
+        bias = carray(_f64_at(carray(_i64_at(da + o_bias), (1,))[0]), (nv,))
+        passive = carray(_f64_at(carray(_i64_at(da + o_passive), (1,))[0]), (nv,))
+        user = carray(_f64_at(carray(_i64_at(da + o_userdata), (1,))[0] + 8 * int(cfg[6])),
+                      (int(cfg[7]),))
+        now = carray(_f64_at(da + o_time), (1,))[0]
+        # A new run (reset, or time going back as rollouts set their initial state).
+        if user[0] == 0.0 or now < user[2] - 0.5 * dt:
+            user[0] = 1.0
+            user[1] = now
+            for j in range(ns):
+                s = cfg[header + j * servo_block:]
+                user[head + per_servo * j] = 0.0
+                user[head + per_servo * j + 1] = qpos[int(s[1])]
+        user[2] = now
+        if now >= user[1] - 1e-9 * period:
+            for j in range(ns):
+                s = cfg[header + j * servo_block:]
+                theta = s[4: 4 + THETA_SIZE]
+                bench = s[4 + THETA_SIZE: 4 + THETA_SIZE + BENCH_SIZE]
+                k = head + per_servo * j
+                c = firmware_control(ctrl[int(s[2])], qpos[int(s[1])], qvel[int(s[0])],
+                                     user[k + 1], theta, bench)
+                user[k] = c.u
+                user[k + 1] = c.q_smooth
+            while user[1] <= now + 1e-9 * period:
+                user[1] += period
+        base = head + per_servo * ns
+        mass = user[base: base + nv * nv].reshape((nv, nv))
+        tau = user[base + nv * nv: base + nv * nv + nv]
+        budget = user[base + nv * nv + nv: base + nv * nv + 2 * nv]
+        vel = user[base + nv * nv + 2 * nv: base + nv * nv + 3 * nv]
+        tau_f = user[base + nv * nv + 3 * nv: base + nv * nv + 4 * nv]
+        work = user[base + nv * nv + 4 * nv: base + nv * nv + 4 * nv + work_size]
+        for i in range(nv):
+            tau[i] = passive[i] - bias[i]
+            budget[i] = 0.0
+            vel[i] = qvel[i]
+        for j in range(ns):
+            s = cfg[header + j * servo_block:]
+            theta = s[4: 4 + THETA_SIZE]
+            dof = int(s[0])
+            k = head + per_servo * j
+            on = 0.0 if user[k + 2] != 0.0 else 1.0
+            tau_m = motor_torque(user[k], on, vel[dof], theta)
+            b = friction_budget(vel[dof], tau_m, tau[dof], theta)
+            user[k + 3] = tau_m
+            tau[dof] += tau_m
+            if frictionloss:
+                fl = carray(_f64_at(keys[row, 1]), (nv,))
+                damping = carray(_f64_at(keys[row, 2]), (nv,))
+                fl[dof] = max(b.static, 1e-12)  # a row must stay: MuJoCo drops zero ones
+                damping[dof] = b.viscous
+                applied[dof] = tau_m
+            else:
+                budget[dof] = b.static + b.viscous * abs(vel[dof])
+        if frictionloss:
+            return
+        mj_fullM(ma, da, mass.ctypes.data)
+        clip_friction_into(mass, tau, vel, budget, dt, tau_f, work)
+        for j in range(ns):
+            dof = int(cfg[header + j * servo_block])
+            applied[dof] = user[head + per_servo * j + 3] + tau_f[dof]
+
+    return servo_control
+
+
+def _install() -> None:
+    """Compile the callback (once per process) and make it MuJoCo's ``mjcb_control``."""
+    global _CALLBACK, _C_POINTER
+    if _CALLBACK is None:
+        _CALLBACK = _compile_callback()
+        _C_POINTER = ctypes.CFUNCTYPE(None, ctypes.c_void_p, ctypes.c_void_p)(_CALLBACK.address)
+    current = mujoco.get_mjcb_control()
+    if current is None:
+        mujoco.set_mjcb_control(_C_POINTER)
+    elif ctypes.cast(current, ctypes.c_void_p).value != _CALLBACK.address:
+        raise RuntimeError("another mjcb_control callback is installed; the servo adapter needs "
+                           "MuJoCo's control callback (it is process-global)")
+
+
+def _release(row: int) -> None:
+    _CONFIG[row, 0] = 0.0
+    _KEYS[row] = 0
+
+
+# ----------------------------------------------------------------------------- ServoModel
+
+class ServoModel:
+    """An MJCF model (path, XML text or ``mujoco.MjSpec``) compiled with servos on its joints.
+
+    ``friction``: ``"budget"`` (frictionsim's, exact) or ``"frictionloss"`` (the reference
+    project's); ``control_period``: the firmware's period (s), a multiple of the model's
+    timestep. ``model`` is the compiled ``MjModel``; step it with ``mujoco.mj_step`` or
+    ``mujoco.rollout`` as usual, the goals in ``data.ctrl[servo_model.ctrl_index]``.
+    """
+
+    def __init__(self, mjcf, servos: list[Servo], friction: str = "budget",
+                 control_period: float = 0.005) -> None:
+        if friction not in MODES:
+            raise ValueError(f"friction mode {friction!r}: expected one of {', '.join(MODES)}")
+        if not servos or len(servos) > MAX_JOINTS:
+            raise ValueError(f"1 to {MAX_JOINTS} servos, got {len(servos)}")
+        self.servos = list(servos)
+        self.friction = friction
+        self._warn_scheme()
+        spec = _spec(mjcf)
+        joints = {j.name: j for j in spec.joints}
+        for servo in self.servos:
+            joint = joints.get(servo.joint)
+            if joint is None:
+                raise ValueError(f"the model has no joint {servo.joint!r} (joints: "
+                                 f"{', '.join(joints)})")
+            values = servo.params.values
+            joint.armature = values["armature"]
+            joint.damping = np.zeros(3)
+            joint.frictionloss = values.get("friction_base", 0.0) if friction == "frictionloss" \
+                else 0.0
+        self.ctrl_index = self._goal_actuators(spec)
+        spec.option.integrator = int(mujoco.mjtIntegrator.mjINT_EULER)
+        user0 = int(spec.nuserdata)
+        probe = spec.compile()
+        size = state_size(len(servos), probe.nv)
+        spec.nuserdata = user0 + size
+        self.model = spec.compile()
+        self.qpos_adr, self.dofs = check_hinges(self.model, [s.joint for s in self.servos])
+        if self.model.nv > MAX_JOINTS:
+            raise ValueError(f"the model has {self.model.nv} dofs; the adapter takes up to "
+                             f"{MAX_JOINTS}")
+        dt = float(self.model.opt.timestep)
+        substeps = control_period / dt
+        if not (control_period > 0 and abs(substeps - round(substeps)) < 1e-9 and substeps >= 1):
+            raise ValueError(f"control period {control_period:g} s must be a multiple of the "
+                             f"model's timestep {dt:g} s")
+        self.period = control_period
+        self._row = self._register(user0, size, dt)
+        weakref.finalize(self.model, _release, self._row)
+        _install()
+
+    def _warn_scheme(self) -> None:
+        for servo in self.servos:
+            if servo.params.scheme != "semi_implicit":
+                warnings.warn(
+                    f"{servo.params.source or servo.joint}: identified with the reference scheme "
+                    "(q += v·dt + ½·a·dt²); MuJoCo steps with semi-implicit Euler, about 7 mrad "
+                    "mean away on the XL330 logs: identify with --scheme semi_implicit for MuJoCo",
+                    SchemeWarning, stacklevel=3)
+
+    def _goal_actuators(self, spec) -> np.ndarray:
+        """For each servo, the actuator whose ctrl is its goal: the one driving its joint (its
+        force zeroed), or a new zero-force actuator. Returns their indices in ctrl."""
+        by_joint = {}
+        for act in spec.actuators:
+            if int(act.trntype) == int(mujoco.mjtTrn.mjTRN_JOINT) and act.target:
+                by_joint.setdefault(act.target, act)
+        names = []
+        for servo in self.servos:
+            act = by_joint.get(servo.joint)
+            if act is None:
+                act = spec.add_actuator(name=f"{servo.joint}_goal", target=servo.joint,
+                                        trntype=mujoco.mjtTrn.mjTRN_JOINT)
+            if not act.name:
+                act.name = f"{servo.joint}_goal"
+            act.gainprm[:] = 0.0
+            act.biasprm[:] = 0.0
+            act.ctrllimited = mujoco.mjtLimited.mjLIMITED_FALSE
+            names.append(act.name)
+        return np.array([[a.name for a in spec.actuators].index(n) for n in names])
+
+    def _register(self, user0: int, size: int, dt: float) -> int:
+        free = np.nonzero(_KEYS[:, 0] == 0)[0]
+        if not len(free):
+            raise RuntimeError(f"more than {MAX_MODELS} ServoModels alive at once")
+        row = int(free[0])
+        cfg = _CONFIG[row]
+        cfg[:] = 0.0
+        cfg[1] = 1.0 if self.friction == "frictionloss" else 0.0
+        cfg[2] = len(self.servos)
+        cfg[3] = self.model.nv
+        cfg[4] = self.period
+        cfg[5] = dt
+        cfg[6] = user0
+        cfg[7] = size
+        cfg[8] = self.model.nu
+        for j, servo in enumerate(self.servos):
+            block = cfg[HEADER + j * SERVO_BLOCK: HEADER + (j + 1) * SERVO_BLOCK]
+            block[:4] = self.dofs[j], self.qpos_adr[j], self.ctrl_index[j], 0.0
+            block[4: 4 + THETA_SIZE] = servo.params.with_scheme("semi_implicit").theta()
+            block[4 + THETA_SIZE:] = servo.firmware(self.period)
+        _KEYS[row] = (self.model._address, self.model.dof_frictionloss.ctypes.data,
+                      self.model.dof_damping.ctypes.data)
+        cfg[0] = 1.0
+        return row
+
+    def make_data(self) -> mujoco.MjData:
+        """A new ``MjData`` of the model (any MjData of it works; this one is ready to use)."""
+        return mujoco.MjData(self.model)
+
+    def set_goals(self, data, goals) -> None:
+        """Goal positions (physical joint angles, rad) of the servos, in their order."""
+        data.ctrl[self.ctrl_index] = goals
+
+    def set_enable(self, data, flags) -> None:
+        """Torque enable of each servo (default on; reset by ``mj_resetData``)."""
+        user = data.userdata[int(_CONFIG[self._row, 6]):]
+        for j, flag in enumerate(np.broadcast_to(flags, (len(self.servos),))):
+            user[STATE_HEAD + STATE_PER_SERVO * j + 2] = 0.0 if flag else 1.0
+
+    def motor_torques(self, data) -> np.ndarray:
+        """The motor torque τ_m (N·m) of each servo at the last step."""
+        user = data.userdata[int(_CONFIG[self._row, 6]):]
+        return np.array([user[STATE_HEAD + STATE_PER_SERVO * j + 3]
+                         for j in range(len(self.servos))])
+
+
+def _spec(mjcf):
+    if isinstance(mjcf, mujoco.MjSpec):
+        return mjcf
+    text = str(mjcf)
+    try:
+        if text.lstrip().startswith("<"):
+            return mujoco.MjSpec.from_string(text)
+        return mujoco.MjSpec.from_file(text)
+    except (ValueError, OSError) as e:
+        raise ValueError(f"{text[:80]}: not a usable MJCF model ({e})") from None
+
+
+def bench_mjcf(mass: float, length: float, arm_mass: float, dt: float) -> str:
+    """The pendulum bench of SPEC §1 as MJCF: joint ``servo`` (a hinge, q = 0 hanging down),
+    inertia m·L² + (m_arm/3)·L² about it, gravity torque (m + m_arm/2)·g·L·sin q with
+    g = −9.80665, timestep ``dt``, no joint limit."""
+    total = mass + arm_mass
+    if not total > 0:
+        raise ValueError(f"the bench has no mass (mass {mass} kg, arm mass {arm_mass} kg)")
+    com = (mass * length + arm_mass * length / 2) / total
+    about_joint = mass * length**2 + (arm_mass / 3) * length**2
+    inertia = max(about_joint - total * com**2, 1e-10 * about_joint)
+    return f"""<mujoco model="bench">
+  <option timestep="{dt!r}" gravity="0 0 -9.80665" integrator="Euler"/>
+  <worldbody>
+    <body name="arm">
+      <joint name="servo" type="hinge" axis="0 1 0"/>
+      <inertial pos="0 0 {-com!r}" mass="{total!r}" diaginertia="{inertia!r} {inertia!r} {inertia!r}"/>
+    </body>
+  </worldbody>
+  <actuator><motor name="servo" joint="servo"/></actuator>
+</mujoco>"""
+
+
+def simulate_bench(log, params: ParameterSet, friction: str = "budget") -> np.ndarray:
+    """A processed bench log (SPEC §6) simulated in MuJoCo: the encoder position (rad) before
+    each entry, as :func:`solvers.rollouts.simulate` gives with the ``semi_implicit`` scheme
+    (``q_offset`` honoured: MuJoCo's angle is the physical one, the encoder's plus q_offset)."""
+    offset = params.values["q_offset"]
+    act = schema.get_actuator(params.actuator)
+    servo = Servo("servo", params, kp=log.kp, vin=float(log.header.get("vin", act.vin)),
+                  damping=float(log.header.get("damping", act.damping)))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", SchemeWarning)
+        sm = ServoModel(bench_mjcf(log.mass, log.length, log.arm_mass, log.dt), [servo], friction,
+                        control_period=log.dt)
+    data = sm.make_data()
+    goal = log.column("goal_position")
+    enable = log.column("torque_enable")
+    data.qpos[0] = log.entries[0]["position"] + offset
+    data.qvel[0] = float(log.entries[0].get("speed", 0.0))
+    out = np.empty(len(goal))
+    for k in range(len(goal)):
+        out[k] = data.qpos[0] - offset
+        sm.set_goals(data, [goal[k] + offset])
+        sm.set_enable(data, enable[k] > 0.5)
+        mujoco.mj_step(sm.model, data)
+    if not np.all(np.isfinite(out)):
+        raise ValueError(f"{log.name}: the MuJoCo simulation diverged")
+    return out
+
+
+__all__ = ["MODES", "SchemeWarning", "Servo", "ServoModel", "bench_mjcf", "data_offsets",
+           "simulate_bench"]

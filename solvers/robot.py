@@ -1,0 +1,275 @@
+"""Robots: identified servos on the hinge joints of any MJCF model, simulated by frictionsim.
+
+MuJoCo provides the kinematics and dynamics terms only (:mod:`solvers.mujoco_dynamics`:
+M(q) and the bias forces; no ``mj_step``); the servos, their friction and the
+integration are frictionsim's. Each servo's firmware runs at its control period
+with a zero-order hold (SPEC §10: 200 Hz on the 2R arms), the physics at the model's
+timestep. Goals are physical joint angles (rad, the MJCF joint's), so a servo's
+``q_offset``, an encoder calibration, does not enter: the firmware acts on the
+difference of goal and position, the same in either frame.
+
+- :meth:`Robot.fixed_step`: the standalone n-joint fixed-step simulator, one compiled
+  loop; per physics step, with τ = τ_m − bias and b_i = F_i + K_v,i·|v_i| of each servo
+  (its own τ_m,i and τ_e,i = −bias_i), friction by SPEC §10's clipping
+  (:func:`solvers.joint_friction.clip_friction_into`), then
+  ``a = M⁻¹(τ + τ_f)``, ``v ← clip(v + a·dt, ±100)`` and ``q ← q + v·dt (+ ½·a·dt²)``
+  (the ``semi_implicit`` scheme, MuJoCo's Euler, or the reference one). Joints without
+  a servo are passive and frictionless.
+- :meth:`Robot.event_driven`: the exact reference, :class:`solvers.event_driven.EventSolver`
+  on :class:`RobotMechanism`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+from numba import njit
+
+from frictionsim import layout, schema
+from frictionsim.actuator_laws import firmware_control, motor_torque
+from frictionsim.friction import friction_budget
+from frictionsim.layout import ARMATURE
+from frictionsim.params import ParameterSet
+from solvers.event_driven import EventSolver, Mechanism, Tolerances
+from solvers.fixed_step import MAX_SPEED
+from solvers.joint_friction import MAX_JOINTS, WORK_SIZE, clip_friction_into, spd_solve_into
+from solvers.mujoco_dynamics import check_hinges, dynamics_terms, mujoco
+
+
+@dataclass(frozen=True)
+class Servo:
+    """An identified servo on joint ``joint``: its parameters and firmware settings (gain ``kp``;
+    supply ``vin`` and damping ``damping`` when not the actuator's defaults)."""
+
+    joint: str
+    params: ParameterSet
+    kp: float
+    vin: float | None = None
+    damping: float | None = None
+
+    def firmware(self, period: float) -> np.ndarray:
+        """The ``bench`` vector of the firmware settings (:mod:`frictionsim.layout`) at the
+        control period ``period``; the pendulum entries are unused on a robot."""
+        act = schema.get_actuator(self.params.actuator)
+        return layout.bench_vector(kp=self.kp, vin=act.vin if self.vin is None else self.vin,
+                                   damping=act.damping if self.damping is None else self.damping,
+                                   dt=period)
+
+
+@njit
+def robot_forces(model: int, data: int, qpos: np.ndarray, qvel: np.ndarray, dofs: np.ndarray,
+                 thetas: np.ndarray, u: np.ndarray, enable: np.ndarray, q: np.ndarray,
+                 v: np.ndarray, mass: np.ndarray, tau: np.ndarray, budget: np.ndarray,
+                 bias: np.ndarray) -> None:
+    """M (with each servo's armature), τ = τ_m − bias and the budgets b at (q, v), in place."""
+    dynamics_terms(model, data, qpos, qvel, q, v, mass, bias)
+    for i in range(q.shape[0]):
+        tau[i] = -bias[i]
+        budget[i] = 0.0
+    for j in range(dofs.shape[0]):
+        d = dofs[j]
+        theta = thetas[j]
+        mass[d, d] += theta[ARMATURE]
+        tau_m = motor_torque(u[j], enable[j], v[d], theta)
+        b = friction_budget(v[d], tau_m, tau[d], theta)
+        budget[d] = b.static + b.viscous * abs(v[d])
+        tau[d] += tau_m
+
+
+@njit
+def fixed_step_run(model: int, data: int, qpos: np.ndarray, qvel: np.ndarray, dofs: np.ndarray,
+                   thetas: np.ndarray, benches: np.ndarray, goals: np.ndarray,
+                   enable: np.ndarray, q0: np.ndarray, v0: np.ndarray, substeps: int, dt: float,
+                   semi_implicit: bool, out_q: np.ndarray, out_v: np.ndarray) -> None:
+    """The standalone fixed-step loop: the state before each control update into out_q, out_v."""
+    nv = q0.shape[0]
+    ns = dofs.shape[0]
+    q = q0.copy()
+    v = v0.copy()
+    mass = np.empty((nv, nv))
+    tau = np.empty(nv)
+    budget = np.empty(nv)
+    bias = np.empty(nv)
+    tau_f = np.empty(nv)
+    acc = np.empty(nv)
+    work = np.empty(WORK_SIZE)
+    u = np.zeros(ns)
+    on = np.zeros(ns)
+    smooth = np.empty(ns)
+    for j in range(ns):
+        smooth[j] = q[dofs[j]]
+    for k in range(goals.shape[0]):
+        out_q[k] = q
+        out_v[k] = v
+        for j in range(ns):
+            d = dofs[j]
+            control = firmware_control(goals[k, j], q[d], v[d], smooth[j], thetas[j], benches[j])
+            u[j] = control.u
+            smooth[j] = control.q_smooth
+            on[j] = enable[k, j]
+        for _ in range(substeps):
+            robot_forces(model, data, qpos, qvel, dofs, thetas, u, on, q, v, mass, tau, budget,
+                         bias)
+            clip_friction_into(mass, tau, v, budget, dt, tau_f, work)
+            for i in range(nv):
+                tau_f[i] += tau[i]
+            spd_solve_into(mass, tau_f, acc, work)
+            for i in range(nv):
+                v[i] = min(max(v[i] + acc[i] * dt, -MAX_SPEED), MAX_SPEED)
+                if semi_implicit:
+                    q[i] += v[i] * dt
+                else:
+                    q[i] += v[i] * dt + 0.5 * acc[i] * dt**2
+
+
+@dataclass
+class RobotRun:
+    """A simulated robot run: time (s) of each control update, every dof's position and
+    velocity before it, and what it cost."""
+
+    t: np.ndarray
+    q: np.ndarray
+    v: np.ndarray
+    seconds: float = 0.0
+    events: list | None = None
+
+
+class Robot:
+    """Servos on the named hinge joints of an MJCF model (path, XML text or ``MjModel``).
+
+    ``control_period``: the firmware's period (s), a multiple of the model's timestep
+    (the physics step); ``scheme``: the fixed step's position update, by default the
+    servos' parameter files' (they must agree).
+    """
+
+    def __init__(self, model, servos: list[Servo], control_period: float = 0.005,
+                 scheme: str | None = None) -> None:
+        self.model = load_model(model)
+        if not 1 <= self.model.nv <= MAX_JOINTS:
+            raise ValueError(f"the model has {self.model.nv} dofs; frictionsim's simulators take "
+                             f"1 to {MAX_JOINTS}")
+        self.data = mujoco.MjData(self.model)
+        self.servos = list(servos)
+        _, self.dofs = check_hinges(self.model, [s.joint for s in self.servos])
+        self.dt = float(self.model.opt.timestep)
+        substeps = control_period / self.dt
+        if not (control_period > 0 and abs(substeps - round(substeps)) < 1e-9 and substeps >= 1):
+            raise ValueError(f"control period {control_period:g} s must be a multiple of the "
+                             f"model's timestep {self.dt:g} s")
+        self.substeps = int(round(substeps))
+        self.period = control_period
+        schemes = {s.params.scheme for s in self.servos}
+        if scheme is None and len(schemes) > 1:
+            raise ValueError("the servos' parameter files were identified with different schemes "
+                             f"({', '.join(sorted(schemes))}); choose one")
+        self.scheme = scheme or schemes.pop()
+        self.thetas = np.array([s.params.with_scheme(self.scheme).theta() for s in self.servos])
+        self.benches = np.array([s.firmware(self.period) for s in self.servos])
+
+    @property
+    def nv(self) -> int:
+        return int(self.model.nv)
+
+    def _initial(self, q0, v0) -> tuple[np.ndarray, np.ndarray]:
+        q = np.zeros(self.nv) if q0 is None else np.asarray(q0, dtype=float).copy()
+        v = np.zeros(self.nv) if v0 is None else np.asarray(v0, dtype=float).copy()
+        if q.shape != (self.nv,) or v.shape != (self.nv,):
+            raise ValueError(f"q0 and v0 need {self.nv} values (the model's dofs)")
+        return q, v
+
+    def _inputs(self, goals, enable) -> tuple[np.ndarray, np.ndarray]:
+        goals = np.ascontiguousarray(goals, dtype=float)
+        if goals.ndim != 2 or goals.shape[1] != len(self.servos):
+            raise ValueError(f"goals must be (steps, {len(self.servos)}): one column per servo")
+        enable = np.ones_like(goals) if enable is None else np.ascontiguousarray(enable, float)
+        if enable.shape != goals.shape:
+            raise ValueError("enable must have the shape of goals")
+        return goals, enable
+
+    def fixed_step(self, goals, enable=None, q0=None, v0=None) -> RobotRun:
+        """The standalone fixed-step simulation; goals (physical joint angles, rad) and enable
+        flags per control period, one column per servo."""
+        import time
+
+        goals, enable = self._inputs(goals, enable)
+        q, v = self._initial(q0, v0)
+        out_q = np.empty((goals.shape[0], self.nv))
+        out_v = np.empty_like(out_q)
+        start = time.perf_counter()
+        fixed_step_run(self.model._address, self.data._address, self.data.qpos, self.data.qvel,
+                       self.dofs, self.thetas, self.benches, goals, enable, q, v, self.substeps,
+                       self.dt, self.scheme == "semi_implicit", out_q, out_v)
+        seconds = time.perf_counter() - start
+        return RobotRun(np.arange(goals.shape[0]) * self.period, out_q, out_v, seconds)
+
+    def event_driven(self, goals, enable=None, q0=None, v0=None,
+                     tolerances: Tolerances | None = None) -> RobotRun:
+        """The exact event-driven solution, with the firmware's zero-order hold."""
+        import time
+
+        goals, enable = self._inputs(goals, enable)
+        q, v = self._initial(q0, v0)
+        mech = RobotMechanism(self)
+        solver = EventSolver(tolerances or Tolerances())
+        phase, armed = solver.begin(mech, 0.0, q, v)
+        smooth = q[self.dofs].copy()
+        out_q = np.empty((goals.shape[0], self.nv))
+        out_v = np.empty_like(out_q)
+        start = time.perf_counter()
+        for k in range(goals.shape[0]):
+            out_q[k], out_v[k] = q, v
+            for j, d in enumerate(self.dofs):
+                mech.u[j], smooth[j] = firmware_control(goals[k, j], q[d], v[d], smooth[j],
+                                                        self.thetas[j], self.benches[j])
+            mech.enable[:] = enable[k]
+            q, v, phase, armed = solver.advance(mech, k * self.period, (k + 1) * self.period, q, v,
+                                                phase, armed)
+        seconds = time.perf_counter() - start
+        return RobotRun(np.arange(goals.shape[0]) * self.period, out_q, out_v, seconds,
+                        solver.events)
+
+    def site_positions(self, q: np.ndarray, site: str) -> np.ndarray:
+        """World position (m) of ``site`` at each row of joint positions ``q``."""
+        sid = mujoco.mj_name2id(self.model, mujoco.mjtObj.mjOBJ_SITE, site)
+        if sid < 0:
+            raise ValueError(f"the model has no site {site!r}")
+        data = mujoco.MjData(self.model)
+        out = np.empty((len(q), 3))
+        for k, row in enumerate(q):
+            data.qpos[:] = row
+            mujoco.mj_kinematics(self.model, data)
+            out[k] = data.site_xpos[sid]
+        return out
+
+
+class RobotMechanism(Mechanism):
+    """The robot for the event-driven engine: its forces with the controls u, enable held."""
+
+    def __init__(self, robot: Robot) -> None:
+        self.robot = robot
+        self.n = robot.nv
+        self.u = np.zeros(len(robot.servos))
+        self.enable = np.ones(len(robot.servos))
+        self._data = mujoco.MjData(robot.model)
+
+    def forces(self, q, v):
+        r, n = self.robot, self.n
+        mass, tau, budget, bias = np.empty((n, n)), np.empty(n), np.empty(n), np.empty(n)
+        robot_forces(r.model._address, self._data._address, self._data.qpos, self._data.qvel,
+                     r.dofs, r.thetas, self.u, self.enable, np.ascontiguousarray(q, float),
+                     np.ascontiguousarray(v, float), mass, tau, budget, bias)
+        return mass, tau, budget
+
+
+def load_model(model):
+    """An ``MjModel`` from a path, an MJCF text, or an ``MjModel`` (returned as is)."""
+    if isinstance(model, mujoco.MjModel):
+        return model
+    text = str(model)
+    if text.lstrip().startswith("<"):
+        return mujoco.MjModel.from_xml_string(text)
+    try:
+        return mujoco.MjModel.from_xml_path(text)
+    except (ValueError, OSError) as e:
+        raise ValueError(f"{text}: not a usable MJCF model ({e})") from None
