@@ -138,13 +138,15 @@ class Mechanism:
         f, b = self.held_friction(q, v, signs, stuck)
         return np.where(stuck, np.abs(f) - b, -np.inf)
 
-    def rest_accelerations(self, q: np.ndarray, v: np.ndarray, rest: np.ndarray
+    def rest_accelerations(self, q: np.ndarray, v: np.ndarray, phase: np.ndarray
                            ) -> tuple[np.ndarray, np.ndarray]:
-        """(v̇, breaking) when the joints of ``rest`` are at rest: their friction is SPEC §10's
-        problem on accelerations (clip_friction with v = 0, the moving joints' friction fixed);
-        ``breaking`` marks the resting joints that break away."""
+        """(v̇, breaking) with the joints of phase :data:`STICK` at rest: their friction is SPEC
+        §10's problem on accelerations (clip_friction with v = 0), the others slip at their
+        budget in the direction of their phase (a joint that just broke away has v = 0 but
+        slips); ``breaking`` marks the resting joints that break away."""
+        rest = phase == STICK
         M, tau, b = self.forces(q, v)
-        moving_friction = np.where(rest, 0.0, -np.sign(v) * b)
+        moving_friction = np.where(rest, 0.0, -phase * b)
         f = clip_friction(M, tau + moving_friction, np.zeros(self.n), np.where(rest, b, 0.0), 1.0)
         a = np.linalg.solve(M, tau + moving_friction + f)
         scale = float(np.max(np.abs(np.linalg.solve(M, np.abs(tau) + b)))) + 1e-300
@@ -177,10 +179,10 @@ class Joint(Mechanism):
         torque, budget = self.rest_torques(q[0])
         return np.array([abs(torque) - budget])
 
-    def rest_accelerations(self, q, v, rest) -> tuple[np.ndarray, np.ndarray]:
+    def rest_accelerations(self, q, v, phase) -> tuple[np.ndarray, np.ndarray]:
         # One joint: it breaks away exactly when |τ| > F(0), in the direction of τ.
         torque, budget = self.rest_torques(q[0])
-        breaking = bool(rest[0]) and abs(torque) > budget
+        breaking = phase[0] == STICK and abs(torque) > budget
         return np.array([torque if breaking else 0.0]), np.array([breaking])
 
 
@@ -375,7 +377,7 @@ class EventSolver:
         rest = phase == STICK
         if not rest.any():
             return
-        a, breaking = mech.rest_accelerations(q, v, rest)
+        a, breaking = mech.rest_accelerations(q, v, phase)
         for j in np.nonzero(rest)[0]:
             if breaking[j]:
                 phase[j] = SLIP_POSITIVE if a[j] > 0 else SLIP_NEGATIVE

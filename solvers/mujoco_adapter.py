@@ -13,11 +13,13 @@ period (zero-order hold, state kept per ``MjData``), the motor torque, and the f
   matrix MuJoCo just computed, applied with the motor torque through ``qfrc_applied``.
   MuJoCo's Euler step then makes it SPEC §4/§10's ``semi_implicit`` scheme: on the
   one-joint bench it reproduces frictionsim's own rollout with ``--scheme
-  semi_implicit``. Measured alternative, not used: writing the budget into MuJoCo's own
-  friction constraint rows (``efc_frictionloss``, stop-in-one-step solref/solimp) is
-  exact for one joint but, for coupled joints, only as close as the solver's noslip
-  iterations get (about 1e-3 on random rest states), while ``clip_friction`` is exact
-  by construction;
+  semi_implicit``. The alternative, writing the budget into MuJoCo's own friction
+  constraint rows (``efc_frictionloss`` with stop-in-one-step solref/solimp), is exact
+  for one joint, but for coupled joints only as close as the solver's noslip iterations
+  get (``../shared/notes/mujoco-callbacks.md`` records 1.4e-3 on random rest states),
+  while ``clip_friction`` is exact by construction (KKT to 1e-10 in the tests) and
+  skips MuJoCo's friction rows altogether, so a step costs less than a bare ``mj_step``
+  with those rows (see ``frictionsim bench``);
 - ``frictionloss``: the reference project's method, for comparison: the budget F and
   K_v computed from the current step's torques are written to the model's
   ``dof_frictionloss`` and ``dof_damping``, which MuJoCo's soft friction rows and
@@ -64,9 +66,11 @@ from frictionsim.actuator_laws import firmware_control, motor_torque
 from frictionsim.friction import friction_budget
 from frictionsim.layout import BENCH_SIZE, THETA_SIZE
 from frictionsim.params import ParameterSet
+from solvers.errors import SimulationError
 from solvers.joint_friction import MAX_JOINTS, WORK_SIZE, clip_friction_into
 from solvers.mujoco_dynamics import check_hinges, mj_fullM, mujoco
 from solvers.robot import Servo
+from solvers.rollouts import Rollout
 
 MODES = ("budget", "frictionloss")
 MAX_MODELS = 64
@@ -453,32 +457,34 @@ def bench_mjcf(mass: float, length: float, arm_mass: float, dt: float) -> str:
 </mujoco>"""
 
 
-def simulate_bench(log, params: ParameterSet, friction: str = "budget") -> np.ndarray:
+def simulate_bench(log, params: ParameterSet, friction: str = "budget") -> Rollout:
     """A processed bench log (SPEC §6) simulated in MuJoCo: the encoder position (rad) before
     each entry, as :func:`solvers.rollouts.simulate` gives with the ``semi_implicit`` scheme
-    (``q_offset`` honoured: MuJoCo's angle is the physical one, the encoder's plus q_offset)."""
+    (``q_offset`` honoured: MuJoCo's angle is the physical one, the encoder's plus q_offset).
+    A parameter file of the reference scheme gives a :class:`SchemeWarning`."""
     offset = params.values["q_offset"]
     act = schema.get_actuator(params.actuator)
     servo = Servo("servo", params, kp=log.kp, vin=float(log.header.get("vin", act.vin)),
                   damping=float(log.header.get("damping", act.damping)))
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", SchemeWarning)
-        sm = ServoModel(bench_mjcf(log.mass, log.length, log.arm_mass, log.dt), [servo], friction,
-                        control_period=log.dt)
+    sm = ServoModel(bench_mjcf(log.mass, log.length, log.arm_mass, log.dt), [servo], friction,
+                    control_period=log.dt)
     data = sm.make_data()
     goal = log.column("goal_position")
     enable = log.column("torque_enable")
     data.qpos[0] = log.entries[0]["position"] + offset
     data.qvel[0] = float(log.entries[0].get("speed", 0.0))
-    out = np.empty(len(goal))
+    q, v = np.empty(len(goal)), np.empty(len(goal))
     for k in range(len(goal)):
-        out[k] = data.qpos[0] - offset
+        q[k] = data.qpos[0] - offset
+        v[k] = data.qvel[0]
         sm.set_goals(data, [goal[k] + offset])
         sm.set_enable(data, enable[k] > 0.5)
         mujoco.mj_step(sm.model, data)
-    if not np.all(np.isfinite(out)):
-        raise ValueError(f"{log.name}: the MuJoCo simulation diverged")
-    return out
+    if not np.all(np.isfinite(q)):
+        what = params.source or f"{params.model}/{params.actuator}"
+        raise SimulationError(f"{log.name}: the MuJoCo simulation with {what} diverged "
+                              "(non-finite position)")
+    return Rollout(log, np.arange(len(goal)) * log.dt, q, v, log.column("position"))
 
 
 __all__ = ["MODES", "SchemeWarning", "Servo", "ServoModel", "bench_mjcf", "data_offsets",

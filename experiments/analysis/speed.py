@@ -57,3 +57,77 @@ def synthetic_logs() -> PackedLogs:
     """The benchmark's logs: the built-in data set (24 logs of 6 s at 5 ms), packed."""
     logs = [process(log) for log in dataset(seed=1)]
     return PackedLogs.from_logs(logs, GROUND_TRUTH.actuator)
+
+
+#: The reference project's MuJoCo path, per physics step (its Python controller, M1 / M6),
+#: measured on this machine class (../shared/notes/mujoco-callbacks.md); quoted for scale.
+REFERENCE_MUJOCO_NS = {"m1": 27_600.0, "m6": 42_600.0}
+
+
+def _mj_step_ns(model, data, steps: int, repeats: int) -> float:
+    import mujoco
+
+    mujoco.mj_step(model, data, nstep=min(steps, 1000))
+    best = float("inf")
+    for _ in range(repeats):
+        t0 = time.perf_counter()
+        mujoco.mj_step(model, data, nstep=steps)
+        best = min(best, time.perf_counter() - t0)
+    return 1e9 * best / steps
+
+
+def engine_rows(repeats: int = 5, steps: int = 100_000) -> list[dict]:
+    """ns per physics step of the one-joint bench and of the MX 2R arm: a bare ``mj_step`` (with
+    and without a friction row per servo joint), the MuJoCo adapter in both modes, and
+    frictionsim's standalone n-joint fixed step; M1 and M6 servos (published parameters)."""
+    import warnings
+
+    import mujoco
+
+    from experiments.robots.arm2r import DATA
+    from frictionsim.params import load_params
+    from solvers.mujoco_adapter import SchemeWarning, ServoModel, bench_mjcf
+    from solvers.robot import Robot, Servo
+
+    def servos(setup: str, model: str) -> list:
+        if setup == "bench":
+            return [Servo("servo", load_params(DATA / "xl330" / "params" / f"{model}.json"), 400,
+                          7.4)]
+        return [Servo("R1", load_params(DATA / "params" / "mx106" / f"{model}.json"), 32),
+                Servo("R2", load_params(DATA / "params" / "mx64" / f"{model}.json"), 32)]
+
+    setups = {"bench (1 joint)": bench_mjcf(0.49, 0.1, 0.0, 0.001),
+              "MX 2R arm": str(DATA / "arm2r" / "mx_arm.xml")}
+    rows = []
+    for label, mjcf in setups.items():
+        kind = "bench" if "bench" in label else "arm"
+        for friction_rows in (False, True):
+            spec = (mujoco.MjSpec.from_string(mjcf) if mjcf.startswith("<")
+                    else mujoco.MjSpec.from_file(mjcf))
+            for servo in servos(kind, "m1"):
+                spec.joint(servo.joint).frictionloss = 0.05 if friction_rows else 0.0
+            spec.option.integrator = int(mujoco.mjtIntegrator.mjINT_EULER)
+            bare = spec.compile()
+            rows.append({"setup": label, "engine": "bare mj_step" + (" with friction rows" if
+                                                                      friction_rows else ""),
+                         "model": "–", "ns_per_step": _mj_step_ns(bare, mujoco.MjData(bare),
+                                                                  steps, repeats)})
+        for model in ("m1", "m6"):
+            for friction in ("budget", "frictionloss"):
+                with warnings.catch_warnings():
+                    warnings.simplefilter("ignore", SchemeWarning)
+                    sm = ServoModel(mjcf, servos(kind, model), friction)
+                data = sm.make_data()
+                sm.set_goals(data, [0.3] * len(sm.servos))
+                rows.append({"setup": label, "engine": f"adapter ({friction})", "model": model,
+                             "ns_per_step": _mj_step_ns(sm.model, data, steps, repeats)})
+            robot = Robot(mjcf if not mjcf.startswith("<") else mjcf, servos(kind, model))
+            periods = steps // robot.substeps
+            goals = np.full((periods, len(robot.servos)), 0.3)
+            robot.fixed_step(goals[:10])
+            best = min(robot.fixed_step(goals).seconds for _ in range(repeats))
+            rows.append({"setup": label, "engine": "frictionsim fixed step (standalone)",
+                         "model": model, "ns_per_step": 1e9 * best / (periods * robot.substeps)})
+            rows.append({"setup": label, "engine": "reference project's MuJoCo controller "
+                         "(quoted)", "model": model, "ns_per_step": REFERENCE_MUJOCO_NS[model]})
+    return rows

@@ -22,6 +22,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--repeats", type=int, default=7, help="timing repeats, best kept (default 7)")
     p.add_argument("--models", nargs="+", default=list(MODELS), choices=list(MODELS),
                    help="models to measure (default all)")
+    p.add_argument("--engines", action="store_true",
+                   help="also time MuJoCo with the servo adapter, a bare mj_step and the "
+                        "standalone n-joint fixed step, per physics step (needs the mujoco extra)")
 
 
 def run(args: argparse.Namespace) -> int:
@@ -41,6 +44,15 @@ def run(args: argparse.Namespace) -> int:
             for m, r in results.items()]
     print(table(["model", "ns/step (1 log, 1 thread)",
                  f"ns/(log·step) batched ({args.candidates} vectors, all threads)"], rows))
+    if args.engines:
+        from experiments.analysis.speed import engine_rows
+
+        engines = engine_rows(repeats=max(3, min(args.repeats, 7)))
+        print("\nper physics step (1 ms), one core:")
+        print(table(["setup", "engine", "servo model", "ns/step"],
+                    [[r["setup"], r["engine"], r["model"], f"{r['ns_per_step']:.0f}"]
+                     for r in engines], "<<<>"))
+        results = {**results, "engines": engines}
     if args.json:
         write_json(args.json, results)
     return 0

@@ -17,7 +17,9 @@ from experiments.runner.arguments import (
 DESCRIPTION = (
     "Roll every processed log out with the fixed-step simulator (SPEC §4-5) and the given "
     "parameter file, print the position MAE of each, and optionally plot logged vs simulated "
-    "position with the goal and the torque-off spans shaded."
+    "position with the goal and the torque-off spans shaded. --engine mujoco simulates the "
+    "bench in MuJoCo instead (a pendulum built from each log's header, the servo attached "
+    "with frictionsim's adapter; needs the mujoco extra)."
 )
 
 
@@ -28,6 +30,12 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     add_output_argument(p, "--plot", FIGURE, "figure of logged vs simulated position (png/pdf/svg)")
     add_output_argument(p, "--json", JSON, "write {log: MAE rad} and the mean to this file")
     add_scheme_argument(p)
+    p.add_argument("--engine", choices=("fixed_step", "mujoco"), default="fixed_step",
+                   help="frictionsim's fixed step (default), or MuJoCo with the servo adapter "
+                        "(semi-implicit Euler: compare with --scheme semi_implicit)")
+    p.add_argument("--friction", choices=("budget", "frictionloss"), default="budget",
+                   help="with --engine mujoco: frictionsim's exact budget (default) or the "
+                        "reference project's frictionloss/damping method")
     add_actuator_arguments(p)
     add_progress_argument(p)
 
@@ -43,9 +51,18 @@ def run(args: argparse.Namespace) -> int:
     params = load_params(args.params).with_scheme(args.scheme)
     logs = load_logs(args.logs, processed=True, show_progress=not args.no_progress)
     warn_motor_mismatch(logs, params.actuator)
-    rollouts = [simulate(log, params) for log in logs]
+    if args.engine == "mujoco":
+        if args.scheme == "reference":
+            raise ValueError("--engine mujoco steps with semi-implicit Euler; --scheme reference "
+                             "applies to the fixed step only")
+        from solvers.mujoco_adapter import simulate_bench
+
+        rollouts = [simulate_bench(log, params, args.friction) for log in logs]
+    else:
+        rollouts = [simulate(log, params) for log in logs]
     rows = [[r.log.name, r.log.trajectory, f"{r.log.kp:g}", f"{1e3 * r.mae:.2f}"] for r in rollouts]
-    print(f"{params.model} on {params.actuator} ({args.params})")
+    engine = "" if args.engine == "fixed_step" else f", MuJoCo ({args.friction})"
+    print(f"{params.model} on {params.actuator} ({args.params}{engine})")
     print(table(["log", "trajectory", "kp", "MAE (mrad)"], rows, "<<>>"))
     maes = np.array([r.mae for r in rollouts])
     print(f"mean MAE {1e3 * maes.mean():.2f} mrad over {len(maes)} logs")

@@ -72,10 +72,12 @@ def list_experiments() -> None:
         print(f"  {command.name:<{width}}  {command.help}")
 
 
-def _show_warning(message, category, filename, lineno, file=None, line=None) -> None:
-    from frictionsim.plausibility import PlausibilityWarning
+_OURS = ("frictionsim", "solvers", "hw", "experiments")
 
-    if issubclass(category, PlausibilityWarning):
+
+def _show_warning(message, category, filename, lineno, file=None, line=None) -> None:
+    """frictionsim's own warnings (implausible values, a scheme mismatch…) as one line."""
+    if category.__module__.split(".")[0] in _OURS:
         print(f"warning: {message}", file=sys.stderr)
     else:
         _default_show(message, category, filename, lineno, file, line)

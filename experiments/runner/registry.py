@@ -46,8 +46,12 @@ COMMANDS: tuple[Command, ...] = (
             "experiments.commands.record_campaign"),
     Command("virtual-servo", "a simulated servo answering its serial protocol on a "
             "pseudo-terminal", "experiments.commands.virtual_servo"),
+    Command("export-mjcf", "an M1 parameter file as MuJoCo joint and actuator attributes",
+            "experiments.commands.export_mjcf"),
     Command("oscillator", "Coulomb oscillator: event-driven vs plain, smoothed and fixed-step "
             "friction", "experiments.commands.oscillator", subcommand=False),
+    Command("arm2r", "the 2R arms of SPEC §10 on every engine: event-driven, fixed step, MuJoCo",
+            "experiments.commands.arm2r", subcommand=False),
 )
 
 BY_NAME: dict[str, Command] = {c.name: c for c in COMMANDS}
