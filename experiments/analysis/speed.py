@@ -84,7 +84,7 @@ def engine_rows(repeats: int = 5, steps: int = 100_000) -> list[dict]:
 
     import mujoco
 
-    from experiments.robots.arm2r import DATA
+    from experiments.common.loading import SHARED_DATA as DATA
     from frictionsim.params import load_params
     from solvers.mujoco_adapter import SchemeWarning, ServoModel, bench_mjcf
     from solvers.robot import Robot, Servo

@@ -4,9 +4,14 @@ from __future__ import annotations
 
 import os
 import sys
+from pathlib import Path
 
 from experiments.common.progress import progress
 from frictionsim.logs import Log, json_files, load_log
+
+#: The data published beside the project (``../shared/data``): recordings, parameter files,
+#: the 2R arms' MJCF models.
+SHARED_DATA = Path(__file__).resolve().parents[3] / "shared" / "data"
 
 
 def load_logs(paths: list[str | os.PathLike], processed: bool | None = True,

@@ -32,10 +32,12 @@ from pathlib import Path
 
 import numpy as np
 
+from experiments.common.loading import SHARED_DATA
+
 PERIOD = 0.005
 PATHS = ("circle", "square", "square_wave", "triangle_wave")
 ENGINES = ("event_driven", "fixed_step", "mujoco_budget", "mujoco_frictionloss")
-DATA = Path(__file__).resolve().parents[3] / "shared" / "data"
+DATA = SHARED_DATA
 
 
 @dataclass(frozen=True)

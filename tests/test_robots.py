@@ -1,0 +1,231 @@
+"""Robots: the standalone n-joint simulator, its event-driven reference, the MuJoCo adapter,
+the M1 export and the 2R arms (SPEC §10). Needs the mujoco extra (CI installs it)."""
+
+from __future__ import annotations
+
+import json
+import re
+import warnings
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+mujoco = pytest.importorskip("mujoco")
+
+from experiments.robots import arm2r  # noqa: E402
+from experiments.runner.cli import main  # noqa: E402
+from frictionsim.logs import load_log, load_logs  # noqa: E402
+from frictionsim.params import load_params  # noqa: E402
+from solvers.mjcf_export import NotExportable, export_m1  # noqa: E402
+from solvers.mujoco_adapter import (  # noqa: E402
+    SchemeWarning,
+    ServoModel,
+    bench_mjcf,
+    simulate_bench,
+)
+from solvers.robot import Robot, Servo  # noqa: E402
+from solvers.rollouts import simulate  # noqa: E402
+
+DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data"
+
+
+@pytest.fixture(scope="module")
+def data():
+    if not DATA.is_dir():
+        pytest.skip(f"shared data not found at {DATA}")
+    return DATA
+
+
+def arm_servos(data, model="m6", kp=32.0):
+    return [Servo("R1", load_params(data / "params" / "mx106" / f"{model}.json"), kp),
+            Servo("R2", load_params(data / "params" / "mx64" / f"{model}.json"), kp)]
+
+
+# ----------------------------------------------------------------- one joint in MuJoCo
+
+@pytest.mark.parametrize("model", ["m1", "m6"])
+def test_mujoco_budget_mode_reproduces_the_semi_implicit_rollout(data, model):
+    params = load_params(data / "xl330" / "params" / f"{model}.json")
+    for log in load_logs([data / "xl330" / "processed"])[:6]:
+        with pytest.warns(SchemeWarning, match="reference scheme"):
+            mj = simulate_bench(log, params)
+        ref = simulate(log, params.with_scheme("semi_implicit"))
+        assert mj.mae == pytest.approx(ref.mae, rel=1e-6)  # the issue asks 1e-3
+        assert np.max(np.abs(mj.q - ref.q)) < 1e-8
+
+
+def test_the_standalone_simulator_on_the_bench_is_the_bench_kernel(data):
+    """One joint: frictionsim's n-joint fixed step on the pendulum MJCF = SPEC §4's kernel."""
+    params = load_params(data / "xl330" / "params" / "m6.json").with_scheme("semi_implicit")
+    log = load_log(data / "xl330" / "processed" / "2026-01-15_10h29m04.json")
+    offset = params.values["q_offset"]
+    robot = Robot(bench_mjcf(log.mass, log.length, log.arm_mass, log.dt),
+                  [Servo("servo", params, log.kp, float(log.header["vin"]))],
+                  control_period=log.dt)
+    run = robot.fixed_step(log.column("goal_position")[:, None] + offset,
+                           log.column("torque_enable")[:, None],
+                           q0=[log.entries[0]["position"] + offset],
+                           v0=[log.entries[0]["speed"]])
+    ref = simulate(log, params)
+    assert np.max(np.abs(run.q[:, 0] - offset - ref.q)) < 1e-8
+
+
+def test_exported_m1_in_plain_mujoco_matches_the_semi_implicit_rollout(data):
+    params = load_params(data / "xl330" / "params" / "m1.json")
+    log = next(log for log in load_logs([data / "xl330" / "processed"])
+               if log.trajectory == "sin_sin")  # no torque-off: a position actuator has none
+    snippet = export_m1(params, "servo", kp=log.kp, vin=float(log.header["vin"]), timestep=log.dt)
+    joint = re.search(r'<joint name="servo" ([^/]*)/>', snippet).group(1)
+    actuator = re.search(r"(<position [^>]*/>)", snippet).group(1)
+    xml = bench_mjcf(log.mass, log.length, log.arm_mass, log.dt)
+    xml = xml.replace('<joint name="servo" type="hinge" axis="0 1 0"/>',
+                      f'<joint name="servo" type="hinge" axis="0 1 0" {joint}/>')
+    xml = xml.replace('<motor name="servo" joint="servo"/>', actuator)
+    xml = xml.replace('integrator="Euler"/>', 'integrator="Euler"><flag eulerdamp="disable"/>'
+                                              "</option>")
+    model = mujoco.MjModel.from_xml_string(xml)
+    d = mujoco.MjData(model)
+    offset = params.values["q_offset"]
+    d.qpos[0] = log.entries[0]["position"] + offset
+    d.qvel[0] = log.entries[0]["speed"]
+    goal = log.column("goal_position")
+    q = np.empty(len(goal))
+    for k in range(len(goal)):
+        q[k] = d.qpos[0] - offset
+        d.ctrl[0] = goal[k] + offset
+        mujoco.mj_step(model, d)
+    ref = simulate(log, params.with_scheme("semi_implicit"))
+    assert np.mean(np.abs(q - ref.q)) < 1e-4
+
+
+def test_m2_to_m6_are_not_exported(data):
+    with pytest.raises(NotExportable, match="adapter"):
+        export_m1(load_params(data / "xl330" / "params" / "m4.json"))
+
+
+# ----------------------------------------------------------------------- several joints
+
+def test_fixed_step_and_mujoco_stay_within_a_mrad_of_the_event_driven_arm(data):
+    runs = arm2r.simulate_arm(arm2r.ARMS["mx"], "square", "low", "m6", seconds=4.0,
+                              params_dir=data / "params")
+    model = mujoco.MjModel.from_xml_path(str(arm2r.ARMS["mx"].path(data)))
+    geometry = arm2r.measure_geometry(model)
+    by = {r.engine: r for r in runs}
+    for engine in ("fixed_step", "mujoco_budget"):
+        joint, tip = arm2r.errors_against(by["event_driven"], by[engine], geometry)
+        assert joint < 1e-3 and tip < 1e-3
+    assert np.abs(np.diff(by["event_driven"].q, axis=0)).max() > 1e-3  # it did move
+
+
+def test_rollout_threads_equal_a_sequential_loop_and_other_models_are_untouched(data):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", SchemeWarning)
+        sm = ServoModel(data / "arm2r" / "mx_arm.xml", arm_servos(data))
+    from mujoco import rollout
+
+    nstep, nbatch = 600, 4
+    t = np.arange(nstep) * sm.model.opt.timestep
+    control = np.zeros((nbatch, nstep, sm.model.nu))
+    for b in range(nbatch):
+        control[b, :, sm.ctrl_index] = np.column_stack([(0.3 + 0.1 * b) * np.sin(2 * t),
+                                                        0.5 * np.sin(3 * t)]).T
+    state = np.zeros((nbatch, mujoco.mj_stateSize(sm.model, mujoco.mjtState.mjSTATE_FULLPHYSICS)))
+    states, _ = rollout.rollout(sm.model, [sm.make_data() for _ in range(2)], state, control)
+    for b in range(nbatch):
+        d = sm.make_data()
+        for k in range(nstep):
+            d.ctrl[:] = control[b, k]
+            mujoco.mj_step(sm.model, d)
+        assert np.array_equal(d.qpos, states[b, -1, 1:3])
+    plain = mujoco.MjModel.from_xml_path(str(data / "arm2r" / "mx_arm.xml"))
+    dp = mujoco.MjData(plain)
+    dp.qpos[:] = [0.4, 0.2]
+    mujoco.mj_step(plain, dp, nstep=50)
+    assert not dp.qfrc_applied.any()  # the callback left the other model alone
+
+
+def test_torque_enable_and_frictionloss_mode(data):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", SchemeWarning)
+        sm = ServoModel(data / "arm2r" / "mx_arm.xml", arm_servos(data), friction="frictionloss")
+    d = sm.make_data()
+    sm.set_goals(d, [0.6, -0.4])
+    mujoco.mj_step(sm.model, d, nstep=500)
+    assert np.all(np.abs(sm.motor_torques(d)) > 0)
+    assert np.all(sm.model.dof_frictionloss > 0)  # the budget written each step
+    sm.set_enable(d, False)
+    mujoco.mj_step(sm.model, d, nstep=10)
+    assert np.all(sm.motor_torques(d) == 0)
+
+
+def test_a_foreign_control_callback_is_not_replaced(data):
+    import ctypes
+
+    foreign = ctypes.CFUNCTYPE(None, ctypes.c_void_p, ctypes.c_void_p)(lambda m, d: None)
+    previous = mujoco.get_mjcb_control()
+    mujoco.set_mjcb_control(foreign)
+    try:
+        with pytest.raises(RuntimeError, match="another mjcb_control"), \
+                warnings.catch_warnings():
+            warnings.simplefilter("ignore", SchemeWarning)
+            ServoModel(data / "arm2r" / "mx_arm.xml", arm_servos(data))
+    finally:
+        mujoco.set_mjcb_control(previous)
+
+
+def test_a_missing_joint_is_named(data):
+    with pytest.raises(ValueError, match="no joint 'elbow'"), warnings.catch_warnings():
+        warnings.simplefilter("ignore", SchemeWarning)
+        ServoModel(data / "arm2r" / "mx_arm.xml",
+                   [Servo("elbow", load_params(data / "params" / "mx64" / "m1.json"), 32)])
+
+
+# ------------------------------------------------------------------------- 2R arm paths
+
+@pytest.mark.parametrize("arm", ["mx", "erob"])
+def test_paths_are_reached_by_the_inverse_kinematics(data, arm):
+    model = mujoco.MjModel.from_xml_path(str(arm2r.ARMS[arm].path(data)))
+    geometry = arm2r.measure_geometry(model)
+    site = mujoco.mj_name2id(model, mujoco.mjtObj.mjOBJ_SITE, "end")
+    d = mujoco.MjData(model)
+    for path in arm2r.PATHS:
+        t = np.arange(0.0, arm2r.duration(path), 0.05)
+        xz = arm2r.path_points(path, geometry.reach, t)
+        q = geometry.inverse(xz)
+        assert np.abs(geometry.forward(q) - xz).max() < 1e-12
+        d.qpos[:] = q[len(q) // 2]
+        mujoco.mj_kinematics(model, d)
+        shoulder = d.xanchor[0]
+        assert np.allclose((d.site_xpos[site] - shoulder)[[0, 2]], xz[len(q) // 2], atol=1e-9)
+    assert np.allclose(arm2r.path_points("circle", 1.0, np.array([0.0, 2.5, 3.0])),
+                       [[0, -1], [0, -0.84], [0, -0.84]])
+
+
+def test_arm2r_command_writes_the_json_of_the_issue(data, tmp_path):
+    out = tmp_path / "arm.json"
+    assert main(["run", "arm2r", "--arm", "erob", "--paths", "triangle_wave", "--gains", "low",
+                 "--seconds", "3.5", "--json", str(out), "--plot", str(tmp_path / "arm.png"),
+                 "--no-progress"]) == 0
+    result = json.loads(out.read_text())
+    assert {r["engine"] for r in result["runs"]} == set(arm2r.ENGINES)
+    for r in result["runs"]:
+        assert set(r) == {"arm", "path", "gain", "model", "engine", "joint_mae_rad",
+                          "end_effector_mae_m", "seconds"}
+        if r["engine"] == "event_driven":
+            assert r["joint_mae_rad"] == 0.0
+    assert len(result["m1_vs_m6"]) == 1 and result["m1_vs_m6"][0]["joint_mae_rad"] > 0
+    assert (tmp_path / "arm.png").stat().st_size > 10_000
+
+
+def test_simulate_engine_mujoco_from_the_command_line(data, tmp_path, capsys):
+    log = data / "xl330" / "processed" / "2026-01-15_10h28m42.json"
+    out = tmp_path / "mj.json"
+    assert main(["simulate", "--engine", "mujoco", "--params",
+                 str(data / "xl330" / "params" / "m1.json"), str(log), "--json", str(out)]) == 0
+    assert "reference scheme" in capsys.readouterr().err
+    semi = tmp_path / "semi.json"
+    assert main(["simulate", "--scheme", "semi_implicit", "--params",
+                 str(data / "xl330" / "params" / "m1.json"), str(log), "--json", str(semi)]) == 0
+    assert json.loads(out.read_text())["mean"] == pytest.approx(
+        json.loads(semi.read_text())["mean"], rel=1e-6)
