@@ -21,7 +21,8 @@ their budget. Each segment is a smooth ODE integrated by
   or touch, as the exact decision says;
 - the velocity margin ``s·v = Δ`` after a break-away or reversal, which arms the
   zero-velocity event (the segment starts at v = 0, which must not be detected
-  again); until then only a fall back through zero is watched;
+  again); until then only a fall back through zero is watched, as ``s·v/(t − t0)``
+  (positive at the start, where ``s·v`` is 0 and a root finder would stop);
 - break-away of a stuck joint, ``|τ_f,j| − b_j`` rising through 0.
 
 The sign variables ``s`` are fixed per segment, so the integrator may step across
@@ -424,13 +425,24 @@ class EventSolver:
                                    mech.accelerations(y[:n], y[n:], signs, stuck)])
 
         events, meaning = [], []
+        leaving = ~stuck & ~armed
+        start_acceleration = slip(t0, np.concatenate([q, v]))[n:] if leaving.any() else v
         for j in range(n):
             if stuck[j]:
                 events.append(_event(lambda t, y, j=j: mech.held_excess(
                     y[:n], y[n:], signs, stuck)[j], 1))
                 meaning.append((j, EventKind.BREAK_AWAY))
                 continue
-            events.append(_event(lambda t, y, j=j: signs[j] * y[n + j], -1))
+            if armed[j]:
+                events.append(_event(lambda t, y, j=j: signs[j] * y[n + j], -1))
+            else:
+                # Leaving the rest, s·v starts at 0: a root finder handed [t0, t] with
+                # g(t0) = 0 returns t0, so a fall back through zero within the first step
+                # would be placed at the start (endless touches at one instant). s·v/(t − t0)
+                # has the same later roots and starts at s·v̇(t0) > 0.
+                s_a0 = signs[j] * start_acceleration[j]
+                events.append(_event(lambda t, y, j=j, s_a0=s_a0: signs[j] * y[n + j] / (t - t0)
+                                     if t > t0 else s_a0, -1))
             meaning.append((j, EventKind.STICK))
             if not armed[j]:
                 events.append(_event(lambda t, y, j=j: signs[j] * y[n + j] - tol.delta, 1))

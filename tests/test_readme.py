@@ -26,3 +26,27 @@ def test_readme_njit_example_runs(capsys):
     q, v = namespace["q"], namespace["v"]
     assert 0.3 < q < 0.5 and abs(v) < 1e-3  # held near the 0.5 rad target against gravity
     assert "after 2 s" in capsys.readouterr().out
+
+
+def test_readme_robot_example_runs(monkeypatch, capsys):
+    """The robots example: the fixed step and MuJoCo both within a mrad of the exact run."""
+    import warnings
+
+    import pytest
+
+    pytest.importorskip("mujoco")
+    if not (README.parent.parent / "shared" / "data" / "arm2r").is_dir():
+        pytest.skip("shared data not found")
+    code = re.findall(r"```python\n(.*?)```", README.read_text(), re.S)[1]
+    assert "ServoModel" in code
+    monkeypatch.chdir(README.parent)  # the example's paths are relative to the project
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # the published files' scheme warning
+        namespace: dict = {}
+        exec(compile(code, str(README), "exec"), namespace)
+    np = namespace["np"]
+    exact = namespace["exact"].q
+    assert np.abs(namespace["fast"].q - exact).mean() < 1e-3
+    assert np.abs(namespace["in_mujoco"] - exact).mean() < 1e-3
+    assert np.ptp(exact[:, 0]) > 0.3  # it followed the goals
+    assert "MuJoCo vs exact" in capsys.readouterr().out

@@ -17,6 +17,13 @@ from experiments.robots import arm2r  # noqa: E402
 from experiments.runner.cli import main  # noqa: E402
 from frictionsim.logs import load_log, load_logs  # noqa: E402
 from frictionsim.params import load_params  # noqa: E402
+from solvers.event_driven import (  # noqa: E402
+    SLIP_POSITIVE,
+    STICK,
+    EventKind,
+    EventSolver,
+    Tolerances,
+)
 from solvers.mjcf_export import NotExportable, export_m1  # noqa: E402
 from solvers.mujoco_adapter import (  # noqa: E402
     SchemeWarning,
@@ -24,7 +31,7 @@ from solvers.mujoco_adapter import (  # noqa: E402
     bench_mjcf,
     simulate_bench,
 )
-from solvers.robot import Robot, Servo  # noqa: E402
+from solvers.robot import Robot, RobotMechanism, Servo  # noqa: E402
 from solvers.rollouts import simulate  # noqa: E402
 
 DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data"
@@ -116,6 +123,25 @@ def test_fixed_step_and_mujoco_stay_within_a_mrad_of_the_event_driven_arm(data):
         joint, tip = arm2r.errors_against(by["event_driven"], by[engine], geometry)
         assert joint < 1e-3 and tip < 1e-3
     assert np.abs(np.diff(by["event_driven"].q, axis=0)).max() > 1e-3  # it did move
+
+
+def test_a_break_away_that_falls_back_within_the_first_step_is_located_after_it(data):
+    """MX arm, M6, kp 8, t = 0.94 s of the triangle: the shoulder breaks away with v̇ = 6.5e-4
+    rad/s² while the elbow decelerates, and falls back to rest 117 µs later, inside the
+    integrator's first step. A root finder started on s·v = 0 would place the touch at the
+    break-away itself, again and again (chattering); the solver must find it later."""
+    robot = Robot(data / "arm2r" / "mx_arm.xml", arm_servos(data, "m6", kp=8.0),
+                  control_period=0.005)
+    mech = RobotMechanism(robot)
+    mech.u[:] = [0.7972644276267773, 3.2963041856580366]
+    q = np.array([-0.2131926095061474, 0.7326656890646909])
+    v = np.array([0.0, 0.46621342549241307])
+    solver = EventSolver(Tolerances(max_events=20))
+    solver.advance(mech, 0.94, 0.945, q, v, np.array([STICK, SLIP_POSITIVE]),
+                   np.array([False, True]))
+    shoulder = [e for e in solver.events if e.joint == 0]
+    assert [e.kind for e in shoulder] == [EventKind.BREAK_AWAY, EventKind.STICK]
+    assert 50e-6 < shoulder[1].t - shoulder[0].t < 500e-6
 
 
 def test_rollout_threads_equal_a_sequential_loop_and_other_models_are_untouched(data):

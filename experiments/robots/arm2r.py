@@ -344,6 +344,7 @@ def plot_arm2r(result: dict, path: Path, params_dir: Path = DATA / "params") -> 
                              lw=0.8, label=f"{engine} {m}")
             err.set_xlabel("time (s)")
             err.set_ylabel("|Δq1| + |Δq2| vs event-driven (mrad)")
+            err.set_ylim(bottom=1e-4)
             err.grid(alpha=0.3, which="both")
     fig.tight_layout()
     figure_legend(fig, axes.flat)
