@@ -54,7 +54,7 @@ BUILTIN_DIR = Path(__file__).with_name("actuators")
 LAWS = ("voltage", "current")
 FAMILIES = ("dynamixel", "feetech", "ethercat")
 #: SPEC §9 extensions an actuator may recommend.
-EXTENSIONS = ("supply", "current_limit", "latency")
+EXTENSIONS = tuple(schema.EXTENSIONS)
 MOTOR_PARAMETERS = ("kt", "R", "armature")
 LIMITER_PARAMETERS = ("max_velocity", "error_gain_ratio")
 _OMEGA_MAX = 3400 * 2 * math.pi / 4096
@@ -69,8 +69,8 @@ _UNITS = {"kt": "N·m/A", "R": "Ω", "armature": "kg·m²", "max_velocity": "rad
 
 _TOP = {"name", "title", "law", "vin", "kp", "error_gain", "max_pwm", "target_speed_limit",
         "recommended", "max_current", "max_voltage", "damping", "parameters", "bounds",
-        "hardware"}
-_VOLTAGE_ONLY = ("vin", "error_gain", "max_pwm", "target_speed_limit")
+        "hardware", "current_limit"}
+_VOLTAGE_ONLY = ("vin", "error_gain", "max_pwm", "target_speed_limit", "current_limit")
 _CURRENT_ONLY = ("max_current", "max_voltage", "damping")
 _HARDWARE = {"family", "model_numbers", "protocols", "baudrate", "ids", "counts_per_turn",
              "velocity_unit_rpm"}
@@ -177,7 +177,7 @@ def parse_actuator(data: dict, source: str) -> Actuator:
             raise r.fail(key, f"belongs to the {'current' if law == 'voltage' else 'voltage'} "
                               f"law; this actuator's law is {law!r}")
     for key in own:
-        if key not in data and key != "target_speed_limit":
+        if key not in data and key not in ("target_speed_limit", "current_limit"):
             raise r.fail(key, f"missing (required by the {law} law)")
     limiter = data.get("target_speed_limit", False)
     if not isinstance(limiter, bool):
@@ -190,6 +190,8 @@ def parse_actuator(data: dict, source: str) -> Actuator:
         constants = dict(vin=r.number(data, "vin", "", positive=True),
                          error_gain=r.number(data, "error_gain", "", positive=True),
                          max_pwm=r.number(data, "max_pwm", "", positive=True, at_most=1.0))
+        if "current_limit" in data:
+            constants["current_limit"] = r.number(data, "current_limit", "", positive=True)
     else:
         constants = dict(vin=0.0, error_gain=0.0, max_pwm=0.0,
                          max_current=r.number(data, "max_current", "", positive=True),

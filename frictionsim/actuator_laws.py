@@ -16,6 +16,23 @@ Current-controlled servo (eRob)::
 
 The back-EMF window is applied after the enable flag, so a disabled eRob spun
 faster than V_max/k_t brakes.
+
+The electrical extensions of SPEC §9, each off when its ``theta`` entry is 0:
+
+- ``current_limit`` (voltage law): the motor current (V − k_t·v)/R levels off smoothly at
+  ±i_lim, i = i_lim·tanh((V − k_t·v)/(R·i_lim)), τ_m = enable·k_t·i. SPEC §9 writes a
+  hard clip; the smooth saturation is what the logs support (the firmware's current
+  loop and the driver's limit act gradually): on the 12 XL330 logs, leave-one-gain-out
+  over kp 200/400/800 with the limit at the e-manual's 1.75 A, M4 and M6 predict a
+  held-out gain at 39.7 and 36.2 mrad with it and at 50.9 and 41.7 mrad with a clip
+  (51.5 and 50.4 without a limit; the README has the table). Well below i_lim the two
+  agree to second order, far above it both give ±i_lim;
+- ``supply``: the law uses the supply voltage of the moment instead of the constant
+  vin: the log's ``input_volts`` at that entry, or, without a log, a source with
+  internal resistance, vin = E − R_s·|i| (:func:`source_voltage`; i the motor current
+  of the previous physics step, summed over the servos sharing the supply);
+- ``latency``: the firmware acts on the position and velocity measured L control
+  periods earlier (:func:`measured`, a history of the last L + 1 measurements).
 """
 
 from __future__ import annotations
@@ -27,18 +44,24 @@ import numpy as np
 from numba import njit
 
 from frictionsim.layout import (
+    CURRENT_LIMIT,
     DAMPING,
     DT,
     ERROR_GAIN,
     ERROR_GAIN_RATIO,
     KP,
     KT,
+    LATENCY,
     LAW,
     MAX_CURRENT,
+    MAX_LATENCY,
     MAX_PWM,
     MAX_VELOCITY,
     MAX_VOLTAGE,
     RESISTANCE,
+    SUPPLY,
+    SUPPLY_EMF,
+    SUPPLY_RESISTANCE,
     VIN,
     VOLTAGE_LAW,
 )
@@ -76,16 +99,78 @@ def firmware_control(
     u is volts (voltage law) or amps (current law). q, v: measured position (rad)
     and velocity (rad/s); q_smooth: the sts3215 limiter state (rad). Servos
     without a limiter return q_target as the new state (their target is not
-    smoothed), so callers can thread the state through uniformly.
+    smoothed), so callers can thread the state through uniformly. The supply is
+    the bench's constant vin; :func:`firmware_law` takes the supply of the moment.
     """
+    return firmware_law(q_target, q, v, q_smooth, bench[VIN], theta, bench)
+
+
+@njit(cache=True, inline="always")
+def firmware_law(
+    q_target: float, q: float, v: float, q_smooth: float, vin: float, theta: np.ndarray,
+    bench: np.ndarray,
+) -> Control:
+    """:func:`firmware_control` with the supply voltage ``vin`` (V) given (SPEC §9 ``supply``)."""
     if theta[LAW] == VOLTAGE_LAW:
         q_smooth = limit_target(q_target, q_smooth, theta, bench)
         duty = (q_smooth - q) * bench[KP] * theta[ERROR_GAIN] * theta[ERROR_GAIN_RATIO]
         duty = clip(duty, -theta[MAX_PWM], theta[MAX_PWM])
-        return Control(bench[VIN] * duty, q_smooth)
+        return Control(vin * duty, q_smooth)
     kp = bench[KP]
     amps = (q_target - q) * kp + bench[DAMPING] * math.sqrt(kp) * (0.0 - v)
     return Control(clip(amps, -theta[MAX_CURRENT], theta[MAX_CURRENT]), q_target)
+
+
+@njit(cache=True, inline="always")
+def supply_voltage(logged: float, theta: np.ndarray, bench: np.ndarray) -> float:
+    """The supply the voltage law uses at a log entry (V): the logged ``input_volts`` with
+    the ``supply`` extension, else the bench's constant vin."""
+    if theta[SUPPLY] > 0.0:
+        return logged
+    return bench[VIN]
+
+
+@njit(cache=True, inline="always")
+def source_voltage(current: float, theta: np.ndarray, bench: np.ndarray) -> float:
+    """Without a log: vin = E − R_s·|i| with the ``supply`` extension (i: the motor current
+    drawn, A), else the bench's constant vin (V)."""
+    if theta[SUPPLY] > 0.0:
+        return theta[SUPPLY_EMF] - theta[SUPPLY_RESISTANCE] * abs(current)
+    return bench[VIN]
+
+
+@njit(cache=True, inline="always")
+def reset_history(history: np.ndarray, q: float, v: float) -> None:
+    """Fill the firmware's measurement history with (q, v): before the first period, the
+    delayed measurement is the initial state."""
+    for slot in range(MAX_LATENCY + 1):
+        history[2 * slot] = q
+        history[2 * slot + 1] = v
+
+
+@njit(cache=True, inline="always")
+def measured(history: np.ndarray, k: int, q: float, v: float, theta: np.ndarray) -> tuple:
+    """(q, v) the firmware acts on at control period k (SPEC §9 ``latency``): the state of
+    period k − L; records the current state. L = 0: (q, v) unchanged."""
+    lag = int(theta[LATENCY])
+    if lag == 0:
+        return q, v
+    slot = k % (MAX_LATENCY + 1)
+    history[2 * slot] = q
+    history[2 * slot + 1] = v
+    old = (k - lag + MAX_LATENCY + 1) % (MAX_LATENCY + 1)
+    return history[2 * old], history[2 * old + 1]
+
+
+@njit(cache=True, inline="always")
+def motor_current(u: float, v: float, theta: np.ndarray) -> float:
+    """Motor current (A) of the voltage law, (V − k_t·v)/R, saturated by ``current_limit``
+    (i_lim·tanh(i/i_lim)); the current law's command u itself."""
+    if theta[LAW] != VOLTAGE_LAW:
+        return u
+    i = (u - theta[KT] * v) / theta[RESISTANCE]
+    limit = theta[CURRENT_LIMIT]
+    return limit * math.tanh(i / limit) if limit > 0.0 else i
 
 
 @njit(cache=True, inline="always")
@@ -94,6 +179,9 @@ def motor_torque(u: float, enable: float, v: float, theta: np.ndarray) -> float:
     kt = theta[KT]
     r = theta[RESISTANCE]
     if theta[LAW] == VOLTAGE_LAW:
+        limit = theta[CURRENT_LIMIT]
+        if limit > 0.0:
+            return enable * kt * limit * math.tanh((u - kt * v) / (r * limit))
         return enable * (kt * u / r - kt**2 * v / r)
     emf = kt**2 * v / r
     window = kt * theta[MAX_VOLTAGE] / r

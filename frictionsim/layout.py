@@ -34,7 +34,17 @@ index  name                 meaning                                      unit
 22     MAX_CURRENT          current saturation (current law)             A
 23     MAX_VOLTAGE          supply limit of the back-EMF window          V
 24     SCHEME               :data:`REFERENCE` or :data:`SEMI_IMPLICIT`   –
+25     SUPPLY               1: the ``supply`` extension is on (SPEC §9)  –
+26     SUPPLY_EMF           supply source voltage (no log)               V
+27     SUPPLY_RESISTANCE    supply internal resistance (no log)          Ω
+28     CURRENT_LIMIT        motor current saturation i_lim (0:           A
+                            ``current_limit`` off)
+29     LATENCY              control computed from the position measured  periods
+                            this many control periods earlier (0–3)
 =====  ===================  ===========================================  ==========
+
+The extensions of SPEC §9 (entries 25–29) are off when 0: the kernels then compute
+exactly what they compute without them, bit for bit.
 
 ``SCHEME`` selects the position update of the fixed step (SPEC §4): the reference
 ``q ← q + v·dt + ½·a·dt²``, or MuJoCo's semi-implicit Euler ``q ← q + v·dt``.
@@ -84,7 +94,16 @@ MAX_PWM = 21
 MAX_CURRENT = 22
 MAX_VOLTAGE = 23
 SCHEME = 24
-THETA_SIZE = 25
+SUPPLY = 25
+SUPPLY_EMF = 26
+SUPPLY_RESISTANCE = 27
+CURRENT_LIMIT = 28
+LATENCY = 29
+THETA_SIZE = 30
+#: Most control periods of ``latency`` (SPEC §9); the firmware's measurement history holds
+#: this many past samples and the current one.
+MAX_LATENCY = 3
+HISTORY_SIZE = 2 * (MAX_LATENCY + 1)
 #: The identified motor and friction entries of ``theta`` (Q_OFFSET … K_V).
 MOTOR_AND_FRICTION = slice(Q_OFFSET, K_V + 1)
 
@@ -140,4 +159,8 @@ THETA_INDEX: dict[str, int] = {
     "friction_viscous": K_V,
     "max_velocity": MAX_VELOCITY,
     "error_gain_ratio": ERROR_GAIN_RATIO,
+    "supply_emf": SUPPLY_EMF,
+    "supply_resistance": SUPPLY_RESISTANCE,
+    "max_current_limit": CURRENT_LIMIT,
+    "latency_steps": LATENCY,
 }

@@ -79,6 +79,10 @@ class Log:
             return np.array([float(e.get(key, default)) for e in self.entries])
         return np.array([float(e[key]) for e in self.entries])
 
+    def supply(self) -> np.ndarray:
+        """The logged supply ``input_volts`` per entry (V); NaN where an entry has none."""
+        return np.array([float(e.get("input_volts", math.nan)) for e in self.entries])
+
     def bench(self, actuator: str) -> np.ndarray:
         """The bench vector (:mod:`frictionsim.layout`) of this log for an actuator.
 

@@ -2,7 +2,8 @@
 
 A parameter file is a flat JSON object: each parameter name → value, plus
 ``"model"`` and ``"actuator"``, and ``"scheme"`` when the parameters were identified
-with the ``semi_implicit`` position update (SPEC §4). Only the parameters of that model and actuator
+with the ``semi_implicit`` position update (SPEC §4). The keys of the electrical
+extensions a set uses (SPEC §9) sit beside the model's. Only the parameters of that model and actuator
 belong in it; a missing one takes its default, an unknown key is an error
 naming it, and values are never clipped to the search bounds.
 """
@@ -46,13 +47,25 @@ class ParameterSet:
     source: str | None = None
     scheme: str = "reference"
     """The fixed step's position update the parameters were identified with (SPEC §4)."""
+    extensions: tuple[str, ...] = ()
+    """The electrical extensions of SPEC §9 switched on (their parameters are in ``values``)."""
 
     def __post_init__(self) -> None:
         if self.scheme not in layout.SCHEMES:
             raise ParameterFileError(f"{self._where()}: scheme {self.scheme!r} must be one of "
                                      f"{', '.join(layout.SCHEMES)}")
-        spec = schema.parameters(self.model, self.actuator)
+        try:
+            self.extensions = schema.check_extensions(self.extensions)
+            spec = schema.parameters(self.model, self.actuator, self.extensions)
+        except ValueError as e:
+            raise ParameterFileError(f"{self._where()}: {e}") from None
         unknown = [k for k in self.values if k not in spec]
+        extension = next((schema.extension_of(k) for k in unknown if schema.extension_of(k)), None)
+        if extension:
+            key = next(k for k in unknown if schema.extension_of(k) == extension)
+            raise ParameterFileError(
+                f"{self._where()}: {key} belongs to the {extension!r} extension (SPEC §9), which "
+                f"this run does not enable: add --with {extension}, or remove the key")
         if unknown:
             raise ParameterFileError(
                 f"{self._where()}: parameter {unknown[0]!r} does not belong to model "
@@ -94,6 +107,12 @@ class ParameterSet:
                 plausibility.warn(f"{where}: {name} = {v[name]!r} is more than "
                                   f"{plausibility.FAR_ABOVE_BOUNDS:g}× the top of its search "
                                   f"bounds [{spec.lower:g}, {spec.upper:g}]; no servo is like that")
+        if "latency_steps" in v and (v["latency_steps"] not in range(layout.MAX_LATENCY + 1)):
+            raise ParameterFileError(f"{where}: latency_steps = {v['latency_steps']!r} must be an "
+                                     f"integer from 0 to {layout.MAX_LATENCY}")
+        if v.get("max_current_limit", 1.0) <= 0:
+            raise ParameterFileError(f"{where}: max_current_limit = {v['max_current_limit']!r} A "
+                                     "must be > 0")
         if abs(v["q_offset"]) > math.pi:
             plausibility.warn(f"{where}: q_offset = {v['q_offset']!r} rad is more than half a turn")
 
@@ -107,7 +126,7 @@ class ParameterSet:
 
     @property
     def spec(self) -> dict[str, schema.Parameter]:
-        return schema.parameters(self.model, self.actuator)
+        return schema.parameters(self.model, self.actuator, self.extensions)
 
     @property
     def names(self) -> list[str]:
@@ -115,18 +134,31 @@ class ParameterSet:
 
     def theta(self) -> np.ndarray:
         """The flat servo vector of :mod:`frictionsim.layout` (unused friction terms exactly 0)."""
-        return theta_from_values(self.values, schema.get_actuator(self.actuator), self.scheme)
+        return theta_from_values(self.values, schema.get_actuator(self.actuator), self.scheme,
+                                 self.extensions)
 
     def with_values(self, **updates: float) -> ParameterSet:
         """A copy with some parameters changed."""
         return ParameterSet(self.model, self.actuator, {**self.values, **updates}, self.source,
-                            self.scheme)
+                            self.scheme, self.extensions)
 
     def with_scheme(self, scheme: str | None) -> ParameterSet:
         """The same parameters simulated with ``scheme`` (None: unchanged)."""
         if scheme is None or scheme == self.scheme:
             return self
-        return ParameterSet(self.model, self.actuator, dict(self.values), self.source, scheme)
+        return ParameterSet(self.model, self.actuator, dict(self.values), self.source, scheme,
+                            self.extensions)
+
+    def with_extensions(self, extensions) -> ParameterSet:
+        """The same parameters with the SPEC §9 ``extensions`` on (None: unchanged): the
+        parameters of an extension not yet on take their defaults; those of an extension
+        turned off are dropped."""
+        if extensions is None:
+            return self
+        keep = schema.check_extensions(extensions)
+        values = {k: x for k, x in self.values.items()
+                  if schema.extension_of(k) is None or schema.extension_of(k) in keep}
+        return ParameterSet(self.model, self.actuator, values, self.source, self.scheme, keep)
 
     def to_dict(self) -> dict:
         """The parameter-file object: names → values, then model, actuator and (when it is not
@@ -138,19 +170,24 @@ class ParameterSet:
 
 
 def theta_from_values(values: dict[str, float], actuator: schema.Actuator,
-                      scheme: str = "reference") -> np.ndarray:
-    """Build ``theta`` from named values (missing friction terms are 0)."""
+                      scheme: str = "reference", extensions=()) -> np.ndarray:
+    """Build ``theta`` from named values (missing friction terms, extensions off: 0)."""
     theta = np.zeros(layout.THETA_SIZE)
     for index, value in schema.actuator_constants(actuator).items():
         theta[index] = value
     for name, value in values.items():
         theta[layout.THETA_INDEX[name]] = value
     theta[layout.SCHEME] = layout.SCHEMES[scheme]
+    theta[layout.SUPPLY] = 1.0 if "supply" in extensions else 0.0
     return theta
 
 
-def from_dict(data: dict, source: str | None = None) -> ParameterSet:
-    """Parse a parameter-file object; errors name ``source``, the key and the value."""
+def from_dict(data: dict, source: str | None = None, extensions=None) -> ParameterSet:
+    """Parse a parameter-file object; errors name ``source``, the key and the value.
+
+    ``extensions``: the SPEC §9 extensions the run enables (``--with``); a key of another
+    extension is an error naming it. None: the extensions whose keys the file has.
+    """
     where = source or "parameter set"
     if not isinstance(data, dict):
         raise ParameterFileError(f"{where}: expected a JSON object, got {type(data).__name__}")
@@ -173,13 +210,16 @@ def from_dict(data: dict, source: str | None = None) -> ParameterSet:
         if isinstance(value, bool) or not isinstance(value, (int, float)):
             raise ParameterFileError(f"{where}: {key} = {value!r} is not a number")
         values[key] = value
-    return ParameterSet(data["model"], data["actuator"], values, source, scheme)
+    if extensions is None:
+        extensions = {schema.extension_of(k) for k in values} - {None}
+    return ParameterSet(data["model"], data["actuator"], values, source, scheme,
+                        tuple(extensions))
 
 
-def load_params(path: str | os.PathLike) -> ParameterSet:
-    """Read a parameter file (SPEC §7)."""
+def load_params(path: str | os.PathLike, extensions=None) -> ParameterSet:
+    """Read a parameter file (SPEC §7); ``extensions`` as in :func:`from_dict`."""
     path = Path(path)
-    return from_dict(read_json(path, ParameterFileError, "parameter file"), str(path))
+    return from_dict(read_json(path, ParameterFileError, "parameter file"), str(path), extensions)
 
 
 def save_params(path: str | os.PathLike, params: ParameterSet) -> Path:

@@ -78,8 +78,11 @@ class Actuator:
     Declared in a TOML file (:mod:`frictionsim.actuator_files`, SPEC §11). ``law`` is
     ``"voltage"`` (duty-cycle P controller, Dynamixel/Feetech) or ``"current"``
     (current P-D controller, eRob). ``vin`` and ``kp`` are the defaults used when a
-    log does not say. ``bound_overrides`` holds ``(name, default or None, min, max)``
-    for parameters whose section-2 bounds this actuator changes.
+    log does not say. ``current_limit`` (A, 0: not declared) is the firmware's current
+    limit, the default of SPEC §9's ``max_current_limit``; ``recommended`` the SPEC §9
+    extensions cross-validation favours for it (a hint only). ``bound_overrides`` holds
+    ``(name, default or None, min, max)`` for parameters whose section-2 bounds this
+    actuator changes.
     """
 
     name: str
@@ -97,6 +100,7 @@ class Actuator:
     max_current: float = 0.0
     max_voltage: float = 0.0
     target_speed_limit: bool = False
+    current_limit: float = 0.0
     recommended: tuple[str, ...] = ()
     hardware: Hardware = Hardware()
     title: str = ""
@@ -237,6 +241,43 @@ FRICTION_DEFAULTS: dict[str, tuple[float, float, float | str, str]] = {
 }
 Q_OFFSET = (0.0, -0.1, 0.1)
 
+#: SPEC §9: each electrical extension and the parameter-file keys it adds.
+EXTENSIONS: dict[str, tuple[str, ...]] = {
+    "supply": ("supply_emf", "supply_resistance"),
+    "current_limit": ("max_current_limit",),
+    "latency": ("latency_steps",),
+}
+#: Parameters an extension adds that CMA does not search (integers: tried one by one).
+DISCRETE = ("latency_steps",)
+#: ``max_current_limit`` default when an actuator declares no ``current_limit`` (A).
+CURRENT_LIMIT_FALLBACK = 2.0
+
+
+def check_extensions(names) -> tuple[str, ...]:
+    """The extensions ``names`` in SPEC §9's order; ``ValueError`` naming an unknown one."""
+    names = tuple(names or ())
+    for name in names:
+        if name not in EXTENSIONS:
+            raise ValueError(f"unknown extension {name!r} (expected one of "
+                             f"{', '.join(EXTENSIONS)})")
+    return tuple(n for n in EXTENSIONS if n in names)
+
+
+def extension_of(key: str) -> str | None:
+    """The extension whose parameter ``key`` is, if any."""
+    return next((name for name, keys in EXTENSIONS.items() if key in keys), None)
+
+
+def extension_parameters(name: str, actuator: Actuator) -> list[Parameter]:
+    """Default and bounds of the parameters extension ``name`` adds (SPEC §9)."""
+    if name == "supply":
+        return [Parameter("supply_emf", actuator.vin, 0.5 * actuator.vin, 1.5 * actuator.vin, "V"),
+                Parameter("supply_resistance", 0.0, 0.0, 2.0, "Ω")]
+    if name == "current_limit":
+        return [Parameter("max_current_limit", actuator.current_limit or CURRENT_LIMIT_FALLBACK,
+                          0.1, 10.0, "A")]
+    return [Parameter("latency_steps", 0.0, 0.0, float(layout.MAX_LATENCY), "periods")]
+
 
 def friction_parameter(name: str, actuator: Actuator) -> Parameter:
     """Default and bounds of a friction parameter, with the actuator's overrides."""
@@ -254,10 +295,11 @@ def _overridden(p: Parameter, actuator: Actuator) -> Parameter:
     return Parameter(p.name, p.default if default is None else default, lower, upper, p.unit)
 
 
-def parameters(model: str, actuator: str) -> dict[str, Parameter]:
-    """Every parameter of a (model, actuator) pair, in file order.
+def parameters(model: str, actuator: str, extensions=()) -> dict[str, Parameter]:
+    """Every parameter of a (model, actuator) pair with the SPEC §9 ``extensions``, in file
+    order.
 
-    Raises ``ValueError`` naming the unknown model or actuator.
+    Raises ``ValueError`` naming the unknown model, actuator or extension.
     """
     model_spec = get_model(model)
     act = get_actuator(actuator)
@@ -266,6 +308,12 @@ def parameters(model: str, actuator: str) -> dict[str, Parameter]:
         out[p.name] = p
     for name in model_spec.friction:
         out[name] = friction_parameter(name, act)
+    for extension in check_extensions(extensions):
+        if act.law != "voltage" and extension != "latency":
+            raise ValueError(f"extension {extension!r} applies to voltage-controlled servos; "
+                             f"{actuator} is current-controlled")
+        for p in extension_parameters(extension, act):
+            out[p.name] = p
     return out
 
 

@@ -14,7 +14,7 @@ from functools import cached_property
 import numpy as np
 from numba import njit, prange
 
-from frictionsim.layout import ARMATURE, DT, THETA_SIZE
+from frictionsim.layout import ARMATURE, DT, SUPPLY, THETA_SIZE
 from frictionsim.logs import Log
 from frictionsim.pendulum import load_inertia
 from solvers.errors import SimulationError
@@ -26,11 +26,13 @@ class PackedLogs:
     """Logs as contiguous arrays: log j spans ``offsets[j]:offsets[j+1]``.
 
     ``bench[j]`` is log j's bench vector (:mod:`frictionsim.layout`), ``v0[j]``
-    its initial speed (0 when the log has no ``speed``).
+    its initial speed (0 when the log has no ``speed``); ``supply`` the logged
+    ``input_volts`` (NaN where a log has none; used with the ``supply`` extension).
     """
 
     goal: np.ndarray
     enable: np.ndarray
+    supply: np.ndarray
     position: np.ndarray
     offsets: np.ndarray
     v0: np.ndarray
@@ -59,6 +61,7 @@ class PackedLogs:
         return cls(
             goal=np.concatenate([log.column("goal_position") for log in logs]),
             enable=np.concatenate([log.column("torque_enable") for log in logs]),
+            supply=np.concatenate([log.supply() for log in logs]),
             position=np.concatenate([log.column("position") for log in logs]),
             offsets=offsets,
             v0=np.array([float(log.entries[0].get("speed", 0.0)) for log in logs]),
@@ -84,10 +87,15 @@ class PackedLogs:
                 f"positive (load inertia {self.load_inertia[j]:g} kg·m², armature "
                 f"{thetas[:, ARMATURE].min():g} kg·m²); nothing can be simulated"
             )
+        if (thetas[:, SUPPLY] > 0).any():
+            missing = [name for name, a, b in zip(self.names, self.offsets[:-1], self.offsets[1:])
+                       if not np.isfinite(self.supply[a:b]).all()]
+            if missing:
+                raise SimulationError(f"{missing[0]}: the supply extension needs the logged "
+                                      "input_volts of every entry, and this log lacks some")
         out = np.empty((thetas.shape[0], self.n_logs))
-        batched_errors(
-            thetas, self.goal, self.enable, self.position, self.offsets, self.v0, self.bench, out
-        )
+        batched_errors(thetas, self.goal, self.enable, self.supply, self.position, self.offsets,
+                       self.v0, self.bench, out)
         return out
 
 
@@ -96,6 +104,7 @@ def batched_errors(
     thetas: np.ndarray,
     goal: np.ndarray,
     enable: np.ndarray,
+    supply: np.ndarray,
     position: np.ndarray,
     offsets: np.ndarray,
     v0: np.ndarray,
@@ -111,5 +120,6 @@ def batched_errors(
         a = offsets[j]
         b = offsets[j + 1]
         out[i, j] = rollout_error(
-            goal[a:b], enable[a:b], position[a:b], v0[j], thetas[i], bench[j], bench[j, DT]
+            goal[a:b], enable[a:b], supply[a:b], position[a:b], v0[j], thetas[i], bench[j],
+            bench[j, DT]
         )

@@ -53,7 +53,8 @@ import numpy as np
 from numba import njit
 from scipy.integrate import solve_ivp
 
-from frictionsim.actuator_laws import firmware_control
+from frictionsim.actuator_laws import firmware_law, measured, reset_history, supply_voltage
+from frictionsim.layout import HISTORY_SIZE, VIN
 from frictionsim.plant import bench_torques
 from solvers import METHODS
 from solvers.errors import SimulationError
@@ -549,12 +550,14 @@ def simulate_oscillator(x0: float, v0: float, t_end: float, tolerances: Toleranc
 
 def simulate_log_events(goal: np.ndarray, enable: np.ndarray, q0: float, v0: float,
                         theta: np.ndarray, bench: np.ndarray, period: float,
-                        tolerances: Tolerances | None = None) -> EventResult:
+                        tolerances: Tolerances | None = None,
+                        supply: np.ndarray | None = None) -> EventResult:
     """Event-driven rollout of a log: the firmware's zero-order hold updated every ``period``.
 
     At each update k (t_k = k·period) the control is computed from the simulated
-    state, as in SPEC §5, and the joint is integrated exactly to t_{k+1}.
-    Returns the states at the update times (before each update's control).
+    state, as in SPEC §5 (with SPEC §9's ``latency`` and ``supply`` when ``theta`` has
+    them; ``supply``: the logged input_volts), and the joint is integrated exactly to
+    t_{k+1}. Returns the states at the update times (before each update's control).
     """
     solver = EventSolver(tolerances or Tolerances())
     n = goal.shape[0]
@@ -562,11 +565,16 @@ def simulate_log_events(goal: np.ndarray, enable: np.ndarray, q0: float, v0: flo
     v_out = np.empty(n)
     joint = BenchJoint(theta, bench)
     q, v, q_smooth = float(q0), float(v0), float(q0)
+    history = np.empty(HISTORY_SIZE)
+    reset_history(history, q, v)
+    volts = np.full(n, bench[VIN]) if supply is None else supply
     phase, armed = solver.begin(joint, 0.0, q, v)
     for k in range(n):
         q_out[k] = q
         v_out[k] = v
-        joint.u, q_smooth = firmware_control(goal[k], q, v, q_smooth, theta, bench)
+        q_m, v_m = measured(history, k, q, v, theta)
+        joint.u, q_smooth = firmware_law(goal[k], q_m, v_m, q_smooth,
+                                         supply_voltage(volts[k], theta, bench), theta, bench)
         joint.enable = float(enable[k])
         q, v, phase, armed = solver.advance(joint, k * period, (k + 1) * period, q, v, phase, armed)
     t = np.arange(n) * period

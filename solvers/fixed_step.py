@@ -32,6 +32,10 @@ One step, in this order (state q rad, v rad/s; control u V or A; enable 0/1; dt 
 or, when ``theta[SCHEME]`` is ``SEMI_IMPLICIT`` (MuJoCo's Euler), ``q ← q + v·dt``. The
 friction line is :func:`solvers.joint_friction.stop_friction`, the n = 1 case of the
 n-joint clipping of SPEC §10.
+
+The rollouts take the log's ``supply`` (``input_volts`` per entry, V), which the
+voltage law uses with the ``supply`` extension of SPEC §9; with ``latency`` the firmware
+acts on the state of L periods earlier (:func:`frictionsim.actuator_laws.measured`).
 """
 
 from __future__ import annotations
@@ -41,8 +45,13 @@ from typing import NamedTuple
 import numpy as np
 from numba import njit
 
-from frictionsim.actuator_laws import firmware_control
-from frictionsim.layout import SCHEME, SEMI_IMPLICIT
+from frictionsim.actuator_laws import (
+    firmware_law,
+    measured,
+    reset_history,
+    supply_voltage,
+)
+from frictionsim.layout import HISTORY_SIZE, SCHEME, SEMI_IMPLICIT
 from frictionsim.plant import bench_torques
 from solvers.joint_friction import stop_friction
 
@@ -92,6 +101,7 @@ def step(
 def rollout(
     goal: np.ndarray,
     enable: np.ndarray,
+    supply: np.ndarray,
     q0: float,
     v0: float,
     theta: np.ndarray,
@@ -102,17 +112,19 @@ def rollout(
 ) -> None:
     """Roll a log out (SPEC §5), writing the simulated state before each step.
 
-    goal, enable: the log's goal positions (rad) and torque-enable flags (0/1);
-    q0, v0: initial state (first logged position and speed). The firmware sees
-    the simulated q and v; the sts3215 limiter starts at q0.
+    goal, enable, supply: the log's goal positions (rad), torque-enable flags (0/1) and
+    supply voltages (V; used with the ``supply`` extension only); q0, v0: initial state
+    (first logged position and speed). The firmware sees the simulated q and v; the
+    sts3215 limiter starts at q0.
     """
-    rollout_substeps(goal, enable, q0, v0, theta, bench, dt, 1, out_q, out_v)
+    rollout_substeps(goal, enable, supply, q0, v0, theta, bench, dt, 1, out_q, out_v)
 
 
 @njit(cache=True)
 def rollout_error(
     goal: np.ndarray,
     enable: np.ndarray,
+    supply: np.ndarray,
     position: np.ndarray,
     v0: float,
     theta: np.ndarray,
@@ -121,16 +133,20 @@ def rollout_error(
 ) -> float:
     """Mean absolute position error (rad) of the rollout against the logged positions.
 
-    Same rollout as :func:`rollout`, without storing the trajectory (no allocation).
+    Same rollout as :func:`rollout`, without storing the trajectory.
     """
     q = position[0]
     v = v0
     q_smooth = q
+    history = np.empty(HISTORY_SIZE)
+    reset_history(history, q, v)
     total = 0.0
     n = goal.shape[0]
     for k in range(n):
         total += abs(q - position[k])
-        u, q_smooth = firmware_control(goal[k], q, v, q_smooth, theta, bench)
+        q_m, v_m = measured(history, k, q, v, theta)
+        u, q_smooth = firmware_law(goal[k], q_m, v_m, q_smooth,
+                                   supply_voltage(supply[k], theta, bench), theta, bench)
         q, v = step(q, v, u, enable[k], dt, theta, bench)
     return total / n
 
@@ -139,6 +155,7 @@ def rollout_error(
 def rollout_substeps(
     goal: np.ndarray,
     enable: np.ndarray,
+    supply: np.ndarray,
     q0: float,
     v0: float,
     theta: np.ndarray,
@@ -157,10 +174,14 @@ def rollout_substeps(
     q = q0
     v = v0
     q_smooth = q0
+    history = np.empty(HISTORY_SIZE)
+    reset_history(history, q, v)
     dt = period / substeps
     for k in range(goal.shape[0]):
         out_q[k] = q
         out_v[k] = v
-        u, q_smooth = firmware_control(goal[k], q, v, q_smooth, theta, bench)
+        q_m, v_m = measured(history, k, q, v, theta)
+        u, q_smooth = firmware_law(goal[k], q_m, v_m, q_smooth,
+                                   supply_voltage(supply[k], theta, bench), theta, bench)
         for _ in range(substeps):
             q, v = step(q, v, u, enable[k], dt, theta, bench)

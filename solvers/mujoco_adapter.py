@@ -62,9 +62,16 @@ from numba import carray, cfunc, types
 from numba.extending import intrinsic
 
 from frictionsim import schema
-from frictionsim.actuator_laws import firmware_control, motor_torque
+from frictionsim.actuator_laws import (
+    firmware_law,
+    measured,
+    motor_current,
+    motor_torque,
+    reset_history,
+    source_voltage,
+)
 from frictionsim.friction import friction_budget
-from frictionsim.layout import BENCH_SIZE, THETA_SIZE
+from frictionsim.layout import BENCH_SIZE, HISTORY_SIZE, THETA_SIZE
 from frictionsim.params import ParameterSet
 from solvers.errors import SimulationError
 from solvers.joint_friction import MAX_JOINTS, WORK_SIZE, clip_friction_into
@@ -80,9 +87,10 @@ SERVO_BLOCK = 4 + THETA_SIZE + BENCH_SIZE
 HEADER = 9
 CONFIG_SIZE = HEADER + MAX_JOINTS * SERVO_BLOCK
 #: userdata: initialised, next control update, last time; per servo u, q_smooth, disabled,
-#: τ_m; then scratch: M (nv²), τ, b, v, τ_f (nv each), the solver's work.
+#: τ_m, motor current, control periods so far, the measurement history (SPEC §9 latency);
+#: then scratch: M (nv²), τ, b, v, τ_f (nv each), the solver's work.
 STATE_HEAD = 3
-STATE_PER_SERVO = 4
+STATE_PER_SERVO = 6 + HISTORY_SIZE
 
 
 class SchemeWarning(UserWarning):
@@ -220,17 +228,27 @@ def _compile_callback():
             user[1] = now
             for j in range(ns):
                 s = cfg[header + j * servo_block:]
-                user[head + per_servo * j] = 0.0
-                user[head + per_servo * j + 1] = qpos[int(s[1])]
+                k = head + per_servo * j
+                user[k] = 0.0
+                user[k + 1] = qpos[int(s[1])]
+                user[k + 4] = 0.0
+                user[k + 5] = 0.0
+                reset_history(user[k + 6: k + 6 + HISTORY_SIZE], qpos[int(s[1])], qvel[int(s[0])])
         user[2] = now
         if now >= user[1] - 1e-9 * period:
+            drawn = 0.0  # one supply for every servo of the model (SPEC §9)
+            for j in range(ns):
+                drawn += user[head + per_servo * j + 4]
             for j in range(ns):
                 s = cfg[header + j * servo_block:]
                 theta = s[4: 4 + THETA_SIZE]
                 bench = s[4 + THETA_SIZE: 4 + THETA_SIZE + BENCH_SIZE]
                 k = head + per_servo * j
-                c = firmware_control(ctrl[int(s[2])], qpos[int(s[1])], qvel[int(s[0])],
-                                     user[k + 1], theta, bench)
+                q_m, v_m = measured(user[k + 6: k + 6 + HISTORY_SIZE], int(user[k + 5]),
+                                    qpos[int(s[1])], qvel[int(s[0])], theta)
+                user[k + 5] += 1.0
+                c = firmware_law(ctrl[int(s[2])], q_m, v_m, user[k + 1],
+                                 source_voltage(drawn, theta, bench), theta, bench)
                 user[k] = c.u
                 user[k + 1] = c.q_smooth
             while user[1] <= now + 1e-9 * period:
@@ -255,6 +273,7 @@ def _compile_callback():
             tau_m = motor_torque(user[k], on, vel[dof], theta)
             b = friction_budget(vel[dof], tau_m, tau[dof], theta)
             user[k + 3] = tau_m
+            user[k + 4] = on * motor_current(user[k], vel[dof], theta)
             tau[dof] += tau_m
             if frictionloss:
                 fl = carray(_f64_at(keys[row, 1]), (nv,))

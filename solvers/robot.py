@@ -27,9 +27,16 @@ import numpy as np
 from numba import njit
 
 from frictionsim import layout, schema
-from frictionsim.actuator_laws import firmware_control, motor_torque
+from frictionsim.actuator_laws import (
+    firmware_law,
+    measured,
+    motor_current,
+    motor_torque,
+    reset_history,
+    source_voltage,
+)
 from frictionsim.friction import friction_budget
-from frictionsim.layout import ARMATURE
+from frictionsim.layout import ARMATURE, HISTORY_SIZE
 from frictionsim.params import ParameterSet
 from solvers.event_driven import EventSolver, Mechanism, Tolerances
 from solvers.fixed_step import MAX_SPEED
@@ -97,14 +104,21 @@ def fixed_step_run(model: int, data: int, qpos: np.ndarray, qvel: np.ndarray, do
     u = np.zeros(ns)
     on = np.zeros(ns)
     smooth = np.empty(ns)
+    history = np.empty((ns, HISTORY_SIZE))
+    current = np.zeros(ns)
     for j in range(ns):
         smooth[j] = q[dofs[j]]
+        reset_history(history[j], q[dofs[j]], v[dofs[j]])
     for k in range(goals.shape[0]):
         out_q[k] = q
         out_v[k] = v
+        drawn = current.sum()  # one supply for every servo (SPEC §9)
         for j in range(ns):
             d = dofs[j]
-            control = firmware_control(goals[k, j], q[d], v[d], smooth[j], thetas[j], benches[j])
+            q_m, v_m = measured(history[j], k, q[d], v[d], thetas[j])
+            control = firmware_law(goals[k, j], q_m, v_m, smooth[j],
+                                   source_voltage(drawn, thetas[j], benches[j]), thetas[j],
+                                   benches[j])
             u[j] = control.u
             smooth[j] = control.q_smooth
             on[j] = enable[k, j]
@@ -115,6 +129,8 @@ def fixed_step_run(model: int, data: int, qpos: np.ndarray, qvel: np.ndarray, do
             for i in range(nv):
                 tau_f[i] += tau[i]
             spd_solve_into(mass, tau_f, acc, work)
+            for j in range(ns):
+                current[j] = on[j] * motor_current(u[j], v[dofs[j]], thetas[j])
             for i in range(nv):
                 v[i] = min(max(v[i] + acc[i] * dt, -MAX_SPEED), MAX_SPEED)
                 if semi_implicit:
@@ -214,14 +230,22 @@ class Robot:
         solver = EventSolver(tolerances or Tolerances())
         phase, armed = solver.begin(mech, 0.0, q, v)
         smooth = q[self.dofs].copy()
+        history = np.empty((len(self.servos), HISTORY_SIZE))
+        for j, d in enumerate(self.dofs):
+            reset_history(history[j], q[d], v[d])
+        current = np.zeros(len(self.servos))
         out_q = np.empty((goals.shape[0], self.nv))
         out_v = np.empty_like(out_q)
         start = time.perf_counter()
         for k in range(goals.shape[0]):
             out_q[k], out_v[k] = q, v
+            drawn = current.sum()  # the supply sags with the current at the last update
             for j, d in enumerate(self.dofs):
-                mech.u[j], smooth[j] = firmware_control(goals[k, j], q[d], v[d], smooth[j],
-                                                        self.thetas[j], self.benches[j])
+                q_m, v_m = measured(history[j], k, q[d], v[d], self.thetas[j])
+                supply = source_voltage(drawn, self.thetas[j], self.benches[j])
+                mech.u[j], smooth[j] = firmware_law(goals[k, j], q_m, v_m, smooth[j], supply,
+                                                    self.thetas[j], self.benches[j])
+                current[j] = enable[k, j] * motor_current(mech.u[j], v[d], self.thetas[j])
             mech.enable[:] = enable[k]
             q, v, phase, armed = solver.advance(mech, k * self.period, (k + 1) * self.period, q, v,
                                                 phase, armed)

@@ -6,6 +6,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from frictionsim.layout import SUPPLY
 from frictionsim.logs import Log
 from frictionsim.params import ParameterSet
 from solvers.errors import SimulationError, check_inertia
@@ -48,7 +49,12 @@ def simulate(log: Log, params: ParameterSet) -> Rollout:
     q = np.empty_like(goal)
     v = np.empty_like(goal)
     v0 = float(log.entries[0].get("speed", 0.0))
-    rollout(goal, enable, position[0], v0, theta, bench, log.dt, q, v)
+    supply = log.supply()
+    if theta[SUPPLY] > 0 and not np.isfinite(supply).all():
+        k = int(np.argmax(~np.isfinite(supply)))
+        raise SimulationError(f"{log.name}: the supply extension needs input_volts in every "
+                              f"entry; entry {k} has none")
+    rollout(goal, enable, supply, position[0], v0, theta, bench, log.dt, q, v)
     if not np.isfinite(q).all():
         k = int(np.argmax(~np.isfinite(q)))
         raise SimulationError(f"{log.name}: simulating it with {what} gives a non-finite position "

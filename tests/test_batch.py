@@ -19,6 +19,7 @@ def one_by_one(log, theta, actuator) -> float:
     return rollout_error(
         log.column("goal_position"),
         log.column("torque_enable"),
+        log.supply(),
         log.column("position"),
         float(log.entries[0].get("speed", 0.0)),
         theta,

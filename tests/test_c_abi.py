@@ -23,7 +23,7 @@ def test_c_pointers_reproduce_the_rollout():
         enable = (np.arange(600) < 450).astype(float)
         q_ref = np.empty(600)
         v_ref = np.empty(600)
-        rollout(goal, enable, 0.0, 0.0, theta, bench, 0.005, q_ref, v_ref)
+        rollout(goal, enable, np.full(600, 7.4), 0.0, 0.0, theta, bench, 0.005, q_ref, v_ref)
 
         step = ctypes.CFUNCTYPE(None, ctypes.POINTER(ctypes.c_double), ctypes.c_double,
                                 ctypes.c_double, ctypes.c_double, ctypes.POINTER(ctypes.c_double),

@@ -153,7 +153,7 @@ def test_fixed_step_converges_to_event_driven_on_a_synthetic_log():
     for n in (1, 2, 4, 8, 16):
         q = np.empty(600)
         v = np.empty(600)
-        rollout_substeps(goal, enable, 0.0, 0.0, theta, bench, 0.005, n, q, v)
+        rollout_substeps(goal, enable, np.zeros(600), 0.0, 0.0, theta, bench, 0.005, n, q, v)
         errors.append(np.max(np.abs(q - ref.q)))
     assert all(b < a for a, b in zip(errors, errors[1:]))
     order = np.polyfit(np.log(0.005 / np.array([1, 2, 4, 8, 16])), np.log(errors), 1)[0]

@@ -163,7 +163,7 @@ def test_rollout_on_synthetic_logs_matches_reference(model, actuator):
         v0 = float(log.entries[0].get("speed", 0.0))
         out_q = np.full(len(goal), np.nan)
         out_v = np.full(len(goal), np.nan)
-        rollout(goal, enable, position[0], v0, theta, bench, log.dt, out_q, out_v)
+        rollout(goal, enable, log.supply(), position[0], v0, theta, bench, log.dt, out_q, out_v)
 
         q_ref, v_ref, mae_ref = ref.rollout(model, actuator, values, log.header, log.entries)
         np.testing.assert_allclose(out_q, q_ref, rtol=RTOL, atol=1e-12, err_msg=f"q, trial {trial}")
@@ -173,6 +173,6 @@ def test_rollout_on_synthetic_logs_matches_reference(model, actuator):
         # the run actually moves, so the comparison is not between two constants
         assert np.ptp(out_q) > 1e-3
 
-        err = rollout_error(goal, enable, position, v0, theta, bench, log.dt)
+        err = rollout_error(goal, enable, log.supply(), position, v0, theta, bench, log.dt)
         assert close(err, mae_ref, atol=0.0), (err, mae_ref)
         assert close(simulate(log, params).mae, mae_ref, atol=0.0)

@@ -62,6 +62,16 @@ def test_mujoco_budget_mode_reproduces_the_semi_implicit_rollout(data, model):
         assert np.max(np.abs(mj.q - ref.q)) < 1e-8
 
 
+def test_the_adapter_runs_the_electrical_extensions_like_the_rollout(data):
+    """SPEC §9's current limit and latency inside MuJoCo's step: the same kernels."""
+    params = load_params(data / "xl330" / "params" / "m6.json").with_extensions(
+        ["current_limit", "latency"]).with_values(latency_steps=2.0).with_scheme("semi_implicit")
+    for log in load_logs([data / "xl330" / "processed"])[:3]:
+        mj, ref = simulate_bench(log, params), simulate(log, params)
+        assert np.max(np.abs(mj.q - ref.q)) < 1e-8
+        assert abs(ref.mae - simulate(log, params.with_extensions(())).mae) > 1e-3
+
+
 def test_the_standalone_simulator_on_the_bench_is_the_bench_kernel(data):
     """One joint: frictionsim's n-joint fixed step on the pendulum MJCF = SPEC §4's kernel."""
     params = load_params(data / "xl330" / "params" / "m6.json").with_scheme("semi_implicit")

@@ -47,7 +47,8 @@ def package_rollout(log, theta, bench):
     q = np.empty_like(goal)
     v = np.empty_like(goal)
     v0 = float(log.entries[0].get("speed", 0.0))
-    rollout(goal, enable, log.column("position")[0], v0, theta, bench, log.dt, q, v)
+    rollout(goal, enable, log.supply(), log.column("position")[0], v0, theta, bench, log.dt,
+            q, v)
     return goal, enable, v0, q, v
 
 

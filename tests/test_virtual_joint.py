@@ -33,8 +33,8 @@ def test_follows_the_compiled_rollout():
     # The firmware runs at the physics rate (1 ms) on the goal held for 5 ms.
     ref_q = np.empty(2000)
     ref_v = np.empty(2000)
-    rollout_substeps(np.repeat(goals, 5), np.ones(2000), 0.0, 0.0, params.theta(), joint.bench,
-                     0.001, 1, ref_q, ref_v)
+    rollout_substeps(np.repeat(goals, 5), np.ones(2000), np.zeros(2000), 0.0, 0.0,
+                     params.theta(), joint.bench, 0.001, 1, ref_q, ref_v)
     assert np.allclose(q, ref_q[::5], atol=1e-12)
     assert np.ptp(q) > 0.3
 

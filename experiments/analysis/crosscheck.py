@@ -85,13 +85,15 @@ def crosscheck_log(log: Log, params: ParameterSet, substeps: list[int],
     theta = params.theta()
     goal = log.column("goal_position")
     enable = log.column("torque_enable")
+    supply = log.supply()
     q0 = log.entries[0]["position"]
     v0 = float(log.entries[0].get("speed", 0.0))
     what = params.source or f"{params.model}/{params.actuator}"
     check_inertia(theta, bench, f"{log.name} with {what}")
     t0 = time.perf_counter()
     try:
-        ref = simulate_log_events(goal, enable, q0, v0, theta, bench, log.dt, tolerances)
+        ref = simulate_log_events(goal, enable, q0, v0, theta, bench, log.dt, tolerances,
+                                  supply=supply)
     except SimulationError as e:
         raise SimulationError(f"{log.name} with {what}: {e}") from None
     seconds = time.perf_counter() - t0
@@ -103,7 +105,7 @@ def crosscheck_log(log: Log, params: ParameterSet, substeps: list[int],
     for n in substeps:
         q = np.empty_like(goal)
         v = np.empty_like(goal)
-        rollout_substeps(goal, enable, q0, v0, theta, bench, log.dt, n, q, v)
+        rollout_substeps(goal, enable, supply, q0, v0, theta, bench, log.dt, n, q, v)
         if not np.isfinite(q).all():
             raise SimulationError(f"{log.name} with {what}: the fixed step at T/{n} gives a "
                                   "non-finite position (the state overflowed)")

@@ -40,7 +40,8 @@ def measure(model: str, packed: PackedLogs, candidates: int, repeats: int) -> di
     def single() -> None:
         for j in range(packed.n_logs):
             a, b = o[j], o[j + 1]
-            rollout_error(packed.goal[a:b], packed.enable[a:b], packed.position[a:b],
+            rollout_error(packed.goal[a:b], packed.enable[a:b], packed.supply[a:b],
+                          packed.position[a:b],
                           packed.v0[j], theta, packed.bench[j], packed.bench[j, layout.DT])
 
     single()

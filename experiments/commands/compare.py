@@ -9,6 +9,7 @@ from experiments.runner.arguments import (
     FIGURE,
     JSON,
     add_actuator_arguments,
+    add_extensions_argument,
     add_output_argument,
     add_progress_argument,
     add_scheme_argument,
@@ -31,6 +32,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                         'write {LABEL: {"mean", "std", "per_log": {LOG: MAE}}} (rad) here')
     add_output_argument(p, "--plot", FIGURE, "box plot of the per-log MAE per parameter file")
     add_scheme_argument(p)
+    add_extensions_argument(p)
     add_actuator_arguments(p)
     add_progress_argument(p)
 
@@ -43,7 +45,7 @@ def run(args: argparse.Namespace) -> int:
     from frictionsim.params import load_params
 
     files = json_files(args.params)
-    params = {label: load_params(f).with_scheme(args.scheme)
+    params = {label: load_params(f, args.extensions).with_scheme(args.scheme)
               for label, f in zip(labels(files), files)}
     logs = load_logs(args.logs, processed=True, show_progress=not args.no_progress)
     for actuator in {p.actuator for p in params.values()}:

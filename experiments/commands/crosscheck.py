@@ -9,6 +9,7 @@ from experiments.runner.arguments import (
     FIGURE,
     JSON,
     add_actuator_arguments,
+    add_extensions_argument,
     add_output_argument,
     add_progress_argument,
     add_scheme_argument,
@@ -38,6 +39,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     add_output_argument(p, "--plot", FIGURE,
                         "error vs dt (log-log) and one trajectory with stick intervals shaded")
     add_scheme_argument(p)
+    add_extensions_argument(p)
     add_actuator_arguments(p)
     add_progress_argument(p)
 
@@ -49,7 +51,7 @@ def run(args: argparse.Namespace) -> int:
     from frictionsim.params import load_params
     from solvers.event_driven import Tolerances
 
-    params = load_params(args.params).with_scheme(args.scheme)
+    params = load_params(args.params, args.extensions).with_scheme(args.scheme)
     tolerances = Tolerances(args.method, args.rtol, args.atol)
     logs = load_logs(args.logs, processed=True, show_progress=not args.no_progress)
     warn_motor_mismatch(logs, params.actuator)

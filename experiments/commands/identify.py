@@ -11,6 +11,7 @@ from experiments.runner.arguments import (
     JSON,
     actuator_name,
     add_actuator_arguments,
+    add_extensions_argument,
     add_output_argument,
     add_progress_argument,
     add_scheme_argument,
@@ -42,6 +43,11 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                      help="hold out the --logs recorded with this firmware gain")
     val.add_argument("--split", type=float, metavar="FRACTION",
                      help="hold out a random fraction of --logs (seeded by --seed)")
+    val.add_argument("--cross-validate", choices=("kp",), dest="cross_validate",
+                     help="kp: leave-one-gain-out cross-validation: fit once per firmware gain "
+                          "on the other gains' logs, validate on that gain's (folds in "
+                          "OUT/cross_validation/), report per model and gain and the mean; then "
+                          "fit on every log")
     p.add_argument("--budget", type=int, default=3000,
                    help="loss evaluations per model (default 3000)")
     p.add_argument("--seed", type=seed, default=0, help="random seed (default 0)")
@@ -64,6 +70,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--dask", metavar="ADDRESS",
                    help="run the models on a Dask distributed scheduler at ADDRESS")
     add_scheme_argument(p, default="reference")
+    add_extensions_argument(p)
     add_progress_argument(p)
 
 
@@ -113,11 +120,11 @@ def run(args: argparse.Namespace) -> int:
     models = parse_models(args.model)
     fixed = parse_fixed(args.fix)
     for name in fixed:
-        if not any(name in schema.parameters(m, actuator) for m in models):
+        if not any(name in schema.parameters(m, actuator, args.extensions) for m in models):
             raise ValueError(f"--fix {name}: not a parameter of {', '.join(models)} on {actuator}")
     if args.budget < 1:
         raise ValueError(f"--budget must be at least 1, got {args.budget}")
-    init = load_params(args.init) if args.init else None
+    init = load_params(args.init, args.extensions) if args.init else None
     if init is not None and init.actuator != actuator:
         raise ValueError(f"--init {args.init}: actuator {init.actuator}, not {actuator}")
     if init is not None:
@@ -130,12 +137,30 @@ def run(args: argparse.Namespace) -> int:
     warn_motor_mismatch(train + validation, actuator)
     earlier = prepare_out(args.out, actuator, args.resume, args.overwrite)
     print(f"{actuator}: {len(train)} training logs, {len(validation)} validation logs; "
-          f"models {' '.join(models)}; budget {args.budget} evaluations each")
+          f"models {' '.join(models)}; budget {args.budget} evaluations each"
+          + (f"; with {' '.join(args.extensions)}" if args.extensions else ""))
+    hint = [x for x in schema.get_actuator(actuator).recommended if x not in args.extensions]
+    if hint:
+        print(f"hint: cross-validation by gain favours --with {' '.join(hint)} for {actuator} "
+              "(not switched on: the published figures use none)")
     settings = IdentifySettings(tuple(models), actuator, FitSettings(args.budget, args.seed),
                                 fixed, init, chain=not args.independent, dask=args.dask,
-                                progress=show, scheme=args.scheme)
+                                progress=show, scheme=args.scheme,
+                                extensions=tuple(args.extensions))
+    section = None
+    if args.cross_validate:
+        from experiments.identification.cross_validation import cross_validate_by_gain
+
+        section, interrupted = cross_validate_by_gain(train, settings, args.out, args.resume,
+                                                      args.overwrite)
+        if interrupted:
+            print("interrupted during the cross-validation: each fold's best parameters so far "
+                  f"are saved in {args.out / 'cross_validation'}", file=sys.stderr)
+            return 130
+        print(f"cross-validation done; fitting on all {len(train)} logs")
     fits, interrupted = identify(train, validation, settings, args.out, earlier)
-    summary = write_report(args.out, fits, train, validation, recorded(args), interrupted)
+    summary = write_report(args.out, fits, train, validation, recorded(args), interrupted,
+                           cross_validation=section)
     if args.json:
         write_json(args.json, summary)
     if interrupted:

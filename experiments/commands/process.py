@@ -12,7 +12,10 @@ from experiments.runner.arguments import add_overwrite_argument, add_progress_ar
 DESCRIPTION = (
     "Resample every raw log of RAW_DIR at a fixed period (SPEC §6: sample times "
     "numpy.arange(0, t_last, dt), linear interpolation, torque_enable thresholded at 0.5) "
-    "and write them, same file names, to OUT_DIR. An output never replaces an input, nor an "
+    "and write them, same file names, to OUT_DIR. Before resampling, the load register is "
+    "decoded as signed 16-bit (--raw-load: as stored), encoder glitches are reported "
+    "(--glitches drop|repair handles them) and --window trims; a header vin the logged supply "
+    "contradicts is warned about. An output never replaces an input, nor an "
     "existing file unless --overwrite. Bad logs are reported and skipped; the exit code is 1 "
     "if any failed."
 )
@@ -25,6 +28,16 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    help="directory to write the processed logs to (not the raw logs' own)")
     p.add_argument("--dt", type=float, default=DEFAULT_DT,
                    help=f"resampling period in seconds (default {DEFAULT_DT})")
+    p.add_argument("--glitches", choices=("keep", "drop", "repair"), default="keep",
+                   help="encoder glitches (position jumps over 0.5 rad within 5 ms), always "
+                        "reported per log and time: keep them (default), drop their raw "
+                        "entries, or repair them (position interpolated across)")
+    p.add_argument("--window", nargs=2, type=float, metavar=("START", "END"),
+                   help="keep only the raw entries between START and END seconds (timestamps "
+                        "then count from START)")
+    p.add_argument("--raw-load", action="store_true", dest="raw_load",
+                   help="interpolate the load field as stored (unsigned 16-bit), as the "
+                        "reference tool does, instead of decoding it as signed first")
     add_overwrite_argument(p)
     add_progress_argument(p)
 
@@ -68,6 +81,37 @@ def plan_outputs(inputs: list[Path], out_dir: Path, overwrite: bool) -> list[Pat
     return outputs
 
 
+def clean(raw, args: argparse.Namespace) -> tuple:
+    """A raw log trimmed, its load decoded and its glitches handled (SPEC §9 data quality):
+    (the cleaned log, the warnings to print)."""
+    from frictionsim.log_quality import (
+        decode_load,
+        drop_glitches,
+        find_glitches,
+        repair_glitches,
+        supply_mismatch,
+        trim,
+    )
+
+    notes = []
+    if not args.raw_load:
+        raw, wrapped = decode_load(raw)
+    glitches = find_glitches(raw)
+    notes += [g.describe(raw.name) + {"keep": ", kept", "drop": ", dropped",
+                                      "repair": ", repaired"}[args.glitches]
+              for g in glitches]
+    if glitches and args.glitches == "drop":
+        raw = drop_glitches(raw, glitches)
+    elif glitches and args.glitches == "repair":
+        raw = repair_glitches(raw, glitches)
+    if args.window:  # after the glitches: they are reported in the recording's own time
+        raw = trim(raw, *args.window)
+    mismatch = supply_mismatch(raw)
+    if mismatch:
+        notes.append(mismatch)
+    return raw, notes
+
+
 def run(args: argparse.Namespace) -> int:
     from experiments.common.progress import progress
     from frictionsim.logs import LogError, json_files, load_log, process, save_log
@@ -81,7 +125,10 @@ def run(args: argparse.Namespace) -> int:
                    enabled=not args.no_progress, minimum=2)
     for path, target in bar:
         try:
-            save_log(target, process(load_log(path), args.dt))
+            raw, notes = clean(load_log(path), args)
+            for line in notes:
+                bar.write(f"warning: {line}", file=sys.stderr)
+            save_log(target, process(raw, args.dt))
         except LogError as e:
             failed.append(str(e))
             bar.write(f"error: {e}", file=sys.stderr)

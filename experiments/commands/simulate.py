@@ -9,6 +9,7 @@ from experiments.runner.arguments import (
     FIGURE,
     JSON,
     add_actuator_arguments,
+    add_extensions_argument,
     add_output_argument,
     add_progress_argument,
     add_scheme_argument,
@@ -30,6 +31,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     add_output_argument(p, "--plot", FIGURE, "figure of logged vs simulated position (png/pdf/svg)")
     add_output_argument(p, "--json", JSON, "write {log: MAE rad} and the mean to this file")
     add_scheme_argument(p)
+    add_extensions_argument(p)
     p.add_argument("--engine", choices=("fixed_step", "mujoco"), default="fixed_step",
                    help="frictionsim's fixed step (default), or MuJoCo with the servo adapter "
                         "(semi-implicit Euler: compare with --scheme semi_implicit)")
@@ -48,7 +50,7 @@ def run(args: argparse.Namespace) -> int:
     from frictionsim.params import load_params
     from solvers.rollouts import simulate
 
-    params = load_params(args.params).with_scheme(args.scheme)
+    params = load_params(args.params, args.extensions).with_scheme(args.scheme)
     logs = load_logs(args.logs, processed=True, show_progress=not args.no_progress)
     warn_motor_mismatch(logs, params.actuator)
     if args.engine == "mujoco":

@@ -6,7 +6,7 @@ import argparse
 import os
 from pathlib import Path
 
-from experiments.runner.arguments import add_actuator_arguments, seed
+from experiments.runner.arguments import add_actuator_arguments, add_extensions_argument, seed
 
 DESCRIPTION = (
     "Open a pseudo-terminal and answer the servo's protocol like the real one (PING, READ, "
@@ -40,6 +40,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--seed", type=seed, default=0, help="noise seed (default 0)")
     p.add_argument("--link", default=None,
                    help="also make this symbolic link to the device (e.g. /tmp/ttyVIRTUAL)")
+    add_extensions_argument(p)
     add_actuator_arguments(p)
 
 
@@ -52,7 +53,7 @@ def run(args: argparse.Namespace) -> int:
     from hw.virtual_servo.joint import SimulatedJoint
     from hw.virtual_servo.pty_link import PtyLink
 
-    params = load_params(args.params)
+    params = load_params(args.params, args.extensions)
     motor = args.motor or params.actuator
     if motor != params.actuator:
         raise ValueError(f"--motor {motor} but {args.params} describes a {params.actuator}")

@@ -21,7 +21,28 @@ def load_logs(paths: list[str | os.PathLike], processed: bool | None = True,
     files = json_files(paths)
     bar = progress(files, desc="loading logs", unit="log", enabled=show_progress, minimum=20,
                    leave=False)
-    return [load_log(path, processed) for path in bar]
+    logs = [load_log(path, processed) for path in bar]
+    check_quality(logs)
+    return logs
+
+
+def check_quality(logs: list[Log]) -> None:
+    """Warn (stderr) about encoder glitches, per log and time, and about a header vin the
+    logged supply contradicts (:mod:`frictionsim.log_quality`); nothing is changed."""
+    from frictionsim.log_quality import find_glitches, supply_mismatch
+
+    for log in logs:
+        glitches = find_glitches(log)
+        for g in glitches[:3]:
+            print(f"warning: {g.describe(log.name)}", file=sys.stderr)
+        if glitches:
+            print(f"warning: {log.name}: {len(glitches)} encoder glitch"
+                  f"{'es' * (len(glitches) > 1)}; they enter the error as recorded: reprocess "
+                  "the raw log with `frictionsim process --glitches repair` (or drop)",
+                  file=sys.stderr)
+        mismatch = supply_mismatch(log)
+        if mismatch:
+            print(f"warning: {mismatch}", file=sys.stderr)
 
 
 def warn_motor_mismatch(logs: list[Log], actuator: str) -> None:

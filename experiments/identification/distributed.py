@@ -36,12 +36,14 @@ WORKER_TIMEOUT = 60.0
 def _fit_task(model: str, actuator: schema.Actuator, fixed: dict, packed: PackedLogs,
               settings: FitSettings, out: str, init: ParameterSet | None,
               saved: ParameterSet | None,
-              ancestor: tuple[FitResult, Path] | None, scheme: str) -> tuple[FitResult, Path]:
+              ancestor: tuple[FitResult, Path] | None, scheme: str,
+              extensions: tuple[str, ...] = ()) -> tuple[FitResult, Path]:
     # The worker is another process: it knows the built-in actuators, not the user's files.
     schema.ACTUATORS.register(actuator)
     fitted = {ancestor[0].params.model: ancestor[0].params} if ancestor else {}
     return fit_model(model, actuator.name, fixed, packed, settings, Path(out),
-                     start_for(model, fitted, init, saved), progress=False, scheme=scheme)
+                     start_for(model, fitted, init, saved), progress=False, scheme=scheme,
+                     extensions=extensions)
 
 
 def connect(address: str, timeout: float = CONNECT_TIMEOUT):
@@ -106,6 +108,7 @@ def fit_on_dask(address: str, models: list[str], actuator: str, fixed: dict,
                 init: ParameterSet | None, chain: bool = True,
                 earlier: dict[str, ParameterSet] | None = None,
                 worker_timeout: float = WORKER_TIMEOUT, scheme: str = "reference",
+                extensions: tuple[str, ...] = (),
                 ) -> tuple[dict[str, tuple[FitResult, Path]], bool]:
     """Fit ``models`` on the scheduler at ``address``: ({model: (result, params file)},
     interrupted). On Ctrl-C, the models finished so far, and the best-so-far files the
@@ -128,7 +131,8 @@ def fit_on_dask(address: str, models: list[str], actuator: str, fixed: dict,
             futures[model] = client.submit(
                 _fit_task, model, schema.get_actuator(actuator), fixed, data, settings,
                 str(out.resolve()), init,
-                earlier.get(model), ancestor, scheme, key=f"identify-{model}-{run}", pure=False,
+                earlier.get(model), ancestor, scheme, extensions, key=f"identify-{model}-{run}",
+                pure=False,
             )
         try:
             _wait_for_results(client, futures, address, worker_timeout)

@@ -94,7 +94,8 @@ def fit(
         return out
 
     firsts = [ParameterSet(space.model, space.actuator, {**space.defaults(), **point},
-                           scheme=space.scheme) for point in (start or {}, *alternatives)]
+                           scheme=space.scheme, extensions=space.extensions)
+              for point in (start or {}, *alternatives)]
     losses = evaluate(np.array([p.theta() for p in firsts]))
     i = int(np.argmin(losses))
     best_params, best_loss = firsts[i], float(losses[i])

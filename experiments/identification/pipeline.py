@@ -13,6 +13,7 @@ only builds one.
 from __future__ import annotations
 
 import re
+import shutil
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -43,6 +44,8 @@ class IdentifySettings:
     dask: str | None = None
     progress: bool = True
     scheme: str = "reference"
+    extensions: tuple[str, ...] = ()
+    """The electrical extensions of SPEC §9 the models are fitted with (``--with``)."""
 
 
 @dataclass
@@ -116,7 +119,9 @@ def evaluate(params: ParameterSet, logs: list[Log]) -> dict[str, float]:
 
 #: Files an identification writes in OUT (parameter files, report, figures).
 OUTPUT_FILES = re.compile(r"^(m[1-6]\.json|report\.(md|json)|mae_per_model\.png|convergence\.png"
-                          r"|best_worst\.png)$")
+                          r"|best_worst\.png|cross_validation\.png)$")
+#: The folder of the cross-validation folds (``--cross-validate``), one identification each.
+FOLDS_DIR = "cross_validation"
 
 
 def prepare_out(out: Path, actuator: str, resume: bool = False, overwrite: bool = False
@@ -134,6 +139,7 @@ def prepare_out(out: Path, actuator: str, resume: bool = False, overwrite: bool 
     if not present:
         return {}
     ours = [p for p in present if OUTPUT_FILES.match(p.name)]
+    folds = out / FOLDS_DIR
     if resume:
         earlier = {}
         for p in ours:
@@ -157,8 +163,17 @@ def prepare_out(out: Path, actuator: str, resume: bool = False, overwrite: bool 
                 except ParameterFileError:
                     raise ValueError(f"--overwrite: {p} is not a parameter file; it is not "
                                      "replaced (choose another --out)") from None
+        fold_files = sorted(folds.rglob("*")) if folds.is_dir() else []
+        foreign = [p for p in fold_files if p.is_file() and not OUTPUT_FILES.match(p.name)]
+        if foreign:
+            raise ValueError(f"--overwrite: {foreign[0]} is not a file an identification "
+                             "writes; the cross-validation folder is not replaced (choose "
+                             "another --out)")
         for p in ours:
             p.unlink()
+        if folds.is_dir():
+            shutil.rmtree(folds)
+            ours.append(folds)
         if ours:
             print(f"--overwrite: removed the earlier identification in {out} ("
                   + ", ".join(p.name for p in ours) + ")")
@@ -186,13 +201,14 @@ def identify(train: list[Log], validation: list[Log], settings: IdentifySettings
     with its best so far.
     """
     s = settings
-    earlier = earlier or {}
+    earlier = {m: p.with_extensions(s.extensions) for m, p in (earlier or {}).items()}
     first = s.models[0]
     probe = start_for(first, {}, s.init)
     probe_params = ParameterSet(first, s.actuator, {
         **(probe.point or {}),
-        **{k: v for k, v in s.fixed.items() if k in schema.parameters(first, s.actuator)}},
-        source=f"the start parameters of {first}", scheme=s.scheme)
+        **{k: v for k, v in s.fixed.items()
+           if k in schema.parameters(first, s.actuator, s.extensions)}},
+        source=f"the start parameters of {first}", scheme=s.scheme, extensions=s.extensions)
     evaluate(probe_params, train + validation)
     packed = PackedLogs.from_logs(train, s.actuator)
     out.mkdir(parents=True, exist_ok=True)
@@ -202,14 +218,15 @@ def identify(train: list[Log], validation: list[Log], settings: IdentifySettings
 
         results, interrupted = fit_on_dask(s.dask, list(s.models), s.actuator, s.fixed, packed,
                                            s.fit, out, s.init, s.chain, earlier,
-                                           scheme=s.scheme)
+                                           scheme=s.scheme, extensions=s.extensions)
     else:
         results = {}
         fitted: dict[str, ParameterSet] = {}
         for model in s.models:
             start = start_for(model, fitted if s.chain else {}, s.init, earlier.get(model))
             result, path = fit_model(model, s.actuator, s.fixed, packed, s.fit, out, start,
-                                     progress=s.progress, scheme=s.scheme)
+                                     progress=s.progress, scheme=s.scheme,
+                                     extensions=s.extensions)
             results[model] = (result, path)
             fitted[model] = result.params
             if result.interrupted:

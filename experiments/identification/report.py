@@ -46,14 +46,19 @@ def summary_of(fits: dict[str, ModelFit], interrupted: bool = False) -> dict:
 
 def write_report(out: Path, fits: dict[str, ModelFit], train: list[Log],
                  validation: list[Log], settings: dict | None = None,
-                 interrupted: bool = False) -> dict:
+                 interrupted: bool = False, cross_validation: dict | None = None) -> dict:
     """Write report.json, report.md and the figures to ``out``; return the summary.
 
     ``settings``: how the run was configured (names → plain values), recorded as is.
     ``interrupted``: the run was stopped (Ctrl-C) before every model was fitted;
     both reports say so, and which models are incomplete or missing.
+    ``cross_validation``: the section of
+    :func:`~experiments.identification.cross_validation.cross_validate_by_gain`, reported
+    in all three outputs with its figure.
     """
     summary = summary_of(fits, interrupted)
+    if cross_validation:
+        summary["cross_validation"] = cross_validation
     detail = {
         "interrupted": interrupted,
         "models": {m: dict(v) for m, v in summary["models"].items()},
@@ -61,6 +66,8 @@ def write_report(out: Path, fits: dict[str, ModelFit], train: list[Log],
         "validation_logs": [log.name for log in validation],
         "settings": {k: _plain(v) for k, v in (settings or {}).items()},
     }
+    if cross_validation:
+        detail["cross_validation"] = cross_validation
     for m, f in fits.items():
         detail["models"][m].update({
             "optimizer_seconds": f.result.optimizer_seconds,
@@ -85,6 +92,13 @@ def write_report(out: Path, fits: dict[str, ModelFit], train: list[Log],
     print(table(headers, rows))
     figures = _figures(out, fits, train, validation)
     md = ["# Identification report", ""]
+    if cross_validation:
+        from experiments.identification.cross_validation import plot_cross_validation
+
+        cv_md = _cross_validation_table(cross_validation)
+        print("\n".join(cv_md))
+        figures.insert(0, plot_cross_validation(cross_validation, out / "cross_validation.png"))
+        md += cv_md
     if interrupted:
         stopped = [m for m, f in fits.items() if f.result.interrupted]
         md += ["**Interrupted (Ctrl-C):** " + (f"{', '.join(stopped)} stopped before its budget "
@@ -109,6 +123,25 @@ def write_report(out: Path, fits: dict[str, ModelFit], train: list[Log],
     atomic.write_text(out / "report.md", "\n".join(md) + "\n")
     print(f"wrote {out / 'report.md'}")
     return summary
+
+
+def _cross_validation_table(section: dict) -> list[str]:
+    """report.md lines: validation (training) MAE per held-out gain and model, and the mean."""
+    gains = sorted({g for e in section.values() for g in e["per_gain"]}, key=float)
+    md = ["## Cross-validation by gain", "",
+          "Each column: fitted on the other gains' logs, validated on this gain's (mrad; the "
+          "training MAE in parentheses). The folds are in `cross_validation/`.", "",
+          "| model | " + " | ".join(f"kp {g}" for g in gains) + " | mean validation |",
+          "|---|" + "---|" * (len(gains) + 1)]
+    for model, entry in section.items():
+        cells = []
+        for g in gains:
+            r = entry["per_gain"].get(g)
+            cells.append("–" if r is None else
+                         f"{_mrad(r['validation_mae'])} ({_mrad(r['train_mae'])})")
+        md.append(f"| {model} | " + " | ".join(cells)
+                  + f" | **{_mrad(entry['mean_validation_mae'])}** |")
+    return md + [""]
 
 
 def _per_log_table(kind: str, logs: list[Log], fits: dict[str, ModelFit]) -> list[str]:

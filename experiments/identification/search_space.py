@@ -49,9 +49,10 @@ class SearchSpace:
     actuator: str
     fixed: dict[str, float]
     scheme: str = "reference"
+    extensions: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
-        spec = schema.parameters(self.model, self.actuator)
+        spec = self.spec
         for name in self.fixed:
             if name not in spec:
                 raise ValueError(
@@ -61,11 +62,13 @@ class SearchSpace:
 
     @property
     def spec(self) -> dict[str, schema.Parameter]:
-        return schema.parameters(self.model, self.actuator)
+        return schema.parameters(self.model, self.actuator, self.extensions)
 
     @property
     def free(self) -> list[str]:
-        return [n for n in self.spec if n not in self.fixed]
+        """The parameters CMA searches: all but the fixed ones and the discrete ones (SPEC §9's
+        latency, tried value by value at their default unless fixed)."""
+        return [n for n in self.spec if n not in self.fixed and n not in schema.DISCRETE]
 
     @property
     def dimension(self) -> int:
@@ -115,13 +118,14 @@ class SearchSpace:
         return {**{n: p.default for n, p in self.spec.items()}, **self.fixed}
 
     def theta_of(self, values: dict[str, float]) -> np.ndarray:
-        return theta_from_values(values, schema.get_actuator(self.actuator), self.scheme)
+        return theta_from_values(values, schema.get_actuator(self.actuator), self.scheme,
+                                 self.extensions)
 
     def parameter_set(self, x: np.ndarray, source: str | None = None) -> ParameterSet:
         """The named parameter set of one point."""
         named = dict(zip(self.free, self.values(x)[0].tolist()))
         return ParameterSet(self.model, self.actuator, {**self.defaults(), **named}, source,
-                            self.scheme)
+                            self.scheme, self.extensions)
 
 
 def embed(simpler: ParameterSet, model: str, exact: bool = True) -> dict[str, float]:

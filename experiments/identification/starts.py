@@ -8,12 +8,13 @@ the model's own saved parameters are one more exact candidate.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from pathlib import Path
 
 from experiments.identification.fitter import FitResult, FitSettings, fit
 from experiments.identification.search_space import CONTAINS, SearchSpace, embed
-from frictionsim import schema
+from frictionsim import layout, schema
 from frictionsim.params import ParameterSet, save_params
 from frictionsim.plausibility import warn
 from solvers.batch import PackedLogs
@@ -46,7 +47,10 @@ def start_for(model: str, fitted: dict[str, ParameterSet], init: ParameterSet | 
             return Start(shared, shared, frozenset(shared), alternatives)
     if source is None:
         return Start(alternatives=alternatives)
-    return Start(embed(source, model), embed(source, model, exact=False),
+    # The electrical extensions (SPEC §9) are the same in every model: carried over as they are.
+    electrical = {k: v for k, v in source.values.items() if schema.extension_of(k)}
+    return Start({**embed(source, model), **electrical},
+                 {**embed(source, model, exact=False), **electrical},
                  frozenset(source.values), alternatives)
 
 
@@ -67,20 +71,45 @@ def check_init_bounds(init: ParameterSet, models: list[str], where: str) -> None
 
 def fit_model(model: str, actuator: str, fixed: dict[str, float], train: PackedLogs,
               settings: FitSettings, out: Path, start: Start, progress: bool = True,
-              scheme: str = "reference") -> tuple[FitResult, Path]:
-    """Fit one model (simulated with ``scheme``), saving the best so far to
-    ``out/<model>.json`` on every improvement."""
-    space = SearchSpace(model, actuator, {k: v for k, v in fixed.items()
-                                          if k in schema.parameters(model, actuator)}, scheme)
+              scheme: str = "reference", extensions: tuple[str, ...] = ()
+              ) -> tuple[FitResult, Path]:
+    """Fit one model (simulated with ``scheme``, with the SPEC §9 ``extensions``), saving the
+    best so far to ``out/<model>.json`` on every improvement.
+
+    With ``latency`` (and ``latency_steps`` not fixed) the model is fitted once per latency
+    0 … MAX_LATENCY, each with the whole budget; the best fit is kept and saved.
+    """
+    names = schema.parameters(model, actuator, extensions)
+    own_fixed = {k: v for k, v in fixed.items() if k in names}
     path = out / f"{model}.json"
-    point, centre = ({k: v for k, v in d.items() if k not in space.fixed} if d else d
-                     for d in (start.point, start.centre))
+    tries = [{}]
+    if "latency" in extensions and "latency_steps" not in own_fixed:
+        tries = [{"latency_steps": float(lag)} for lag in range(layout.MAX_LATENCY + 1)]
+    best: FitResult | None = None
+    saved = [math.inf]
 
     def save(params: ParameterSet, loss: float) -> None:
-        save_params(path, params)
+        if loss < saved[0]:  # a later latency's early candidates never replace a better fit
+            saved[0] = loss
+            save_params(path, params)
 
-    alternatives = tuple({k: v for k, v in a.items() if k not in space.fixed}
-                         for a in start.alternatives)
-    result = fit(space, train, settings, start=point, centre=centre, inherited=start.inherited,
-                 on_improve=save, progress=progress, label=model, alternatives=alternatives)
-    return result, path
+    for extra in tries:
+        space = SearchSpace(model, actuator, {**own_fixed, **extra}, scheme, extensions)
+        point, centre = ({k: v for k, v in d.items() if k not in space.fixed} if d else d
+                         for d in (start.point, start.centre))
+        alternatives = tuple({k: v for k, v in a.items() if k not in space.fixed}
+                             for a in start.alternatives)
+        label = model + (f" L={int(extra['latency_steps'])}" if extra else "")
+        result = fit(space, train, settings, start=point, centre=centre,
+                     inherited=start.inherited, on_improve=save, progress=progress, label=label,
+                     alternatives=alternatives)
+        if best is None or result.loss < best.loss:
+            if best is not None:
+                result.evaluations += best.evaluations
+            best = result
+        else:
+            best.evaluations += result.evaluations
+        if result.interrupted:
+            best.interrupted = True
+            break
+    return best, path

@@ -65,6 +65,22 @@ def add_scheme_argument(p: argparse.ArgumentParser, default: str | None = None) 
                         + (f"default {default}" if default else "default: the parameter file's"))
 
 
+#: SPEC §9's electrical extensions (kept here, not imported from frictionsim.schema, so that
+#: building the parser imports nothing heavy; tests check the two agree).
+EXTENSIONS = ("supply", "current_limit", "latency")
+
+
+def add_extensions_argument(p: argparse.ArgumentParser) -> None:
+    """``--with NAME …``: switch on SPEC §9's electrical extensions for this run."""
+    p.add_argument("--with", dest="extensions", nargs="+", choices=EXTENSIONS, default=(),
+                   metavar="NAME",
+                   help="electrical extensions (SPEC §9), off by default: supply (the logged "
+                        "input_volts instead of a constant vin), current_limit (motor current "
+                        "clipped to max_current_limit), latency (control from the position "
+                        "latency_steps periods old); a parameter file's extension keys need "
+                        "their extension here")
+
+
 def seed(text: str) -> int:
     """argparse type of ``--seed``: an integer that numpy's generators accept."""
     try:

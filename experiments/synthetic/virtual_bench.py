@@ -11,6 +11,12 @@ and the recorded sensors carry realistic effects:
 - load: the duty cycle (voltage servos) or current fraction in ‰, as an integer;
 - input_volts: supply with noise at 0.1 V resolution; temp: slowly rising, integer.
 
+A ground truth with SPEC §9's extensions records them: with ``supply`` the supply sags
+under the motor current (vin = E − R_s·|i|, logged in ``input_volts``), with
+``current_limit`` the torque levels off, with ``latency`` the firmware acts on the state
+of ``latency_steps`` firmware periods earlier (the physics step here; use
+``SensorModel.ideal()`` to make it the log's period).
+
 ``SensorModel.ideal()`` switches every effect off and samples exactly at the
 processing step, so that a log is exactly the model's rollout (for recovery tests).
 """
@@ -22,8 +28,15 @@ from dataclasses import dataclass
 import numpy as np
 
 from frictionsim import schema, trajectories
-from frictionsim.actuator_laws import firmware_control
+from frictionsim.actuator_laws import (
+    firmware_law,
+    measured,
+    motor_current,
+    reset_history,
+    source_voltage,
+)
 from frictionsim.bench_setup import BenchSetup
+from frictionsim.layout import HISTORY_SIZE
 from frictionsim.logs import Log
 from frictionsim.params import ParameterSet
 from solvers.fixed_step import step
@@ -78,14 +91,23 @@ def record(
     goal, enable = target(0.0)
     entries = []
     t_host = sensors.start_delay
+    history = np.empty(HISTORY_SIZE)
+    reset_history(history, q, v)
+    k = 0
+    current = 0.0
+    supply = source_voltage(current, theta, bench)
     while t_host < duration:
         while t_phys + 0.5 * dt <= t_host:
-            u, q_smooth = firmware_control(goal, q, v, q_smooth, theta, bench)
+            supply = source_voltage(current, theta, bench)
+            q_m, v_m = measured(history, k, q, v, theta)
+            u, q_smooth = firmware_law(goal, q_m, v_m, q_smooth, supply, theta, bench)
+            current = float(enable) * motor_current(u, v, theta)
             q, v = step(q, v, u, float(enable), dt, theta, bench)
             t_phys += dt
-        u, _ = firmware_control(goal, q, v, q_smooth, theta, bench)
+            k += 1
+        u, _ = firmware_law(goal, q, v, q_smooth, supply, theta, bench)
         goal, enable = target(t_host)
-        entries.append(_sensors(q, v, u, act, vin, goal, enable, t_host, sensors, rng))
+        entries.append(_sensors(q, v, u, act, supply, goal, enable, t_host, sensors, rng))
         t_host += period * (1.0 + sensors.jitter * float(np.clip(rng.normal(), -3, 3)))
     return Log(header, entries, None)
 

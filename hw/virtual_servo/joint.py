@@ -17,7 +17,14 @@ from collections.abc import Callable
 import numpy as np
 
 from frictionsim import layout, plausibility, schema
-from frictionsim.actuator_laws import firmware_control
+from frictionsim.actuator_laws import (
+    firmware_control,
+    firmware_law,
+    measured,
+    motor_current,
+    reset_history,
+    source_voltage,
+)
 from frictionsim.params import ParameterSet
 from solvers.fixed_step import step
 
@@ -57,13 +64,21 @@ class SimulatedJoint:
         self.goal = 0.0
         self.enable = 0.0
         self.u = 0.0
+        # SPEC §9: the firmware's measurement history (latency) and the supply under load.
+        self.history = np.empty(layout.HISTORY_SIZE)
+        reset_history(self.history, 0.0, 0.0)
+        self.period = 0
+        self.current = 0.0
+        self.supply = source_voltage(0.0, self.theta, self.bench)
         # Compile (or load from cache) the kernels now: a first request must not wait for Numba.
         firmware_control(0.0, 0.0, 0.0, 0.0, self.theta, self.bench)
         step(0.0, 0.0, 0.0, 0.0, physics_dt, self.theta, self.bench)
 
     @property
     def vin(self) -> float:
-        return float(self.bench[layout.VIN])
+        """The supply voltage at present (V): constant, or sagging under the motor current
+        with the ``supply`` extension."""
+        return float(self.supply)
 
     @property
     def bench_kp(self) -> float:
@@ -93,8 +108,12 @@ class SimulatedJoint:
         now = self.clock()
         n = int((now - self.t) / self.physics_dt + 1e-9)
         for _ in range(min(n, 100_000)):
-            self.u, self.q_smooth = firmware_control(self.goal, self.q, self.v, self.q_smooth,
-                                                     self.theta, self.bench)
+            self.supply = source_voltage(self.current, self.theta, self.bench)
+            q_m, v_m = measured(self.history, self.period, self.q, self.v, self.theta)
+            self.period += 1
+            self.u, self.q_smooth = firmware_law(self.goal, q_m, v_m, self.q_smooth, self.supply,
+                                                 self.theta, self.bench)
+            self.current = self.enable * motor_current(self.u, self.v, self.theta)
             self.q, self.v = step(self.q, self.v, self.u, self.enable, self.physics_dt,
                                   self.theta, self.bench)
         self.t = now if n > 100_000 else self.t + n * self.physics_dt
