@@ -57,6 +57,10 @@ def run(args: argparse.Namespace) -> int:
         if args.scheme == "reference":
             raise ValueError("--engine mujoco steps with semi-implicit Euler; --scheme reference "
                              "applies to the fixed step only")
+        if "supply" in params.extensions:
+            raise ValueError("--with supply: inside MuJoCo the supply is a source with internal "
+                             "resistance (supply_emf, supply_resistance), not the log's "
+                             "input_volts; simulate the logged supply with --engine fixed_step")
         from solvers.mujoco_adapter import simulate_bench
 
         rollouts = [simulate_bench(log, params, args.friction) for log in logs]
