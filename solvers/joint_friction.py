@@ -48,17 +48,11 @@ def stop_friction(inertia: float, tau: float, v: float, budget: float, dt: float
     return -np.sign(tau_stop) * min(abs(tau_stop), budget)
 
 
-@njit(cache=True)
-def _solve_face(M: np.ndarray, s: np.ndarray, b: np.ndarray, held: np.ndarray,
-                side: np.ndarray, n: int, out: np.ndarray, nu: np.ndarray,
-                chol: np.ndarray, idx: np.ndarray, rhs: np.ndarray) -> None:
-    """The face optimum: out = τ_f with τ_f,W = side·b (held) and v⁺_F = 0; nu = ν (0 on F)."""
-    k = 0
-    for i in range(n):
-        if held[i] != 0.0:
-            idx[k] = i
-            k += 1
-    # Cholesky of M_WW (row-major in chol, k × k), then ν_W = M_WW⁻¹·(s_W + side_W·b_W).
+@njit(cache=True, inline="always")
+def _cholesky_solve(M: np.ndarray, idx: np.ndarray, k: int, chol: np.ndarray,
+                    x: np.ndarray) -> None:
+    """x ← A⁻¹·x for the principal submatrix A = M[idx[:k], idx[:k]] (SPD), by Cholesky
+    A = L·Lᵀ with L row-major in ``chol`` (rows of MAX_JOINTS)."""
     for a in range(k):
         for c in range(a + 1):
             total = M[int(idx[a]), int(idx[c])]
@@ -69,16 +63,32 @@ def _solve_face(M: np.ndarray, s: np.ndarray, b: np.ndarray, held: np.ndarray,
             else:
                 chol[a * MAX_JOINTS + c] = total / chol[c * MAX_JOINTS + c]
     for a in range(k):
-        i = int(idx[a])
-        total = s[i] + side[i] * b[i]
+        total = x[a]
         for e in range(a):
-            total -= chol[a * MAX_JOINTS + e] * rhs[e]
-        rhs[a] = total / chol[a * MAX_JOINTS + a]
+            total -= chol[a * MAX_JOINTS + e] * x[e]
+        x[a] = total / chol[a * MAX_JOINTS + a]
     for a in range(k - 1, -1, -1):
-        total = rhs[a]
+        total = x[a]
         for e in range(a + 1, k):
-            total -= chol[e * MAX_JOINTS + a] * rhs[e]
-        rhs[a] = total / chol[a * MAX_JOINTS + a]
+            total -= chol[e * MAX_JOINTS + a] * x[e]
+        x[a] = total / chol[a * MAX_JOINTS + a]
+
+
+@njit(cache=True)
+def _solve_face(M: np.ndarray, s: np.ndarray, b: np.ndarray, held: np.ndarray,
+                side: np.ndarray, n: int, out: np.ndarray, nu: np.ndarray,
+                chol: np.ndarray, idx: np.ndarray, rhs: np.ndarray) -> None:
+    """The face optimum: out = τ_f with τ_f,W = side·b (held) and v⁺_F = 0; nu = ν (0 on F)."""
+    k = 0
+    for i in range(n):
+        if held[i] != 0.0:
+            idx[k] = i
+            k += 1
+    # ν_W = M_WW⁻¹·(s_W + side_W·b_W)
+    for a in range(k):
+        i = int(idx[a])
+        rhs[a] = s[i] + side[i] * b[i]
+    _cholesky_solve(M, idx, k, chol, rhs)
     for i in range(n):
         nu[i] = 0.0
     for a in range(k):
@@ -187,22 +197,8 @@ def spd_solve_into(matrix: np.ndarray, rhs: np.ndarray, out: np.ndarray, work: n
     if n == 1:
         out[0] = rhs[0] / matrix[0, 0]
         return
+    idx = work[MAX_JOINTS * MAX_JOINTS: MAX_JOINTS * MAX_JOINTS + n]
     for a in range(n):
-        for c in range(a + 1):
-            total = matrix[a, c]
-            for e in range(c):
-                total -= work[a * MAX_JOINTS + e] * work[c * MAX_JOINTS + e]
-            if a == c:
-                work[a * MAX_JOINTS + a] = np.sqrt(total)
-            else:
-                work[a * MAX_JOINTS + c] = total / work[c * MAX_JOINTS + c]
-    for a in range(n):
-        total = rhs[a]
-        for e in range(a):
-            total -= work[a * MAX_JOINTS + e] * out[e]
-        out[a] = total / work[a * MAX_JOINTS + a]
-    for a in range(n - 1, -1, -1):
-        total = out[a]
-        for e in range(a + 1, n):
-            total -= work[e * MAX_JOINTS + a] * out[e]
-        out[a] = total / work[a * MAX_JOINTS + a]
+        idx[a] = a
+        out[a] = rhs[a]
+    _cholesky_solve(matrix, idx, n, work, out)

@@ -15,11 +15,11 @@ speeds and the homing offset's bit 11, bit 10 for the load
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
 from enum import IntEnum
 
 from hw.serialbus.checksum_framing import (  # noqa: F401  (the shared framing, re-exported)
     BROADCAST_ID,
+    InstructionPackets,
     StreamParser,
     build_packet,
     checksum,
@@ -30,7 +30,6 @@ from hw.serialbus.checksum_framing import (  # noqa: F401  (the shared framing, 
     to_status,
 )
 from hw.serialbus.dialect import Dialect
-from hw.serialbus.framing import check_id, sync_write_params
 
 MAX_ID = 0xFC
 FAMILY = "Feetech"
@@ -59,44 +58,12 @@ ERROR_BITS: dict[int, str] = {
 }
 
 
-def _check_id(servo_id: int, broadcast_ok: bool) -> None:
-    check_id(servo_id, BROADCAST_ID if broadcast_ok else MAX_ID, FAMILY)
-
-
-def ping_packet(servo_id: int) -> bytes:
-    """PING ``servo_id`` (answer: an empty status packet)."""
-    _check_id(servo_id, broadcast_ok=True)
-    return build_packet(servo_id, Instruction.PING)
-
-
-def read_packet(servo_id: int, address: int, length: int) -> bytes:
-    """READ ``length`` bytes at ``address`` of ``servo_id``."""
-    _check_id(servo_id, broadcast_ok=False)
-    return build_packet(servo_id, Instruction.READ,
-                        bytes([one_byte("address", address), one_byte("length", length)]))
-
-
-def write_packet(servo_id: int, address: int, data: bytes) -> bytes:
-    """WRITE ``data`` at ``address`` of ``servo_id`` (or broadcast)."""
-    _check_id(servo_id, broadcast_ok=True)
-    return build_packet(servo_id, Instruction.WRITE,
-                        bytes([one_byte("address", address)]) + bytes(data))
-
-
-def sync_write_packet(address: int, length: int, data: Mapping[int, bytes]) -> bytes:
-    """SYNC WRITE ``data[id]`` (each exactly ``length`` bytes) at ``address``; no answer."""
-    head = bytes([one_byte("address", address), one_byte("length", length)])
-    return build_packet(BROADCAST_ID, Instruction.SYNC_WRITE,
-                        sync_write_params(head, length, data, MAX_ID, FAMILY))
-
-
-def sync_read_packet(address: int, length: int, ids: Iterable[int]) -> bytes:
-    """SYNC READ ``length`` bytes at ``address`` from each of ``ids`` (they answer in order)."""
-    ids = bytes(ids)
-    for i in ids:
-        _check_id(i, broadcast_ok=False)
-    return build_packet(BROADCAST_ID, Instruction.SYNC_READ,
-                        bytes([one_byte("address", address), one_byte("length", length)]) + ids)
+_PACKETS = InstructionPackets(MAX_ID, FAMILY)
+ping_packet = _PACKETS.ping_packet
+read_packet = _PACKETS.read_packet
+write_packet = _PACKETS.write_packet
+sync_write_packet = _PACKETS.sync_write_packet
+sync_read_packet = _PACKETS.sync_read_packet
 
 
 def decode_error(error: int) -> tuple[str, ...]:

@@ -10,8 +10,17 @@ dialects differ in their instruction sets, error bits and id ranges
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Mapping
+
 from hw.serialbus.errors import ServoCorruptPacket
-from hw.serialbus.framing import FrameParser, Packet, StatusPacket, Verdict
+from hw.serialbus.framing import (
+    FrameParser,
+    Packet,
+    StatusPacket,
+    Verdict,
+    check_id,
+    sync_write_params,
+)
 
 HEADER = b"\xff\xff"
 BROADCAST_ID = 0xFE
@@ -40,6 +49,55 @@ def one_byte(name: str, value: int) -> int:
     if not 0 <= value <= 0xFF:
         raise ValueError(f"protocol 1.0 {name} {value} does not fit in one byte")
     return value
+
+
+#: Instruction codes both dialects share (one-byte addresses and lengths).
+PING, READ, WRITE, SYNC_READ, SYNC_WRITE = 0x01, 0x02, 0x03, 0x82, 0x83
+
+
+class InstructionPackets:
+    """The instruction packets Dynamixel 1.0 and Feetech STS build alike, for ids 0..``max_id``
+    (errors name the servo ``family``); the dialects differ only in those two and in whether
+    they offer SYNC READ."""
+
+    def __init__(self, max_id: int, family: str) -> None:
+        self.max_id = max_id
+        self.family = family
+
+    def _check_id(self, servo_id: int, broadcast_ok: bool) -> None:
+        check_id(servo_id, BROADCAST_ID if broadcast_ok else self.max_id, self.family)
+
+    def ping_packet(self, servo_id: int) -> bytes:
+        """PING ``servo_id`` (answer: an empty status packet)."""
+        self._check_id(servo_id, broadcast_ok=True)
+        return build_packet(servo_id, PING)
+
+    def read_packet(self, servo_id: int, address: int, length: int) -> bytes:
+        """READ ``length`` bytes at ``address`` of ``servo_id``."""
+        self._check_id(servo_id, broadcast_ok=False)
+        return build_packet(servo_id, READ,
+                            bytes([one_byte("address", address), one_byte("length", length)]))
+
+    def write_packet(self, servo_id: int, address: int, data: bytes) -> bytes:
+        """WRITE ``data`` at ``address`` of ``servo_id`` (or broadcast)."""
+        self._check_id(servo_id, broadcast_ok=True)
+        return build_packet(servo_id, WRITE, bytes([one_byte("address", address)]) + bytes(data))
+
+    def sync_write_packet(self, address: int, length: int, data: Mapping[int, bytes]) -> bytes:
+        """SYNC WRITE ``data[id]`` (each exactly ``length`` bytes) at ``address``; no answer."""
+        head = bytes([one_byte("address", address), one_byte("length", length)])
+        return build_packet(BROADCAST_ID, SYNC_WRITE,
+                            sync_write_params(head, length, data, self.max_id, self.family))
+
+    def sync_read_packet(self, address: int, length: int, ids: Iterable[int]) -> bytes:
+        """SYNC READ ``length`` bytes at ``address`` from each of ``ids`` (they answer in
+        order; Feetech only)."""
+        ids = bytes(ids)
+        for i in ids:
+            self._check_id(i, broadcast_ok=False)
+        return build_packet(BROADCAST_ID, SYNC_READ,
+                            bytes([one_byte("address", address), one_byte("length", length)])
+                            + ids)
 
 
 def status_packet(servo_id: int, error: int = 0, data: bytes = b"") -> bytes:
