@@ -25,7 +25,8 @@ The electrical extensions of SPEC §9, each off when its ``theta`` entry is 0:
   loop and the driver's limit act gradually): on the 12 XL330 logs, leave-one-gain-out
   over kp 200/400/800 with the limit at the e-manual's 1.75 A, M4 and M6 predict a
   held-out gain at 39.7 and 36.2 mrad with it and at 50.9 and 41.7 mrad with a clip
-  (51.5 and 50.4 without a limit; the README has the table). Well below i_lim the two
+  (51.5 and 50.4 without a limit; measured with the fitter's earlier two-run exploration;
+  the README has the table). Well below i_lim the two
   agree to second order, far above it both give ±i_lim;
 - ``supply``: the law uses the supply voltage of the moment instead of the constant
   vin: the log's ``input_volts`` at that entry, or, without a log, a source with

@@ -127,7 +127,7 @@ def test_identify_recovers_a_current_limit_the_plain_model_cannot_fit(tmp_path):
     assert simulate(logs[0], truth).mae < 1e-9  # ideal sensors: the logs are the model
     for extra, out in (([], "plain"), (["--with", "current_limit"], "limited")):
         assert main(["identify", "--actuator", "xl330", "--model", "m1", "--logs",
-                     str(tmp_path / "logs"), "--budget", "1500", "--out", str(tmp_path / out),
+                     str(tmp_path / "logs"), "--budget", "3000", "--out", str(tmp_path / out),
                      "--fix", "q_offset=0", "--no-progress", *extra]) == 0
     plain = json.loads((tmp_path / "plain" / "report.json").read_text())["models"]["m1"]
     limited = json.loads((tmp_path / "limited" / "report.json").read_text())["models"]["m1"]

@@ -141,11 +141,15 @@ def test_identify_cli_outputs_fix_and_validation_kp(m1_logs, tmp_path):
     summary = json.loads((tmp_path / "s.json").read_text())
     assert set(summary["models"]) == {"m1", "m3"}
     for s in summary["models"].values():
-        assert set(s) == {"train_mae", "validation_mae", "seconds", "evaluations", "params_file"}
+        assert set(s) == {"train_mae", "validation_mae", "seconds", "evaluations", "params_file",
+                          "restarts_confirmed"}
         assert s["evaluations"] == 200
+        assert isinstance(s["restarts_confirmed"], bool)
         assert load_params(s["params_file"]).values["kt"] == 1.9
     report = json.loads((out / "report.json").read_text())
     assert all("kp32" in name for name in report["validation_logs"])
+    exploration = report["models"]["m1"]["exploration"]
+    assert exploration["run_losses"] and exploration["start_loss"] is None
     assert not any("kp32" in name for name in report["train_logs"])
     # M3 contains M1 and starts from it: never worse on the training logs.
     assert summary["models"]["m3"]["train_mae"] <= summary["models"]["m1"]["train_mae"]

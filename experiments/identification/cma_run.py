@@ -34,8 +34,10 @@ class RunSpec:
 
 def cma_run(spec: RunSpec, losses_of: Callable[[np.ndarray], np.ndarray], seed: int,
             tolerance: float, patience: int,
-            on_generation: Callable[[np.ndarray, np.ndarray], None]) -> int:
-    """Run CMA-ES as ``spec`` says; returns the evaluations used.
+            on_generation: Callable[[np.ndarray, np.ndarray], None]
+            ) -> tuple[int, float, np.ndarray]:
+    """Run CMA-ES as ``spec`` says; returns the evaluations used, the run's best loss and
+    its candidate.
 
     ``losses_of(x)`` evaluates the candidates (rows of ``x``); ``on_generation(x,
     losses)`` is called after each generation is told (the caller keeps the overall
@@ -48,7 +50,8 @@ def cma_run(spec: RunSpec, losses_of: Callable[[np.ndarray], np.ndarray], seed: 
         parametrization=param, budget=spec.budget, num_workers=spec.popsize
     )
     used = 0
-    run_best = math.inf
+    run_best = lowest = math.inf
+    lowest_x = spec.origin
     stale = 0
     while used < spec.budget:
         n = min(spec.popsize, spec.budget - used)
@@ -60,6 +63,8 @@ def cma_run(spec: RunSpec, losses_of: Callable[[np.ndarray], np.ndarray], seed: 
         used += n
         on_generation(x, losses)
         best = float(np.min(losses))
+        if best < lowest:
+            lowest, lowest_x = best, x[int(np.argmin(losses))]
         if best < run_best * (1 - tolerance):
             run_best = best
             stale = 0
@@ -67,4 +72,4 @@ def cma_run(spec: RunSpec, losses_of: Callable[[np.ndarray], np.ndarray], seed: 
             stale += 1
         if stale >= patience or optimizer.es.sigma < SIGMA_COLLAPSE:
             break
-    return used
+    return used, lowest, lowest_x

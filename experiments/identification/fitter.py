@@ -6,7 +6,7 @@ all cores, :class:`solvers.batch.PackedLogs`). The start points are evaluated
 exactly first, so the result is never worse than them; the budget is then spent by
 :class:`~experiments.identification.schedule.SearchSchedule` on
 :func:`~experiments.identification.cma_run.cma_run` runs. The strategy was tuned on
-the 12 recorded XL330 logs (chain M1 → M4 → M6, 3000 evaluations each, seeds 0–5);
+the 12 recorded XL330 logs (chain M1 → M4 → M6, 3000 evaluations each, seeds 0–9);
 see the README for the figures.
 """
 
@@ -21,7 +21,7 @@ import numpy as np
 
 from experiments.common.progress import progress as progress_display
 from experiments.identification.cma_run import cma_run
-from experiments.identification.schedule import FitSettings, SearchSchedule
+from experiments.identification.schedule import Exploration, FitSettings, SearchSchedule
 from experiments.identification.search_space import SearchSpace
 from frictionsim.params import ParameterSet
 from solvers.batch import PackedLogs
@@ -42,6 +42,8 @@ class FitResult:
     restarts: int
     history: list[tuple[int, float]] = field(default_factory=list)
     interrupted: bool = False
+    exploration: Exploration = field(default_factory=Exploration)
+    """The best loss of each independent exploration run, and of the exact start point."""
 
     @property
     def optimizer_seconds(self) -> float:
@@ -100,26 +102,31 @@ def fit(
     i = int(np.argmin(losses))
     best_params, best_loss = firsts[i], float(losses[i])
     centre_x = space.point({**space.defaults(), **(centre or start or {})})
-    best_x = centre_x if i == 0 else space.point(best_params.values)
+    best_x = space.point(best_params.values)
+    found = False  # whether a run found best_x, or it is an exact candidate
     evaluations = len(firsts)
     history = [(evaluations, best_loss)]
     if on_improve and math.isfinite(best_loss):
         on_improve(best_params, best_loss)
+    # The start and the alternatives are earlier optima (a simpler model's, a saved fit): a
+    # result an exploration run reaches again is confirmed. The defaults are no such result.
+    given = float(np.min(losses)) if start or alternatives else math.inf
     schedule = SearchSchedule(settings, centre_x,
-                              np.array([n in inherited for n in space.free], dtype=bool))
+                              np.array([n in inherited for n in space.free], dtype=bool), given)
     bar = progress_display(total=max(settings.budget, evaluations), desc=label or space.model,
                            unit="eval", enabled=progress)
     bar.update(evaluations)
     bar.set_postfix_str(f"best {1e3 * best_loss:.2f} mrad")
 
     def on_generation(x: np.ndarray, losses: np.ndarray) -> None:
-        nonlocal evaluations, best_loss, best_x, best_params
+        nonlocal evaluations, best_loss, best_x, best_params, found
         evaluations += len(losses)
         bar.update(len(losses))
         i = int(np.argmin(losses))
         if losses[i] < best_loss:
             best_loss = float(losses[i])
             best_x = np.mod(x[i], 2.0)
+            found = True
             best_params = space.parameter_set(x[i])
             history.append((evaluations, best_loss))
             bar.set_postfix_str(f"best {1e3 * best_loss:.2f} mrad")
@@ -129,9 +136,11 @@ def fit(
     interrupted = False
     try:
         while evaluations < settings.budget and space.dimension > 0:
-            spec = schedule.next_run(evaluations, best_x)
-            cma_run(spec, lambda x: evaluate(space.thetas(x)), rng.randint(2**31 - 1),
-                    settings.tolerance, settings.patience, on_generation)
+            spec = schedule.next_run(evaluations, best_x, found)
+            _, run_best, run_x = cma_run(spec, lambda x: evaluate(space.thetas(x)),
+                                  rng.randint(2**31 - 1), settings.tolerance, settings.patience,
+                                  on_generation)
+            schedule.finished(run_best, run_x)
     except KeyboardInterrupt:
         interrupted = True
     finally:
@@ -152,4 +161,5 @@ def fit(
         restarts=schedule.restarts,
         history=history,
         interrupted=interrupted,
+        exploration=schedule.exploration,
     )

@@ -12,6 +12,7 @@ from experiments.common.output import save_figure, table, write_json
 from experiments.common.plots import figure_legend, mae_boxplot, shade_torque_off
 from frictionsim import atomic
 from frictionsim.logs import Log
+from frictionsim.plausibility import warn
 from solvers.rollouts import simulate
 
 if TYPE_CHECKING:
@@ -32,7 +33,8 @@ def _plain(value):
 
 
 def summary_of(fits: dict[str, ModelFit], interrupted: bool = False) -> dict:
-    """The --json summary: per model train/validation MAE (rad), seconds, evaluations, file."""
+    """The --json summary: per model train/validation MAE (rad), seconds, evaluations, file,
+    and whether the independent restarts confirmed the result (None for a kept model)."""
     return {"interrupted": interrupted, "models": {
         m: {
             "train_mae": f.train_mae,
@@ -40,8 +42,30 @@ def summary_of(fits: dict[str, ModelFit], interrupted: bool = False) -> dict:
             "seconds": f.result.seconds,
             "evaluations": f.result.evaluations,
             "params_file": str(f.params_file),
+            "restarts_confirmed": None if f.kept or not f.result.exploration.runs
+            else f.result.exploration.confirmed(),
         } for m, f in fits.items()
     }}
+
+
+def restarts_cell(f: ModelFit) -> str:
+    """How many of the independent exploration runs reached the best run within the agreement,
+    e.g. ``3/4``; ``!`` marks a best result no second run or exact start confirmed."""
+    e = f.result.exploration
+    if f.kept or not e.runs:
+        return "–"
+    return f"{e.agreeing()}/{len(e.runs)}" + ("" if e.confirmed() else " !")
+
+
+def restarts_warning(model: str, f: ModelFit) -> str | None:
+    """A sentence for a model whose best exploration run no other run confirmed, else None."""
+    e = f.result.exploration
+    if f.kept or not e.runs or e.confirmed():
+        return None
+    runs = ", ".join(f"{1e3 * r:.1f}" for r in sorted(e.runs))
+    return (f"{model}: the independent restarts disagree (their best losses {runs} mrad; no two "
+            f"within {100 * e.agreement:.0f} %): the result depends on which basin the search "
+            f"found. Compare with another --seed, or raise --budget (more restarts).")
 
 
 def write_report(out: Path, fits: dict[str, ModelFit], train: list[Log],
@@ -73,6 +97,7 @@ def write_report(out: Path, fits: dict[str, ModelFit], train: list[Log],
             "optimizer_seconds": f.result.optimizer_seconds,
             "rollout_seconds": f.result.rollout_seconds,
             "restarts": f.result.restarts,
+            "exploration": f.result.exploration.summary(),
             "interrupted": f.result.interrupted,
             "kept_from_earlier_run": f.kept,
             "train_per_log": f.train,
@@ -85,11 +110,14 @@ def write_report(out: Path, fits: dict[str, ModelFit], train: list[Log],
     rows = [[m + (" (kept)" if f.kept else " (interrupted)" if f.result.interrupted else ""),
              _mrad(f.train_mae), _mrad(f.validation_mae), f.result.evaluations,
              f"{f.result.seconds:.1f}", f"{f.result.rollout_seconds:.1f}",
-             f"{f.result.optimizer_seconds:.1f}", f.result.restarts]
+             f"{f.result.optimizer_seconds:.1f}", restarts_cell(f)]
             for m, f in fits.items()]
     headers = ["model", "train MAE (mrad)", "validation MAE (mrad)", "evaluations",
-               "seconds", "rollouts (s)", "optimizer (s)", "restarts"]
+               "seconds", "rollouts (s)", "optimizer (s)", "restarts agreeing"]
     print(table(headers, rows))
+    warnings = [w for m, f in fits.items() if (w := restarts_warning(m, f))]
+    for w in warnings:
+        warn(w)
     figures = _figures(out, fits, train, validation)
     md = ["# Identification report", ""]
     if cross_validation:
@@ -111,6 +139,11 @@ def write_report(out: Path, fits: dict[str, ModelFit], train: list[Log],
     md.append(f"{len(train)} training logs, {len(validation)} validation logs.")
     md += ["", "| " + " | ".join(headers) + " |", "|" + "---|" * len(headers)]
     md += ["| " + " | ".join(str(c) for c in row) + " |" for row in rows]
+    md += ["", "*Restarts agreeing*: of the independent exploration runs (each from the start "
+           "point with its own seed), how many reached the best run's loss within the agreement "
+           "(10 % by default). The fitter adds runs until two agree or no run beats an "
+           "exact start (a simpler model's optimum); `!` marks a result they did not confirm."]
+    md += [""] + [f"**Warning:** {w}" for w in warnings]
     md += ["", "Parameter files: " + ", ".join(f"`{f.params_file.name}`" for f in fits.values()),
            ""]
     for m, f in fits.items():
