@@ -82,13 +82,27 @@ def clip(x: float, lo: float, hi: float) -> float:
 
 
 @njit(cache=True, inline="always")
+def limited_target(q_target: float, q_smooth: float, max_velocity: float, dt: float) -> float:
+    """sts3215 target-speed limiter with ω_max = ``max_velocity`` (rad/s; ≤ 0: off) over a
+    control period ``dt`` (s): the new internal target (rad)."""
+    if max_velocity <= 0.0:
+        return q_target
+    step = max_velocity * dt
+    return clip(q_target, q_smooth - step, q_smooth + step)
+
+
+@njit(cache=True, inline="always")
 def limit_target(q_target: float, q_smooth: float, theta: np.ndarray, bench: np.ndarray) -> float:
     """sts3215 target-speed limiter: the new internal target (rad); q_target when off."""
-    w = theta[MAX_VELOCITY]
-    if w <= 0.0:
-        return q_target
-    step = w * bench[DT]
-    return clip(q_target, q_smooth - step, q_smooth + step)
+    return limited_target(q_target, q_smooth, theta[MAX_VELOCITY], bench[DT])
+
+
+@njit(cache=True, inline="always")
+def voltage_duty(error: float, kp: float, error_gain: float, ratio: float,
+                 max_pwm: float) -> float:
+    """The voltage law's duty cycle for a position error (rad): clip(error·kp·error_gain·ratio,
+    ±max_pwm)."""
+    return clip(error * kp * error_gain * ratio, -max_pwm, max_pwm)
 
 
 @njit(cache=True, inline="always")
@@ -114,8 +128,8 @@ def firmware_law(
     """:func:`firmware_control` with the supply voltage ``vin`` (V) given (SPEC §9 ``supply``)."""
     if theta[LAW] == VOLTAGE_LAW:
         q_smooth = limit_target(q_target, q_smooth, theta, bench)
-        duty = (q_smooth - q) * bench[KP] * theta[ERROR_GAIN] * theta[ERROR_GAIN_RATIO]
-        duty = clip(duty, -theta[MAX_PWM], theta[MAX_PWM])
+        duty = voltage_duty(q_smooth - q, bench[KP], theta[ERROR_GAIN], theta[ERROR_GAIN_RATIO],
+                            theta[MAX_PWM])
         return Control(vin * duty, q_smooth)
     kp = bench[KP]
     amps = (q_target - q) * kp + bench[DAMPING] * math.sqrt(kp) * (0.0 - v)
@@ -175,15 +189,22 @@ def motor_current(u: float, v: float, theta: np.ndarray) -> float:
 
 
 @njit(cache=True, inline="always")
+def voltage_motor_torque(u: float, enable: float, v: float, kt: float, r: float,
+                         limit: float) -> float:
+    """τ_m (N·m) of the voltage law: enable·(k_t·V/R − k_t²·v/R), or with a current limit
+    ``limit`` > 0 (A) enable·k_t·i_lim·tanh((V − k_t·v)/(R·i_lim))."""
+    if limit > 0.0:
+        return enable * kt * limit * math.tanh((u - kt * v) / (r * limit))
+    return enable * (kt * u / r - kt**2 * v / r)
+
+
+@njit(cache=True, inline="always")
 def motor_torque(u: float, enable: float, v: float, theta: np.ndarray) -> float:
     """Motor torque τ_m (N·m) from control u (V or A), enable flag (0/1) and velocity v (rad/s)."""
     kt = theta[KT]
     r = theta[RESISTANCE]
     if theta[LAW] == VOLTAGE_LAW:
-        limit = theta[CURRENT_LIMIT]
-        if limit > 0.0:
-            return enable * kt * limit * math.tanh((u - kt * v) / (r * limit))
-        return enable * (kt * u / r - kt**2 * v / r)
+        return voltage_motor_torque(u, enable, v, kt, r, theta[CURRENT_LIMIT])
     emf = kt**2 * v / r
     window = kt * theta[MAX_VOLTAGE] / r
     return clip(enable * kt * u, -window - emf, window - emf)

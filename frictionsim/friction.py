@@ -58,17 +58,43 @@ def stribeck_factor(v: float, v_s: float, alpha: float) -> float:
 
 
 @njit(cache=True, inline="always")
-def quadratic_term(tau_m: float, tau_e: float, theta: np.ndarray) -> float:
+def quadratic_load(tau_m: float, tau_e: float, k_eq: float, k_mq: float) -> float:
     """M6's Q: the quadratic load friction when motor and load torques oppose (N·m)."""
     if np.sign(tau_e) == np.sign(tau_m):
         return 0.0
     a_e = abs(tau_e)
     a_m = abs(tau_m)
     if a_e < a_m:
-        return theta[K_EQ] * a_e**2
+        return k_eq * a_e**2
     if a_e > a_m:
-        return theta[K_MQ] * a_m**2
+        return k_mq * a_m**2
     return 0.0
+
+
+@njit(cache=True, inline="always")
+def quadratic_term(tau_m: float, tau_e: float, theta: np.ndarray) -> float:
+    """:func:`quadratic_load` with the coefficients of ``theta``."""
+    return quadratic_load(tau_m, tau_e, theta[K_EQ], theta[K_MQ])
+
+
+@njit(cache=True, inline="always")
+def static_friction(
+    tau_m: float, tau_e: float, s: float, k_c: float, k_l: float, k_e: float, k_m: float,
+    k_cs: float, k_ls: float, k_es: float, k_ms: float, k_eq: float, k_mq: float,
+) -> float:
+    """F (N·m) of the module docstring for the Stribeck factor ``s``, coefficients as scalars.
+
+    The form the lock-step evaluator (:mod:`solvers.lockstep`) calls lane by lane; the
+    branches are selects of whole additions, so a vectorised loop adds the same bits.
+    """
+    gearbox = abs(tau_e - tau_m)
+    static = k_c + k_l * gearbox + abs(tau_e * k_e - tau_m * k_m)
+    if s != 0.0:
+        static += s * k_cs
+        static += (k_ls * gearbox + abs(tau_e * k_es - tau_m * k_ms)) * s
+        if k_eq != 0.0 or k_mq != 0.0:
+            static += s * quadratic_load(tau_m, tau_e, k_eq, k_mq)
+    return static
 
 
 @njit(cache=True, inline="always")
@@ -78,18 +104,8 @@ def friction_budget(v: float, tau_m: float, tau_e: float, theta: np.ndarray) -> 
     v: joint velocity (rad/s); tau_m: motor torque (N·m); tau_e: external torque (N·m);
     theta: servo vector (:mod:`frictionsim.layout`).
     """
-    gearbox = abs(tau_e - tau_m)
-    static = (
-        theta[K_C]
-        + theta[K_L] * gearbox
-        + abs(tau_e * theta[K_E] - tau_m * theta[K_M])
-    )
     s = stribeck_factor(v, theta[V_S], theta[ALPHA])
-    if s != 0.0:
-        static += s * theta[K_CS]
-        static += (
-            theta[K_LS] * gearbox + abs(tau_e * theta[K_ES] - tau_m * theta[K_MS])
-        ) * s
-        if theta[K_EQ] != 0.0 or theta[K_MQ] != 0.0:
-            static += s * quadratic_term(tau_m, tau_e, theta)
+    static = static_friction(tau_m, tau_e, s, theta[K_C], theta[K_L], theta[K_E], theta[K_M],
+                             theta[K_CS], theta[K_LS], theta[K_ES], theta[K_MS], theta[K_EQ],
+                             theta[K_MQ])
     return FrictionBudget(static, theta[K_V])

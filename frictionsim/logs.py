@@ -109,6 +109,32 @@ def _number(value, where: str, allow_bool: bool = False) -> float:
     return float(value)
 
 
+_NUMBER_TYPES = (int, float, bool)
+
+
+def _uniform_numeric_keys(entries: list):
+    """The entries' keys when every entry is an object with the same keys, the required ones
+    among them, every value a finite number and the timestamps increasing; else None (the
+    entry-by-entry check then names the first problem). One pass over the values in bulk:
+    loading hundreds of logs is bound by this check."""
+    first = entries[0]
+    if type(first) is not dict or any(k not in first for k in REQUIRED_ENTRY):
+        return None
+    keys = first.keys()
+    if not all(type(e) is dict and e.keys() == keys for e in entries):
+        return None
+    names = list(keys)
+    flat = [e[k] for e in entries for k in names]
+    if not all(type(v) in _NUMBER_TYPES for v in flat):
+        return None
+    table = np.array(flat, dtype=float).reshape(len(entries), len(names))
+    if not np.isfinite(table).all():
+        return None
+    if not (np.diff(table[:, names.index("timestamp")]) > 0).all():
+        return None
+    return keys
+
+
 def validate(data, name: str, processed: bool | None = None) -> Log:
     """Check a parsed log object and return it as a :class:`Log`.
 
@@ -139,9 +165,9 @@ def validate(data, name: str, processed: bool | None = None) -> Log:
         raise LogError(f"{name}: 'entries' must be a list, got {type(entries).__name__}")
     if len(entries) < 2:
         raise LogError(f"{name}: 'entries' has {len(entries)} entries, at least 2 are needed")
-    keys = None
-    last_t = -math.inf
-    for i, entry in enumerate(entries):
+    keys = _uniform_numeric_keys(entries)
+    last_t = math.inf if keys is not None else -math.inf  # the loop below only names errors
+    for i, entry in enumerate(entries if keys is None else ()):
         where = f"{name}: entries[{i}]"
         if not isinstance(entry, dict):
             raise LogError(f"{where} is not an object")

@@ -28,4 +28,10 @@ def load_inertia(bench: np.ndarray) -> float:
 @njit(cache=True, inline="always")
 def gravity_torque(q: float, bench: np.ndarray) -> float:
     """τ_e(q) = (m + m_arm/2)·g·L·sin(q) (N·m) at the physical angle q (rad)."""
-    return (bench[MASS] + bench[ARM_MASS] / 2) * GRAVITY * bench[LENGTH] * math.sin(q)
+    return gravity_coefficient(bench) * math.sin(q)
+
+
+@njit(cache=True, inline="always")
+def gravity_coefficient(bench: np.ndarray) -> float:
+    """(m + m_arm/2)·g·L (N·m): τ_e = coefficient·sin(q)."""
+    return (bench[MASS] + bench[ARM_MASS] / 2) * GRAVITY * bench[LENGTH]

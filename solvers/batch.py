@@ -1,9 +1,11 @@
 """Batched rollouts: many parameter vectors × many logs in parallel threads.
 
-Logs are packed once into flat arrays (:class:`PackedLogs`); a call of
-:func:`batched_errors` then evaluates every (candidate, log) pair with
-``prange``, each pair a :func:`solvers.fixed_step.rollout_error` that
-allocates nothing.
+Logs are packed once into flat arrays (:class:`PackedLogs`).
+:meth:`PackedLogs.errors` evaluates every (candidate, log) pair with the lock-step
+kernels of :mod:`solvers.lockstep` (many candidates through one log together, SIMD where
+the configuration allows), which give the same losses bit for bit as the scalar
+reference :func:`batched_errors`: every pair one
+:func:`solvers.fixed_step.rollout_error` in a ``prange``.
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ from frictionsim.logs import Log
 from frictionsim.pendulum import load_inertia
 from solvers.errors import SimulationError
 from solvers.fixed_step import rollout_error
+from solvers.lockstep import lockstep_errors
 
 
 @dataclass(frozen=True)
@@ -69,8 +72,11 @@ class PackedLogs:
             names=tuple(log.name for log in logs),
         )
 
-    def errors(self, thetas: np.ndarray) -> np.ndarray:
+    def errors(self, thetas: np.ndarray, kernel: str = "lockstep") -> np.ndarray:
         """MAE (rad) of every candidate on every log: shape (n_candidates, n_logs).
+
+        ``kernel``: ``"lockstep"`` (:mod:`solvers.lockstep`, the fast path) or ``"scalar"``
+        (:func:`batched_errors`, one pair per thread iteration); the two agree bit for bit.
 
         A pair whose rollout overflows gives a non-finite MAE (the caller decides);
         a joint with no positive inertia raises :class:`~solvers.errors.SimulationError`
@@ -94,8 +100,14 @@ class PackedLogs:
                 raise SimulationError(f"{missing[0]}: the supply extension needs the logged "
                                       "input_volts of every entry, and this log lacks some")
         out = np.empty((thetas.shape[0], self.n_logs))
-        batched_errors(thetas, self.goal, self.enable, self.supply, self.position, self.offsets,
-                       self.v0, self.bench, out)
+        args = (thetas, self.goal, self.enable, self.supply, self.position, self.offsets,
+                self.v0, self.bench, out)
+        if kernel == "lockstep":
+            lockstep_errors(*args)
+        elif kernel == "scalar":
+            batched_errors(*args)
+        else:
+            raise ValueError(f"kernel must be 'lockstep' or 'scalar', got {kernel!r}")
         return out
 
 

@@ -164,3 +164,29 @@ def test_demo_identifies_and_validates(tmp_path):
     for name in ("validation.png", "simulate_ground_truth_m6.png", "simulate_naive_m1.png",
                  "identification/report.md", "identification/m4.json"):
         assert (tmp_path / name).stat().st_size > 100
+
+
+def test_bench_scale_reports_every_size_and_kernel(tmp_path, capsys):
+    import numba
+
+    out = tmp_path / "scale.json"
+    try:
+        assert main(["bench", "--models", "m1", "--repeats", "1", "--candidates", "4",
+                     "--scale", "3", "2", "--budget", "40", "--workers", "1", "--no-progress",
+                     "--json", str(out)]) == 0
+        assert numba.get_num_threads() == 1
+    finally:
+        numba.set_num_threads(numba.config.NUMBA_NUM_THREADS)
+    rows = json.loads(out.read_text())["scale"]
+    assert [r["logs"] for r in rows] == [2, 3]  # increasing sizes
+    for r in rows:
+        assert r["steps"] == r["logs"] * 1200 and r["load_peak_mb"] > 0
+        entry = r["models"]["m1"]
+        assert entry["lockstep_ns_per_log_step"] > 0 and entry["scalar_ns_per_log_step"] > 0
+        assert entry["rollout_seconds"] <= entry["identify_seconds"]
+    assert "identify (s)" in capsys.readouterr().out
+
+
+def test_workers_outside_the_thread_pool_are_refused(capsys):
+    assert main(["bench", "--models", "m1", "--workers", "0"]) != 0
+    assert "--workers must be 1" in capsys.readouterr().err

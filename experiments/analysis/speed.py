@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
-import time
-
 import numpy as np
 
+from experiments.common.timing import best_time
 from experiments.synthetic.dataset import GROUND_TRUTH, dataset, restrict
 from frictionsim import layout
 from frictionsim.logs import process
@@ -17,17 +16,9 @@ MAX_CANDIDATES = 10_000
 MAX_REPEATS = 1_000
 
 
-def _best_time(fn, repeats: int) -> float:
-    best = float("inf")
-    for _ in range(repeats):
-        t0 = time.perf_counter()
-        fn()
-        best = min(best, time.perf_counter() - t0)
-    return best
-
-
 def measure(model: str, packed: PackedLogs, candidates: int, repeats: int) -> dict:
-    """ns per step of one rollout on one thread, and ns per (log × step) batched on all threads."""
+    """ns per step of one rollout on one thread, and ns per (log × step) batched on all threads,
+    by the lock-step kernels (the fitter's) and by the scalar reference kernel."""
     theta = restrict(GROUND_TRUTH, model).theta()
     rng = np.random.default_rng(0)
     # Candidates spread around the truth, as a fitter's population would be.
@@ -45,12 +36,15 @@ def measure(model: str, packed: PackedLogs, candidates: int, repeats: int) -> di
                           packed.v0[j], theta, packed.bench[j], packed.bench[j, layout.DT])
 
     single()
-    packed.errors(thetas)
-    t_single = _best_time(single, repeats)
-    t_batched = _best_time(lambda: packed.errors(thetas), repeats)
+    t_single = best_time(single, repeats)
+    batched = {}
+    for kernel in ("scalar", "lockstep"):
+        packed.errors(thetas, kernel)
+        batched[kernel] = best_time(lambda k=kernel: packed.errors(thetas, k), repeats)
     return {
         "ns_per_step": 1e9 * t_single / packed.n_steps,
-        "batched_ns_per_log_step": 1e9 * t_batched / (packed.n_steps * candidates),
+        "batched_ns_per_log_step": 1e9 * batched["lockstep"] / (packed.n_steps * candidates),
+        "scalar_batched_ns_per_log_step": 1e9 * batched["scalar"] / (packed.n_steps * candidates),
     }
 
 
@@ -69,12 +63,7 @@ def _mj_step_ns(model, data, steps: int, repeats: int) -> float:
     import mujoco
 
     mujoco.mj_step(model, data, nstep=min(steps, 1000))
-    best = float("inf")
-    for _ in range(repeats):
-        t0 = time.perf_counter()
-        mujoco.mj_step(model, data, nstep=steps)
-        best = min(best, time.perf_counter() - t0)
-    return 1e9 * best / steps
+    return 1e9 * best_time(lambda: mujoco.mj_step(model, data, nstep=steps), repeats) / steps
 
 
 def engine_rows(repeats: int = 5, steps: int = 100_000) -> list[dict]:

@@ -15,6 +15,7 @@ from experiments.runner.arguments import (
     add_output_argument,
     add_progress_argument,
     add_scheme_argument,
+    add_workers_argument,
     recorded,
     seed,
 )
@@ -72,6 +73,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     add_scheme_argument(p, default="reference")
     add_extensions_argument(p)
     add_progress_argument(p)
+    add_workers_argument(p)
 
 
 def parse_fixed(items: list[str]) -> dict[str, float]:

@@ -10,6 +10,7 @@ import numpy as np
 
 from experiments.common.output import save_figure, table, write_json
 from experiments.common.plots import figure_legend, mae_boxplot, shade_torque_off
+from experiments.identification.schedule import FitSettings
 from frictionsim import atomic
 from frictionsim.logs import Log
 from frictionsim.plausibility import warn
@@ -17,6 +18,9 @@ from solvers.rollouts import simulate
 
 if TYPE_CHECKING:
     from experiments.identification.pipeline import ModelFit
+
+
+DEFAULTS = FitSettings()
 
 
 def _mrad(x: float | None) -> str:
@@ -62,6 +66,11 @@ def restarts_warning(model: str, f: ModelFit) -> str | None:
     e = f.result.exploration
     if f.kept or not e.runs or e.confirmed():
         return None
+    if len(e.runs) == 1:
+        return (f"{model}: the budget left room for one exploration run only ({1e3 * e.runs[0]:.1f} "
+                f"mrad): no independent restart confirms the result. Raise --budget (each run "
+                f"takes {DEFAULTS.start_budget} evaluations, all of them at most "
+                f"{100 * DEFAULTS.exploration_share:.0f} % of the budget).")
     runs = ", ".join(f"{1e3 * r:.1f}" for r in sorted(e.runs))
     return (f"{model}: the independent restarts disagree (their best losses {runs} mrad; no two "
             f"within {100 * e.agreement:.0f} %): the result depends on which basin the search "

@@ -7,7 +7,9 @@
   replaced without being asked;
 - ``--actuator-file FILE`` (:func:`add_actuator_arguments`) declares actuators (SPEC §11)
   that :func:`prepare` registers before the command runs;
-- ``--seed`` (:func:`seed`) and ``--no-progress`` (:func:`add_progress_argument`).
+- ``--seed`` (:func:`seed`), ``--no-progress`` (:func:`add_progress_argument`) and
+  ``--workers N`` (:func:`add_workers_argument`: the rollout threads, set before the
+  command runs).
 """
 
 from __future__ import annotations
@@ -135,10 +137,33 @@ def actuator_name(args: argparse.Namespace) -> str:
     return args.actuator
 
 
+def add_workers_argument(p: argparse.ArgumentParser) -> None:
+    """``--workers N``: threads of the batched rollouts (:func:`set_workers`)."""
+    p.add_argument("--workers", type=int, metavar="N",
+                   help="threads for the batched rollouts (default: every core)")
+
+
+def set_workers(args: argparse.Namespace) -> None:
+    """Apply ``--workers`` (when the command has it and it is given) to Numba's thread pool;
+    ValueError outside 1 … the cores Numba was started with."""
+    n = getattr(args, "workers", None)
+    if n is None:
+        return
+    import numba
+
+    most = numba.config.NUMBA_NUM_THREADS
+    if not 1 <= n <= most:
+        raise ValueError(f"--workers must be 1 … {most} (the threads Numba started with; set "
+                         f"NUMBA_NUM_THREADS for more), got {n}")
+    numba.set_num_threads(n)
+
+
 def prepare(args: argparse.Namespace) -> None:
-    """What the runner does before a command runs: declared actuators, then output checks."""
+    """What the runner does before a command runs: declared actuators, output checks, the
+    rollout threads."""
     load_actuator_files(args)
     check_outputs(args)
+    set_workers(args)
 
 
 def recorded(args: argparse.Namespace) -> dict:
