@@ -16,6 +16,8 @@ facts (bus family, model numbers, protocols, ids, encoder and velocity units)::
     max_pwm = 0.97
     target_speed_limit = true       # the sts3215-style limiter (max_velocity, error_gain_ratio)
     recommended = ["supply"]        # SPEC §9 extensions: a hint, never switched on silently
+    rotor_inertia = 1.2e-7          # optional, kg·m² at the motor shaft, with gear_ratio N:
+    gear_ratio = 270.0              # armature's default becomes J_rotor·N² (reflected inertia)
     # current law instead: max_current, max_voltage, damping
     [parameters]                    # default and search bounds of the actuator's own parameters
     # (max_velocity and error_gain_ratio, if the limiter is on: SPEC §3's when omitted)
@@ -69,7 +71,7 @@ _UNITS = {"kt": "N·m/A", "R": "Ω", "armature": "kg·m²", "max_velocity": "rad
 
 _TOP = {"name", "title", "law", "vin", "kp", "error_gain", "max_pwm", "target_speed_limit",
         "recommended", "max_current", "max_voltage", "damping", "parameters", "bounds",
-        "hardware", "current_limit"}
+        "hardware", "current_limit", "rotor_inertia", "gear_ratio"}
 _VOLTAGE_ONLY = ("vin", "error_gain", "max_pwm", "target_speed_limit", "current_limit")
 _CURRENT_ONLY = ("max_current", "max_voltage", "damping")
 _HARDWARE = {"family", "model_numbers", "protocols", "baudrate", "ids", "counts_per_turn",
@@ -202,6 +204,7 @@ def parse_actuator(data: dict, source: str) -> Actuator:
         raise r.fail("recommended", f"{recommended!r} must be a list of "
                                     f"{', '.join(EXTENSIONS)}")
 
+    rotor = _rotor(r, data)
     params = r.table(data, "parameters")
     expected = MOTOR_PARAMETERS + (LIMITER_PARAMETERS if limiter else ())
     r.keys(params, expected, "parameters.")
@@ -212,7 +215,16 @@ def parse_actuator(data: dict, source: str) -> Actuator:
             continue
         if key not in params:
             raise r.fail(f"parameters.{key}", "missing")
-        default, lo, hi = r.bounds(params[key], f"parameters.{key}", need_default=True)
+        reflected = key == "armature" and rotor is not None
+        default, lo, hi = r.bounds(params[key], f"parameters.{key}", need_default=not reflected)
+        if reflected:
+            if default is not None:
+                raise r.fail("parameters.armature.default", "give either this default or "
+                             "rotor_inertia and gear_ratio (whose J_rotor·N² is the default)")
+            default = rotor[0] * rotor[1] ** 2
+            if not lo <= default <= hi:
+                raise r.fail("rotor_inertia", f"the reflected inertia J_rotor·N² = {default:g} "
+                             f"kg·m² is outside parameters.armature [{lo:g}, {hi:g}]")
         if key == "R" and lo <= 0:
             raise r.fail("parameters.R.min", f"{lo:g} must be > 0 (the law divides by R)")
         if key != "error_gain_ratio" and lo < 0:
@@ -234,8 +246,22 @@ def parse_actuator(data: dict, source: str) -> Actuator:
         fmax=limits.get("Fmax", 0.2), lmax=limits.get("Lmax", 0.5), vmax=limits.get("Vmax", 1.0),
         bound_overrides=tuple(overrides), target_speed_limit=limiter,
         recommended=tuple(recommended), hardware=_hardware(r, r.table(data, "hardware")),
-        title=title, source=source, **constants,
+        title=title, source=source, rotor_inertia=rotor[0] if rotor else 0.0,
+        gear_ratio=rotor[1] if rotor else 0.0, **constants,
     )
+
+
+def _rotor(r: _Reader, data: dict) -> tuple[float, float] | None:
+    """(J_rotor in kg·m², N) when the declaration gives both, None when neither."""
+    given = [k for k in ("rotor_inertia", "gear_ratio") if k in data]
+    if len(given) == 1:
+        other = "gear_ratio" if given[0] == "rotor_inertia" else "rotor_inertia"
+        raise r.fail(other, f"missing: {given[0]} is given, and the reflected inertia "
+                            "J_rotor·N² needs both")
+    if not given:
+        return None
+    return (r.number(data, "rotor_inertia", "", positive=True),
+            r.number(data, "gear_ratio", "", positive=True))
 
 
 def _hardware(r: _Reader, hw: dict) -> Hardware:

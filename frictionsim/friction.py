@@ -109,3 +109,32 @@ def friction_budget(v: float, tau_m: float, tau_e: float, theta: np.ndarray) -> 
                              theta[K_CS], theta[K_LS], theta[K_ES], theta[K_MS], theta[K_EQ],
                              theta[K_MQ])
     return FrictionBudget(static, theta[K_V])
+
+
+#: The terms of :func:`budget_terms`, in its order.
+BUDGET_TERMS = ("coulomb", "stribeck", "load", "directional", "quadratic", "viscous")
+
+
+@njit(cache=True)
+def budget_terms(v: float, tau_m: float, tau_e: float, theta: np.ndarray) -> tuple:
+    """τ_fm split into the model's terms (N·m), in the order of :data:`BUDGET_TERMS`:
+
+        coulomb      K_c
+        stribeck     s·K_cs
+        load         (K_l + s·K_ls)·|τ_e − τ_m|
+        directional  |K_e·τ_e − K_m·τ_m| + s·|K_es·τ_e − K_ms·τ_m|
+        quadratic    s·Q
+        viscous      K_v·|v|
+
+    Their sum is :func:`friction_budget`'s F + K_v·|v| up to rounding (the budget adds
+    the same products in another order). Every term is ≥ 0 for non-negative coefficients.
+    """
+    s = stribeck_factor(v, theta[V_S], theta[ALPHA])
+    gearbox = abs(tau_e - tau_m)
+    coulomb = theta[K_C]
+    stribeck = s * theta[K_CS]
+    load = theta[K_L] * gearbox + theta[K_LS] * gearbox * s
+    directional = (abs(tau_e * theta[K_E] - tau_m * theta[K_M])
+                   + abs(tau_e * theta[K_ES] - tau_m * theta[K_MS]) * s)
+    quadratic = s * quadratic_term(tau_m, tau_e, theta) if s != 0.0 else 0.0
+    return coulomb, stribeck, load, directional, quadratic, theta[K_V] * abs(v)

@@ -82,7 +82,8 @@ class Actuator:
     limit, the default of SPEC §9's ``max_current_limit``; ``recommended`` the SPEC §9
     extensions cross-validation favours for it (a hint only). ``bound_overrides`` holds
     ``(name, default or None, min, max)`` for parameters whose section-2 bounds this
-    actuator changes.
+    actuator changes. ``rotor_inertia`` (kg·m², at the motor shaft) and ``gear_ratio``
+    (0: not declared) give the reflected inertia J_rotor·N², then the armature's default.
     """
 
     name: str
@@ -105,6 +106,15 @@ class Actuator:
     hardware: Hardware = Hardware()
     title: str = ""
     source: str = ""
+    rotor_inertia: float = 0.0
+    gear_ratio: float = 0.0
+
+    @property
+    def reflected_inertia(self) -> float | None:
+        """J_rotor·N² (kg·m²), the rotor's inertia seen at the output, if declared."""
+        if self.rotor_inertia > 0 and self.gear_ratio > 0:
+            return self.rotor_inertia * self.gear_ratio**2
+        return None
 
     def override(self, name: str) -> tuple[float | None, float, float] | None:
         """(default or None, min, max) this actuator sets for parameter ``name``, if any."""

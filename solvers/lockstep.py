@@ -11,18 +11,22 @@ torque-off spans are the log's own enable column).
 Two kernels, both calling the same formulas as the scalar step (the cores of
 :mod:`frictionsim.friction`, :mod:`frictionsim.actuator_laws`,
 :mod:`frictionsim.pendulum` and :func:`solvers.fixed_step.clipped_step`, with scalar
-arguments), so both give the scalar kernel's losses **bit for bit** (no ``fastmath``:
-no reassociation, no fused multiply-add the scalar code does not have):
+arguments; no ``fastmath``: no reassociation, no fused multiply-add the scalar code does
+not have):
 
 - :func:`vector_errors`, for the voltage law without SPEC §9's ``current_limit`` and
-  ``latency``: each pass first calls the transcendental functions lane by lane (``sin``
-  of the gravity torque, the Stribeck factor's ``exp``/``pow``; libm, as the scalar
-  kernel), then runs the rest of the step — firmware law, motor torque, friction budget,
-  clipping, integration — as one branch-free loop over the lanes that LLVM vectorises
-  (the ``if`` of the formulas become selects);
-- :func:`interleaved_errors`, for every configuration: the scalar step per lane; the
-  lanes' independent chains overlap in the core's pipeline (instruction-level
-  parallelism), no SIMD.
+  ``latency``: each pass is a few branch-free loops over the lanes that LLVM vectorises
+  (the ``if`` of the formulas become selects): the ``sin`` of the gravity torque and the
+  Stribeck factor by the polynomials of :mod:`solvers.vector_math` (libm calls would not
+  vectorise, and cost more than the rest of the step together), then the firmware law,
+  motor torque, friction budget, clipping and integration. **Where bits differ:** those
+  polynomials are within about one ulp of libm, not equal to it, so the state differs
+  from the scalar kernel's in its last bits and a log's MAE by about 1e-15 relative (the
+  tests bound it at 1e-12). A lane whose angle leaves the polynomial's exact range
+  (|q| > 1e6 rad, a diverged candidate) sends its block to libm's ``sin`` for that pass;
+- :func:`interleaved_errors`, for every configuration: the scalar step per lane, libm and
+  all, so its losses are the scalar kernel's **bit for bit**; the lanes' independent
+  chains overlap in the core's pipeline (instruction-level parallelism), no SIMD.
 
 :func:`lockstep_errors` picks the kernel; :meth:`solvers.batch.PackedLogs.errors` uses
 it unless told to use the scalar kernel.
@@ -44,7 +48,7 @@ from frictionsim.actuator_laws import (
     voltage_duty,
     voltage_motor_torque,
 )
-from frictionsim.friction import static_friction, stribeck_factor
+from frictionsim.friction import static_friction
 from frictionsim.layout import (
     ALPHA,
     ARMATURE,
@@ -83,13 +87,16 @@ from frictionsim.layout import (
 from frictionsim.pendulum import gravity_coefficient, load_inertia
 from frictionsim.plant import bench_torques
 from solvers.fixed_step import clipped_step
+from solvers.vector_math import SIN_EXACT_LIMIT, vector_sin, vector_stribeck_factor
 
 #: Candidates per block: a multiple of the SIMD width (8 doubles with AVX-512), with room
 #: for the pipeline to overlap passes; 16, 32 and 64 measure alike.
 LANES = 32
-#: Doubles per 256-bit SIMD register (LLVM prefers 256-bit vectors on this CPU class, AVX-512
-#: or not); blocks are computed in whole multiples of it.
-SIMD_WIDTH = 4
+#: Lanes per pass of LLVM's vectorised loop body (two 256-bit vectors of 4 doubles): a block
+#: is computed in whole multiples of it, padded with copies of its last candidate, since
+#: lanes left over run the loop's scalar remainder (11 candidates, M6: 18.7 ns per log·step
+#: computed as 12 lanes, 10.1 as 16).
+SIMD_WIDTH = 8
 
 
 @njit(cache=True)
@@ -111,7 +118,14 @@ def _block(block: int, n_candidates: int, n_blocks: int) -> tuple:
     return j, c0, min(LANES, n_candidates - c0)
 
 
-@njit(cache=True, parallel=True)
+@njit(cache=True)
+def _libm_sin(q: np.ndarray, offset: np.ndarray, lanes: int, out: np.ndarray) -> None:
+    """out[p] = sin(q[p] + offset[p]) by libm, where vector_sin's reduction would not be exact."""
+    for p in range(lanes):
+        out[p] = math.sin(q[p] + offset[p])
+
+
+@njit(cache=True, parallel=True, error_model="numpy")
 def vector_errors(thetas, goal, enable, supply, position, offsets, v0, bench, out) -> None:
     """out[i, j] = rollout MAE (rad) of ``thetas[i]`` on packed log j (see the module
     docstring; requires :func:`vectorisable` thetas)."""
@@ -139,16 +153,23 @@ def vector_errors(thetas, goal, enable, supply, position, offsets, v0, bench, ou
         q_smooth = np.full(LANES, position[a])
         total = np.zeros(LANES)
         sin_q = np.empty(LANES)
-        stribeck = np.empty(LANES)
+        stribeck = np.zeros(LANES)
         offset, v_s, alpha = th[Q_OFFSET], th[V_S], th[ALPHA]
+        stribeck_terms = np.any(v_s > 0.0)  # M1 and M2 have none: s = 0 throughout
         for k in range(n):
             g = goal[a + k]
             en = enable[a + k]
             logged_q = position[a + k]
             logged_vin = supply[a + k]
+            far = 0
             for p in range(lanes):
-                sin_q[p] = math.sin(q[p] + offset[p])
-                stribeck[p] = stribeck_factor(v[p], v_s[p], alpha[p])
+                sin_q[p] = vector_sin(q[p] + offset[p])
+                far |= not abs(q[p] + offset[p]) <= SIN_EXACT_LIMIT
+            if far:  # a diverged candidate (or NaN): libm's sin for the block
+                _libm_sin(q, offset, lanes, sin_q)
+            if stribeck_terms:
+                for p in range(lanes):
+                    stribeck[p] = vector_stribeck_factor(v[p], v_s[p], alpha[p])
             for p in range(lanes):
                 total[p] += abs(q[p] - logged_q)
                 q_smooth[p] = limited_target(g, q_smooth[p], th[MAX_VELOCITY, p], dt)

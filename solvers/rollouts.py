@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import NamedTuple
 
 import numpy as np
 
@@ -33,32 +34,55 @@ class Rollout:
         return float(np.mean(np.abs(self.error)))
 
 
+class RolloutInputs(NamedTuple):
+    """A log's columns and the flat vectors, as the compiled rollouts take them."""
+
+    goal: np.ndarray
+    enable: np.ndarray
+    supply: np.ndarray
+    position: np.ndarray
+    v0: float
+    theta: np.ndarray
+    bench: np.ndarray
+    what: str  # the parameters, for messages
+
+
+def rollout_inputs(log: Log, params: ParameterSet) -> RolloutInputs:
+    """The inputs of a rollout of ``log`` with ``params``; SimulationError naming both when
+    the joint has no inertia or the supply extension lacks the logged supply."""
+    bench = log.bench(params.actuator)
+    theta = params.theta()
+    what = params.source or f"{params.model}/{params.actuator}"
+    check_inertia(theta, bench, f"{log.name} with {what}")
+    supply = log.supply()
+    if theta[SUPPLY] > 0 and not np.isfinite(supply).all():
+        k = int(np.argmax(~np.isfinite(supply)))
+        raise SimulationError(f"{log.name}: the supply extension needs input_volts in every "
+                              f"entry; entry {k} has none")
+    return RolloutInputs(log.column("goal_position"), log.column("torque_enable"), supply,
+                         log.column("position"), float(log.entries[0].get("speed", 0.0)),
+                         theta, bench, what)
+
+
+def check_finite(log: Log, q: np.ndarray, what: str) -> None:
+    """SimulationError when the simulated positions overflowed, with where it began."""
+    if not np.isfinite(q).all():
+        k = int(np.argmax(~np.isfinite(q)))
+        raise SimulationError(f"{log.name}: simulating it with {what} gives a non-finite position "
+                              f"from t = {k * log.dt:g} s on (the state overflowed); check the "
+                              "log's header and the parameters for absurd values")
+
+
 def simulate(log: Log, params: ParameterSet) -> Rollout:
     """Roll a processed log out with a parameter set (SPEC §5).
 
     Raises :class:`~solvers.errors.SimulationError` naming the log and the
     parameters when the joint has no inertia or the state overflows.
     """
-    bench = log.bench(params.actuator)
-    theta = params.theta()
-    what = params.source or f"{params.model}/{params.actuator}"
-    check_inertia(theta, bench, f"{log.name} with {what}")
-    goal = log.column("goal_position")
-    enable = log.column("torque_enable")
-    position = log.column("position")
-    q = np.empty_like(goal)
-    v = np.empty_like(goal)
-    v0 = float(log.entries[0].get("speed", 0.0))
-    supply = log.supply()
-    if theta[SUPPLY] > 0 and not np.isfinite(supply).all():
-        k = int(np.argmax(~np.isfinite(supply)))
-        raise SimulationError(f"{log.name}: the supply extension needs input_volts in every "
-                              f"entry; entry {k} has none")
-    rollout(goal, enable, supply, position[0], v0, theta, bench, log.dt, q, v)
-    if not np.isfinite(q).all():
-        k = int(np.argmax(~np.isfinite(q)))
-        raise SimulationError(f"{log.name}: simulating it with {what} gives a non-finite position "
-                              f"from t = {k * log.dt:g} s on (the state overflowed); check the "
-                              "log's header and the parameters for absurd values")
-    t = np.arange(len(goal)) * log.dt
-    return Rollout(log, t, q, v, position)
+    x = rollout_inputs(log, params)
+    q = np.empty_like(x.goal)
+    v = np.empty_like(x.goal)
+    rollout(x.goal, x.enable, x.supply, x.position[0], x.v0, x.theta, x.bench, log.dt, q, v)
+    check_finite(log, q, x.what)
+    t = np.arange(len(x.goal)) * log.dt
+    return Rollout(log, t, q, v, x.position)

@@ -30,7 +30,9 @@ def one_by_one(log, theta, actuator) -> float:
 
 def check(packed: PackedLogs, logs, param_sets, actuator):
     thetas = np.array([p.theta() for p in param_sets])
-    errors = packed.errors(thetas)
+    errors = packed.errors(thetas, "scalar")
+    # the lock-step fast path: within 1e-12 relative (solvers.lockstep, where bits differ)
+    np.testing.assert_allclose(packed.errors(thetas), errors, rtol=1e-12, atol=0.0)
     assert errors.shape == (len(param_sets), len(logs))
     assert np.all(np.isfinite(errors))
     for i, params in enumerate(param_sets):

@@ -1,5 +1,6 @@
 """The lock-step evaluator (solvers.lockstep) against the scalar reference kernel: the same
-losses bit for bit, in every configuration, and the kernel choice."""
+losses to 1e-12 relative (the vector kernel's polynomial sin/exp/log) or bit for bit (the
+interleaved kernel, libm), in every configuration, and the kernel choice."""
 
 from __future__ import annotations
 
@@ -32,20 +33,33 @@ def logs_for(actuator: str, sets, rng, lengths=(150, 233, 300, 411)):
             for n in lengths]
 
 
+#: The lock-step losses' bound relative to the scalar kernel's (solvers.vector_math).
+RTOL = 1e-12
+
+
 def both(packed: PackedLogs, thetas: np.ndarray):
     return packed.errors(thetas, "scalar"), packed.errors(thetas, "lockstep")
 
 
+def interleaved(packed: PackedLogs, thetas: np.ndarray) -> np.ndarray:
+    out = np.empty((thetas.shape[0], packed.offsets.shape[0] - 1))
+    interleaved_errors(thetas, packed.goal, packed.enable, packed.supply, packed.position,
+                       packed.offsets, packed.v0, packed.bench, out)
+    return out
+
+
 @pytest.mark.parametrize("actuator", ["xl330", "mx64", "sts3215", "erob80_100"])
 @pytest.mark.parametrize("scheme", ["reference", "semi_implicit"])
-def test_the_same_losses_as_the_scalar_kernel_bit_for_bit(actuator, scheme):
+def test_the_same_losses_as_the_scalar_kernel(actuator, scheme):
     rng = rng_for("lockstep", actuator, scheme)
     sets = population(actuator, tuple(MODELS), rng, LANES + 13, scheme=scheme)  # partial block
     logs = logs_for(actuator, sets, rng)
     packed = PackedLogs.from_logs(logs, actuator)
-    scalar, lockstep = both(packed, np.array([p.theta() for p in sets]))
+    thetas = np.array([p.theta() for p in sets])
+    scalar, lockstep = both(packed, thetas)
     assert np.isfinite(scalar).all()
-    np.testing.assert_array_equal(lockstep, scalar)
+    np.testing.assert_allclose(lockstep, scalar, rtol=RTOL, atol=0.0)
+    np.testing.assert_array_equal(interleaved(packed, thetas), scalar)
 
 
 @pytest.mark.parametrize("extensions", [("supply",), ("current_limit",), ("latency",),
@@ -61,8 +75,10 @@ def test_extensions_give_the_same_losses(extensions):
         for k, e in enumerate(log.entries):
             e["input_volts"] = 7.4 - 0.8 * np.sin(0.05 * k) ** 2
     packed = PackedLogs.from_logs(logs, "xl330")
-    scalar, lockstep = both(packed, np.array([p.theta() for p in sets]))
-    np.testing.assert_array_equal(lockstep, scalar)
+    thetas = np.array([p.theta() for p in sets])
+    scalar, lockstep = both(packed, thetas)
+    np.testing.assert_allclose(lockstep, scalar, rtol=RTOL, atol=0.0)
+    np.testing.assert_array_equal(interleaved(packed, thetas), scalar)
 
 
 def test_overflowing_candidates_give_the_same_non_finite_losses():
@@ -75,7 +91,10 @@ def test_overflowing_candidates_give_the_same_non_finite_losses():
     packed = PackedLogs.from_logs(logs, "xl330")
     scalar, lockstep = both(packed, thetas)
     assert not np.isfinite(scalar[3]).all()
-    np.testing.assert_array_equal(lockstep, scalar)  # NaN where NaN, inf where inf
+    np.testing.assert_array_equal(np.isnan(lockstep), np.isnan(scalar))
+    np.testing.assert_array_equal(np.isinf(lockstep), np.isinf(scalar))
+    finite = np.isfinite(scalar)
+    np.testing.assert_allclose(lockstep[finite], scalar[finite], rtol=RTOL, atol=0.0)
 
 
 def test_the_vector_kernel_takes_the_voltage_law_without_current_limit_or_latency():

@@ -11,7 +11,7 @@ import numpy as np
 from experiments.common.output import save_figure, table, write_json
 from experiments.common.plots import figure_legend, mae_boxplot, shade_torque_off
 from experiments.identification.schedule import FitSettings
-from frictionsim import atomic
+from frictionsim import ACTUATORS, atomic
 from frictionsim.logs import Log
 from frictionsim.plausibility import warn
 from solvers.rollouts import simulate
@@ -114,6 +114,9 @@ def write_report(out: Path, fits: dict[str, ModelFit], train: list[Log],
             "convergence": f.result.history,
             "params": f.result.params.values,
         })
+        reflected = ACTUATORS[f.result.params.actuator].reflected_inertia
+        if reflected is not None:
+            detail["models"][m]["reflected_inertia"] = reflected
     write_json(out / "report.json", detail)
 
     rows = [[m + (" (kept)" if f.kept else " (interrupted)" if f.result.interrupted else ""),
@@ -157,7 +160,8 @@ def write_report(out: Path, fits: dict[str, ModelFit], train: list[Log],
            ""]
     for m, f in fits.items():
         md += [f"## {m}", "", "| parameter | value |", "|---|---|"]
-        md += [f"| {k} | {v:.6g} |" for k, v in f.result.params.values.items()]
+        md += [f"| {k} | {v:.6g}{_reflected_note(k, f)} |"
+               for k, v in f.result.params.values.items()]
         md.append("")
     for kind, logs in (("Validation", validation), ("Training", train)):
         md += _per_log_table(kind, logs, fits)
@@ -165,6 +169,21 @@ def write_report(out: Path, fits: dict[str, ModelFit], train: list[Log],
     atomic.write_text(out / "report.md", "\n".join(md) + "\n")
     print(f"wrote {out / 'report.md'}")
     return summary
+
+
+def _reflected_note(name: str, f: ModelFit) -> str:
+    """Beside the fitted armature: the actuator's reflected rotor inertia J_rotor·N², if it
+    declares one (the armature's default), and the ratio of the two."""
+    if name != "armature":
+        return ""
+    actuator = ACTUATORS[f.result.params.actuator]
+    reflected = actuator.reflected_inertia
+    if reflected is None:
+        return ""
+    fitted = f.result.params.values["armature"]
+    return (f" (reflected rotor inertia J_rotor·N² = {actuator.rotor_inertia:g} × "
+            f"{actuator.gear_ratio:g}² = {reflected:.6g} kg·m²; fitted/reflected "
+            f"{fitted / reflected:.2f})")
 
 
 def _cross_validation_table(section: dict) -> list[str]:

@@ -52,6 +52,13 @@ COMMANDS: tuple[Command, ...] = (
             "friction", "experiments.commands.oscillator", subcommand=False),
     Command("arm2r", "the 2R arms of SPEC §10 on every engine: event-driven, fixed step, MuJoCo",
             "experiments.commands.arm2r", subcommand=False),
+    Command("drive-backdrive", "drive/backdrive diagram: the static area of parameter files "
+            "against the external torque", "experiments.commands.drive_backdrive",
+            subcommand=False),
+    Command("torque-contributions", "each torque's share along simulated logs; the "
+            "negligible terms", "experiments.commands.torque_contributions", subcommand=False),
+    Command("jitter", "the recorder's timing: period statistics of raw logs and a histogram",
+            "experiments.commands.jitter", subcommand=False),
 )
 
 BY_NAME: dict[str, Command] = {c.name: c for c in COMMANDS}
