@@ -109,17 +109,9 @@ def plot_contributions(results: list[Contributions], path: str | os.PathLike,
                        title: str = "") -> None:
     """Per log, the right-hand side τ_m + τ_e + Σ τ_f,i as signed stacked areas (positive
     parts stacked up, negative parts down) and their sum I·a as a line."""
-    import math
+    from experiments.common.plots import finish_panels, panels, shade_torque_off
 
-    import matplotlib.pyplot as plt
-
-    from experiments.common.output import save_figure
-    from experiments.common.plots import figure_legend, shade_torque_off
-
-    n = len(results)
-    cols = 1 if n == 1 else 2
-    rows = math.ceil(n / cols)
-    fig, axes = plt.subplots(rows, cols, figsize=(7 * cols, 3.0 * rows), squeeze=False)
+    fig, axes = panels(len(results))
     parts = ("motor", "external") + FRICTION_TERMS
     colours = {name: f"C{i}" for i, name in enumerate(parts)}
     for ax, r in zip(axes.flat, results):
@@ -133,18 +125,9 @@ def plot_contributions(results: list[Contributions], path: str | os.PathLike,
             label = _LABELS.get(name, name.replace("friction.", "friction: "))
             pos, neg = np.clip(y, 0, None), np.clip(y, None, 0)
             ax.fill_between(r.t, up, up + pos, color=colours[name], alpha=0.75, lw=0,
-                            label=f"{label}")
+                            label=label)
             ax.fill_between(r.t, down, down + neg, color=colours[name], alpha=0.75, lw=0)
             up, down = up + pos, down + neg
         ax.plot(r.t, r.series["inertia"], "k", lw=0.8, label="I·a (sum)")
         ax.set_title(f"{r.log.name} ({r.log.trajectory}, kp={r.log.kp:g})", fontsize=9)
-        ax.set_xlabel("time (s)")
-        ax.set_ylabel("torque (N·m)")
-        ax.grid(alpha=0.3)
-    for ax in list(axes.flat)[n:]:
-        ax.set_visible(False)
-    fig.tight_layout()
-    figure_legend(fig, axes.flat[:n])
-    if title:
-        fig.suptitle(title, y=1.02)
-    save_figure(fig, path)
+    finish_panels(fig, axes, len(results), title, path, ylabel="torque (N·m)")

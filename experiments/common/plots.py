@@ -41,18 +41,19 @@ def figure_legend(fig, axes) -> None:
                bbox_to_anchor=(0.5, 0.0))
 
 
-def _panels(n: int):
-    """A figure with ``n`` position-vs-time panels, two per row."""
+def panels(n: int):
+    """A figure with ``n`` time-series panels, two per row."""
     cols = 1 if n == 1 else 2
     rows = math.ceil(n / cols)
     return plt.subplots(rows, cols, figsize=(7 * cols, 2.8 * rows), squeeze=False)
 
 
-def _finish(fig, axes, n: int, title: str, path: str | os.PathLike) -> None:
+def finish_panels(fig, axes, n: int, title: str, path: str | os.PathLike,
+                  ylabel: str = "position (rad)") -> None:
     """Label the first ``n`` panels, hide the rest, one legend, title, save."""
     for ax in list(axes.flat)[:n]:
         ax.set_xlabel("time (s)")
-        ax.set_ylabel("position (rad)")
+        ax.set_ylabel(ylabel)
         ax.grid(alpha=0.3)
     for ax in list(axes.flat)[n:]:
         ax.set_visible(False)
@@ -65,7 +66,7 @@ def _finish(fig, axes, n: int, title: str, path: str | os.PathLike) -> None:
 
 def rollouts_figure(rollouts: list[Rollout], path: str | os.PathLike, title: str = "") -> None:
     """Logged vs simulated position per log, with the goal and the torque-off spans shaded."""
-    fig, axes = _panels(len(rollouts))
+    fig, axes = panels(len(rollouts))
     for ax, r in zip(axes.flat, rollouts):
         shade_torque_off(ax, r.t, r.log.column("torque_enable"))
         ax.plot(r.t, r.log.column("goal_position"), "k--", lw=0.8, label="goal")
@@ -73,7 +74,7 @@ def rollouts_figure(rollouts: list[Rollout], path: str | os.PathLike, title: str
         ax.plot(r.t, r.q, lw=1.2, label="simulated")
         ax.set_title(f"{r.log.name} ({r.log.trajectory}, kp={r.log.kp:g}): MAE {1e3 * r.mae:.1f} mrad",
                      fontsize=9)
-    _finish(fig, axes, len(rollouts), title, path)
+    finish_panels(fig, axes, len(rollouts), title, path)
 
 
 def mae_boxplot(per_label: dict[str, list[float]], path: str | os.PathLike, title: str = "") -> None:
@@ -94,7 +95,7 @@ def mae_boxplot(per_label: dict[str, list[float]], path: str | os.PathLike, titl
 
 def recordings_figure(logs: list, path: str | os.PathLike, title: str = "") -> None:
     """Recorded position and goal per raw log (torque-off shaded), with its control period."""
-    fig, axes = _panels(len(logs))
+    fig, axes = panels(len(logs))
     for ax, log in zip(axes.flat, logs):
         t = log.column("timestamp")
         shade_torque_off(ax, t, log.column("torque_enable"))
@@ -103,4 +104,4 @@ def recordings_figure(logs: list, path: str | os.PathLike, title: str = "") -> N
         period = 1e3 * np.diff(t)
         ax.set_title(f"{log.name} ({log.trajectory}, kp={log.kp:g}): period "
                      f"{period.mean():.2f} ± {period.std():.2f} ms", fontsize=9)
-    _finish(fig, axes, len(logs), title, path)
+    finish_panels(fig, axes, len(logs), title, path)
