@@ -26,7 +26,7 @@ from numba import njit
 from frictionsim.friction import friction_budget
 
 #: Steps of the outward walk over the search span, and bisections of the bracket found.
-WALK_STEPS = 4000
+WALK_STEPS = 20000
 BISECTIONS = 80
 
 

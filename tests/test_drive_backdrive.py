@@ -49,11 +49,12 @@ def test_m1_is_minus_tau_e_plus_or_minus_coulomb(params_dir, servo):
     np.testing.assert_array_equal(d.rest.backdrive[lifting], d.rest.low[lifting])
 
 
-def test_m3_matches_its_closed_form():
+@pytest.mark.parametrize("k_l", [0.3, 0.9])  # 0.9: edges 18 times the load away
+def test_m3_matches_its_closed_form(k_l):
     # at rest, τ_e ≤ 0, F = K_c + K_l·|τ_e − τ_m|. Above: τ_high = −τ_e + x with
     # x = K_c + K_l·(x − 2τ_e). Below: τ_low = −τ_e − y, y = K_c + K_l·|2τ_e + y|, whose
     # root is y1 = (K_c − 2K_l·τ_e)/(1 + K_l) while y1 < −2τ_e, else (K_c + 2K_l·τ_e)/(1 − K_l)
-    k_c, k_l = 0.05, 0.3
+    k_c = 0.05
     p = ParameterSet.defaults("m3", "mx106").with_values(friction_base=k_c,
                                                           load_friction_base=k_l)
     tau_e = np.linspace(-5.0, 0.0, 51)

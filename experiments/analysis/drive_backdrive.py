@@ -20,7 +20,7 @@ from frictionsim.static_region import drive_and_backdrive, static_intervals
 
 #: How far beyond the equilibrium the edges are searched, in units of the diagram's largest
 #: |τ_e| plus the friction at rest: an edge beyond it is reported as none (self-locking).
-SPAN_FACTOR = 4.0
+SPAN_FACTOR = 20.0
 
 
 @dataclass(frozen=True)
