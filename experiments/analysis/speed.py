@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from experiments.common.timing import best_time
-from experiments.synthetic.dataset import GROUND_TRUTH, dataset, restrict
+from experiments.common.timing import batched_ns_per_log_step, best_time
+from experiments.synthetic.dataset import GROUND_TRUTH, dataset, population, restrict
 from frictionsim import layout
 from frictionsim.logs import process
 from solvers.batch import PackedLogs
@@ -20,12 +20,7 @@ def measure(model: str, packed: PackedLogs, candidates: int, repeats: int) -> di
     """ns per step of one rollout on one thread, and ns per (log × step) batched on all threads,
     by the lock-step kernels (the fitter's) and by the scalar reference kernel."""
     theta = restrict(GROUND_TRUTH, model).theta()
-    rng = np.random.default_rng(0)
-    # Candidates spread around the truth, as a fitter's population would be.
-    thetas = np.repeat(theta[None, :], candidates, axis=0)
-    perturbed = layout.MOTOR_AND_FRICTION
-    n = perturbed.stop - perturbed.start
-    thetas[:, perturbed] *= rng.uniform(0.8, 1.2, size=(candidates, n))
+    thetas = population(model, candidates)
     o = packed.offsets
 
     def single() -> None:
@@ -37,14 +32,11 @@ def measure(model: str, packed: PackedLogs, candidates: int, repeats: int) -> di
 
     single()
     t_single = best_time(single, repeats)
-    batched = {}
-    for kernel in ("scalar", "lockstep"):
-        packed.errors(thetas, kernel)
-        batched[kernel] = best_time(lambda k=kernel: packed.errors(thetas, k), repeats)
+    batched = batched_ns_per_log_step(packed, thetas, repeats)
     return {
         "ns_per_step": 1e9 * t_single / packed.n_steps,
-        "batched_ns_per_log_step": 1e9 * batched["lockstep"] / (packed.n_steps * candidates),
-        "scalar_batched_ns_per_log_step": 1e9 * batched["scalar"] / (packed.n_steps * candidates),
+        "batched_ns_per_log_step": batched["lockstep"],
+        "scalar_batched_ns_per_log_step": batched["scalar"],
     }
 
 

@@ -14,3 +14,15 @@ def best_time(fn: Callable[[], object], repeats: int) -> float:
         fn()
         best = min(best, time.perf_counter() - t0)
     return best
+
+
+def batched_ns_per_log_step(packed, thetas, repeats: int) -> dict[str, float]:
+    """ns per (log × step) of ``packed.errors(thetas, kernel)`` (a
+    :class:`solvers.batch.PackedLogs`) for the ``"scalar"`` and ``"lockstep"`` kernels, each
+    compiled and warm before it is timed."""
+    work = packed.n_steps * len(thetas)
+    speeds = {}
+    for kernel in ("scalar", "lockstep"):
+        packed.errors(thetas, kernel)
+        speeds[kernel] = 1e9 * best_time(lambda k=kernel: packed.errors(thetas, k), repeats) / work
+    return speeds

@@ -17,16 +17,14 @@ import time
 import tracemalloc
 from pathlib import Path
 
-import numpy as np
-
 from experiments.common.loading import load_logs
 from experiments.common.progress import progress
-from experiments.common.timing import best_time
+from experiments.common.timing import batched_ns_per_log_step
 from experiments.identification.fitter import FitSettings, fit
 from experiments.identification.search_space import SearchSpace
-from experiments.synthetic.dataset import GROUND_TRUTH, restrict
+from experiments.synthetic.dataset import GROUND_TRUTH, population
 from experiments.synthetic.virtual_bench import SensorModel, record
-from frictionsim import layout, trajectories
+from frictionsim import trajectories
 from frictionsim.bench_setup import BenchSetup
 from frictionsim.logs import Log, process, save_log
 from solvers.batch import PackedLogs
@@ -52,20 +50,12 @@ def campaign(n_logs: int, duration: float = 6.0, show_progress: bool = True) -> 
     return logs
 
 
-def _population(model: str, size: int) -> np.ndarray:
-    """A fitter-like population around the ground truth (±20 % on motor and friction)."""
-    theta = restrict(GROUND_TRUTH, model).theta()
-    thetas = np.repeat(theta[None, :], size, axis=0)
-    sl = layout.MOTOR_AND_FRICTION
-    thetas[:, sl] *= np.random.default_rng(0).uniform(0.8, 1.2, size=(size, sl.stop - sl.start))
-    return thetas
-
-
 def measure_size(logs: list[Log], folder: Path, models: tuple[str, ...], budget: int,
                  candidates: int = 16, repeats: int = 3, show_progress: bool = True) -> dict:
     """Every figure of one size (module docstring); the logs are written to ``folder``."""
     for log in logs:
         save_log(folder / log.name, log)
+
     def load() -> PackedLogs:
         return PackedLogs.from_logs(load_logs([folder], show_progress=show_progress),
                                     GROUND_TRUTH.actuator)
@@ -83,14 +73,7 @@ def measure_size(logs: list[Log], folder: Path, models: tuple[str, ...], budget:
                                                packed.position, packed.bench)) / 2**20,
            "models": {}}
     for model in models:
-        thetas = _population(model, candidates)
-        work = packed.n_steps * candidates
-        speed = {}
-        for kernel in ("scalar", "lockstep"):
-            packed.errors(thetas, kernel)  # compiled and warm
-            speed[kernel] = 1e9 * best_time(
-                lambda k=kernel, t=thetas: packed.errors(t, k),
-                                                repeats) / work
+        speed = batched_ns_per_log_step(packed, population(model, candidates), repeats)
         space = SearchSpace(model, GROUND_TRUTH.actuator, {})
         t0 = time.perf_counter()
         result = fit(space, packed, FitSettings(budget=budget, seed=0), progress=show_progress,
@@ -121,4 +104,3 @@ def scale_rows(sizes: tuple[int, ...] = (12, 100, 400), models: tuple[str, ...] 
             rows.append(measure_size(logs[:n], folder, models, budget,
                                      show_progress=show_progress))
     return rows
-

@@ -61,10 +61,6 @@ class Exploration:
     """Relative loss difference within which two runs agree."""
     best_run_point: np.ndarray | None = field(default=None, repr=False)
 
-    @property
-    def best(self) -> float:
-        return min([*self.runs, self.start])
-
     def agreeing(self) -> int:
         """How many runs lie within the agreement (relative) of the best run."""
         if not self.runs:

@@ -6,9 +6,11 @@ import itertools
 from dataclasses import replace
 from pathlib import Path
 
+import numpy as np
+
 from experiments.common.progress import progress
 from experiments.synthetic.virtual_bench import SensorModel, record
-from frictionsim import schema, trajectories
+from frictionsim import layout, schema, trajectories
 from frictionsim.bench_setup import BenchSetup
 from frictionsim.logs import Log, process, save_log
 from frictionsim.params import ParameterSet
@@ -62,6 +64,17 @@ def restrict(params: ParameterSet, model: str) -> ParameterSet:
     """The same servo under a simpler model: the values that model has, others dropped."""
     names = schema.parameters(model, params.actuator)
     return ParameterSet(model, params.actuator, {k: v for k, v in params.values.items() if k in names})
+
+
+def population(model: str, size: int) -> np.ndarray:
+    """``size`` θ vectors of ``model`` spread around the ground truth as a fitter's population
+    would be: every motor and friction coefficient times a uniform factor in [0.8, 1.2]
+    (seed 0), for the speed measurements."""
+    thetas = np.repeat(restrict(GROUND_TRUTH, model).theta()[None, :], size, axis=0)
+    perturbed = layout.MOTOR_AND_FRICTION
+    thetas[:, perturbed] *= np.random.default_rng(0).uniform(
+        0.8, 1.2, size=(size, perturbed.stop - perturbed.start))
+    return thetas
 
 
 def dataset(
