@@ -1,5 +1,11 @@
 """frictionsim — the physics of servo actuators with extended friction.
 
+The front door (:mod:`frictionsim.api`): ``load_log``, ``load_logs``, ``load_params``,
+``load_actuator``, ``simulate``, ``identify`` and ``Servo`` (a servo's compiled kernels),
+all importable from here; ``docs/python.md`` walks through them.
+
+Below it:
+
 Parameter schema (:mod:`~frictionsim.schema`) and flat-vector layout
 (:mod:`~frictionsim.layout`); the friction budget of M1–M6
 (:mod:`~frictionsim.friction`), the servos' firmware laws and motors
@@ -15,7 +21,16 @@ from frictionsim import kernel_cache
 kernel_cache.purge_stale()  # before any kernel is loaded from Numba's cache
 
 from frictionsim import actuator_files, schema  # noqa: E402
-from frictionsim.logs import Log, LogError, load_log, load_logs, process, save_log  # noqa: E402
+from frictionsim.api import (  # noqa: E402
+    Identification,
+    ModelResult,
+    Servo,
+    identify,
+    load_actuator,
+    load_logs,
+    simulate,
+)
+from frictionsim.logs import Log, LogError, load_log, process, save_log  # noqa: E402
 from frictionsim.params import (  # noqa: E402
     ParameterFileError,
     ParameterSet,
@@ -27,6 +42,12 @@ from frictionsim.schema import ACTUATORS, MODELS  # noqa: E402
 __all__ = [
     "ACTUATORS",
     "MODELS",
+    "Identification",
+    "ModelResult",
+    "Servo",
+    "identify",
+    "load_actuator",
+    "simulate",
     "Log",
     "LogError",
     "ParameterFileError",

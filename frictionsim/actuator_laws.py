@@ -30,10 +30,14 @@ The electrical extensions of SPEC §9, each off when its ``theta`` entry is 0:
   agree to second order, far above it both give ±i_lim;
 - ``supply``: the law uses the supply voltage of the moment instead of the constant
   vin: the log's ``input_volts`` at that entry, or, without a log, a source with
-  internal resistance, vin = E − R_s·|i| (:func:`source_voltage`; i the motor current
+  internal resistance, vin = E − R_s·|i| (:func:`supply_voltage`; i the motor current
   of the previous physics step, summed over the servos sharing the supply);
 - ``latency``: the firmware acts on the position and velocity measured L control
-  periods earlier (:func:`measured`, a history of the last L + 1 measurements).
+  periods earlier.
+
+The servo's state from one control period to the next (limiter, measurement history,
+supply current) and the order of the work of a period are :mod:`frictionsim.servo_unit`'s:
+every loop calls that unit, not these laws directly.
 """
 
 from __future__ import annotations
@@ -55,14 +59,11 @@ from frictionsim.layout import (
     LATENCY,
     LAW,
     MAX_CURRENT,
-    MAX_LATENCY,
     MAX_PWM,
     MAX_VELOCITY,
     MAX_VOLTAGE,
     RESISTANCE,
     SUPPLY,
-    SUPPLY_EMF,
-    SUPPLY_RESISTANCE,
     VIN,
     VOLTAGE_LAW,
 )
@@ -92,12 +93,6 @@ def limited_target(q_target: float, q_smooth: float, max_velocity: float, dt: fl
 
 
 @njit(cache=True, inline="always")
-def limit_target(q_target: float, q_smooth: float, theta: np.ndarray, bench: np.ndarray) -> float:
-    """sts3215 target-speed limiter: the new internal target (rad); q_target when off."""
-    return limited_target(q_target, q_smooth, theta[MAX_VELOCITY], bench[DT])
-
-
-@njit(cache=True, inline="always")
 def voltage_duty(error: float, kp: float, error_gain: float, ratio: float,
                  max_pwm: float) -> float:
     """The voltage law's duty cycle for a position error (rad): clip(error·kp·error_gain·ratio,
@@ -106,18 +101,13 @@ def voltage_duty(error: float, kp: float, error_gain: float, ratio: float,
 
 
 @njit(cache=True, inline="always")
-def firmware_control(
-    q_target: float, q: float, v: float, q_smooth: float, theta: np.ndarray, bench: np.ndarray
-) -> Control:
-    """Control signal and new limiter state: ``Control(u, q_smooth)``.
-
-    u is volts (voltage law) or amps (current law). q, v: measured position (rad)
-    and velocity (rad/s); q_smooth: the sts3215 limiter state (rad). Servos
-    without a limiter return q_target as the new state (their target is not
-    smoothed), so callers can thread the state through uniformly. The supply is
-    the bench's constant vin; :func:`firmware_law` takes the supply of the moment.
-    """
-    return firmware_law(q_target, q, v, q_smooth, bench[VIN], theta, bench)
+def voltage_control(q_target: float, q: float, q_smooth: float, vin: float, kp: float,
+                    error_gain: float, ratio: float, max_pwm: float, max_velocity: float,
+                    dt: float) -> Control:
+    """The voltage law on scalars: the limiter, then u = vin·clip((q_smooth − q)·kp·error_gain·
+    ratio, ±max_pwm) (V); the new limiter state. The lock-step kernel calls it lane by lane."""
+    q_smooth = limited_target(q_target, q_smooth, max_velocity, dt)
+    return Control(vin * voltage_duty(q_smooth - q, kp, error_gain, ratio, max_pwm), q_smooth)
 
 
 @njit(cache=True, inline="always")
@@ -125,56 +115,53 @@ def firmware_law(
     q_target: float, q: float, v: float, q_smooth: float, vin: float, theta: np.ndarray,
     bench: np.ndarray,
 ) -> Control:
-    """:func:`firmware_control` with the supply voltage ``vin`` (V) given (SPEC §9 ``supply``)."""
+    """Control signal and new limiter state, ``Control(u, q_smooth)``, with the supply voltage
+    ``vin`` (V) of the moment.
+
+    u is volts (voltage law) or amps (current law). q, v: the position (rad) and velocity
+    (rad/s) the firmware acts on; q_smooth: the sts3215 limiter state (rad). Servos without a
+    limiter return q_target as the new state, so callers thread the state uniformly. This is
+    the law alone: :func:`frictionsim.servo_unit.servo_control` adds what the firmware
+    measures (``latency``) and the supply of the moment (``supply``).
+    """
     if theta[LAW] == VOLTAGE_LAW:
-        q_smooth = limit_target(q_target, q_smooth, theta, bench)
-        duty = voltage_duty(q_smooth - q, bench[KP], theta[ERROR_GAIN], theta[ERROR_GAIN_RATIO],
-                            theta[MAX_PWM])
-        return Control(vin * duty, q_smooth)
+        return voltage_control(q_target, q, q_smooth, vin, bench[KP], theta[ERROR_GAIN],
+                               theta[ERROR_GAIN_RATIO], theta[MAX_PWM], theta[MAX_VELOCITY],
+                               bench[DT])
     kp = bench[KP]
     amps = (q_target - q) * kp + bench[DAMPING] * math.sqrt(kp) * (0.0 - v)
     return Control(clip(amps, -theta[MAX_CURRENT], theta[MAX_CURRENT]), q_target)
 
 
 @njit(cache=True, inline="always")
-def supply_voltage(logged: float, theta: np.ndarray, bench: np.ndarray) -> float:
-    """The supply the voltage law uses at a log entry (V): the logged ``input_volts`` with
-    the ``supply`` extension, else the bench's constant vin."""
-    if theta[SUPPLY] > 0.0:
+def firmware_control(
+    q_target: float, q: float, v: float, q_smooth: float, theta: np.ndarray, bench: np.ndarray
+) -> Control:
+    """:func:`firmware_law` at the bench's constant supply ``bench[VIN]``, for a servo with
+    neither ``latency`` nor ``supply``: it keeps no measurement history and no motor current,
+    so it refuses (ValueError naming the extension) a ``theta`` that enables either rather than
+    ignore it. :func:`frictionsim.servo_unit.servo_control` honours both."""
+    if theta[LATENCY] != 0.0:
+        raise ValueError("firmware_control cannot honour the latency extension (it keeps no "
+                         "measurement history): use frictionsim.servo_unit.servo_control")
+    if theta[SUPPLY] != 0.0:
+        raise ValueError("firmware_control cannot honour the supply extension (it keeps no "
+                         "supply state): use frictionsim.servo_unit.servo_control")
+    return firmware_law(q_target, q, v, q_smooth, bench[VIN], theta, bench)
+
+
+@njit(cache=True, inline="always")
+def supply_voltage(logged: float, drawn: float, on: float, emf: float, resistance: float,
+                   vin: float) -> float:
+    """The supply the voltage law uses (V). ``on`` ≤ 0 (``supply`` off): the constant ``vin``.
+    On: the ``logged`` input voltage when one is logged (finite), else a source of EMF ``emf``
+    (V) and internal resistance ``resistance`` (Ω) under the current ``drawn`` (A):
+    emf − resistance·|drawn|."""
+    if on <= 0.0:
+        return vin
+    if math.isfinite(logged):
         return logged
-    return bench[VIN]
-
-
-@njit(cache=True, inline="always")
-def source_voltage(current: float, theta: np.ndarray, bench: np.ndarray) -> float:
-    """Without a log: vin = E − R_s·|i| with the ``supply`` extension (i: the motor current
-    drawn, A), else the bench's constant vin (V)."""
-    if theta[SUPPLY] > 0.0:
-        return theta[SUPPLY_EMF] - theta[SUPPLY_RESISTANCE] * abs(current)
-    return bench[VIN]
-
-
-@njit(cache=True, inline="always")
-def reset_history(history: np.ndarray, q: float, v: float) -> None:
-    """Fill the firmware's measurement history with (q, v): before the first period, the
-    delayed measurement is the initial state."""
-    for slot in range(MAX_LATENCY + 1):
-        history[2 * slot] = q
-        history[2 * slot + 1] = v
-
-
-@njit(cache=True, inline="always")
-def measured(history: np.ndarray, k: int, q: float, v: float, theta: np.ndarray) -> tuple:
-    """(q, v) the firmware acts on at control period k (SPEC §9 ``latency``): the state of
-    period k − L; records the current state. L = 0: (q, v) unchanged."""
-    lag = int(theta[LATENCY])
-    if lag == 0:
-        return q, v
-    slot = k % (MAX_LATENCY + 1)
-    history[2 * slot] = q
-    history[2 * slot + 1] = v
-    old = (k - lag + MAX_LATENCY + 1) % (MAX_LATENCY + 1)
-    return history[2 * old], history[2 * old + 1]
+    return emf - resistance * abs(drawn)
 
 
 @njit(cache=True, inline="always")

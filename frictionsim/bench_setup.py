@@ -1,7 +1,7 @@
 """The set-up of one bench recording: what the log header says about the pendulum and firmware.
 
 One definition for everything that makes or reads a recording: the recorder
-(:mod:`hw.recorder`), the virtual bench, the virtual servo. Values are checked
+(:mod:`frictionsim.hw.recorder`), the virtual bench, the virtual servo. Values are checked
 against :mod:`frictionsim.plausibility` (errors outside the hard ranges).
 """
 

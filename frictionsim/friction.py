@@ -84,7 +84,7 @@ def static_friction(
 ) -> float:
     """F (N·m) of the module docstring for the Stribeck factor ``s``, coefficients as scalars.
 
-    The form the lock-step evaluator (:mod:`solvers.lockstep`) calls lane by lane; the
+    The form the lock-step evaluator (:mod:`frictionsim.solvers.lockstep`) calls lane by lane; the
     branches are selects of whole additions, so a vectorised loop adds the same bits.
     """
     gearbox = abs(tau_e - tau_m)

@@ -13,20 +13,34 @@ folders next to the sources, Numba's default place), so everything recompiles on
 from __future__ import annotations
 
 import hashlib
+import importlib.util
 import os
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
 #: The packages whose modules may hold ``cache=True`` kernels.
-PACKAGES = ("frictionsim", "solvers", "experiments", "hw")
+PACKAGES = ("frictionsim", "frictionsim.solvers", "frictionsim.experiments", "frictionsim.hw")
 MARKER = Path(__file__).resolve().parent / "__pycache__" / "kernels.sha256"
+
+
+def package_folders() -> list[Path]:
+    """The folders of :data:`PACKAGES` wherever they are installed (a wheel nests them in
+    ``frictionsim/``; an editable install maps them to the repository's top-level folders)."""
+    here = Path(__file__).resolve().parent
+    folders = [here]
+    for name in PACKAGES[1:]:
+        spec = importlib.util.find_spec(name)
+        if spec is not None and spec.submodule_search_locations:
+            folder = Path(next(iter(spec.submodule_search_locations))).resolve()
+            if not folder.is_relative_to(here):
+                folders.append(folder)
+    return folders
 
 
 def kernel_sources() -> list[Path]:
     """Every project source file with a cached kernel, in a fixed order."""
     out = []
-    for package in PACKAGES:
-        for path in sorted((ROOT / package).rglob("*.py")):
+    for folder in package_folders():
+        for path in sorted(folder.rglob("*.py")):
             try:
                 if "cache=True" in path.read_text(encoding="utf-8"):
                     out.append(path)

@@ -65,6 +65,24 @@ index  name         meaning                                         unit
 =====  ===========  ==============================================  =====
 
 Build one with :func:`bench_vector` rather than by index.
+
+``servo`` (length :data:`SERVO_STATE_SIZE`) is the state record of one servo's firmware and
+motor (:mod:`frictionsim.servo_unit`), carried from one control period to the next:
+
+=====  ==================  ===============================================  =======
+index  name                meaning                                          unit
+=====  ==================  ===============================================  =======
+0      SERVO_U             control held over the period                     V or A
+1      SERVO_Q_SMOOTH      the sts3215 limiter's internal target            rad
+2      SERVO_PERIODS       control periods computed so far                  –
+3      SERVO_CURRENT       motor current at the last physics step           A
+                           (kept with the ``supply`` extension only)
+4      SERVO_DRAWN         current drawn from the servo's supply: its own,  A
+                           or the sum over servos sharing it
+5      SERVO_VIN           supply voltage the last period used              V
+6–13   SERVO_HISTORY       (q, v) measured in the last MAX_LATENCY + 1      rad,
+                           periods, for ``latency``                         rad/s
+=====  ==================  ===============================================  =======
 """
 
 import numpy as np
@@ -114,6 +132,15 @@ CURRENT_LAW = 1.0
 REFERENCE = 0.0
 SEMI_IMPLICIT = 1.0
 SCHEMES = {"reference": REFERENCE, "semi_implicit": SEMI_IMPLICIT}
+
+SERVO_U = 0
+SERVO_Q_SMOOTH = 1
+SERVO_PERIODS = 2
+SERVO_CURRENT = 3
+SERVO_DRAWN = 4
+SERVO_VIN = 5
+SERVO_HISTORY = 6
+SERVO_STATE_SIZE = SERVO_HISTORY + HISTORY_SIZE
 
 MASS = 0
 LENGTH = 1

@@ -9,7 +9,7 @@ port (``/dev/ttyUSB0``); ``ethercat`` drives (the eRob) on a network interface
 from __future__ import annotations
 
 from frictionsim import schema
-from hw.servo import Servo
+from frictionsim.hw.servo import Servo
 
 FAMILIES = ("dynamixel", "feetech", "ethercat")
 
@@ -21,23 +21,23 @@ def motors() -> list[str]:
 
 def open_servo(motor: str, port: str, servo_id: int = 1, protocol: int | None = None,
                baudrate: int | None = None) -> Servo:
-    """The :class:`~hw.servo.Servo` for actuator ``motor`` on ``port`` (a serial device
+    """The :class:`~frictionsim.hw.servo.Servo` for actuator ``motor`` on ``port`` (a serial device
     path, or a network interface for an EtherCAT drive), checked to answer."""
     family = schema.get_actuator(motor).hardware.family
     if protocol is not None and family != "dynamixel":
         raise ValueError(f"{motor} is a {family or 'non-serial'} servo; --protocol applies to "
                          "Dynamixel servos")
     if family == "dynamixel":
-        from hw.dynamixel.servo import DynamixelServo
+        from frictionsim.hw.dynamixel.servo import DynamixelServo
 
         return DynamixelServo.open(port, motor, servo_id=servo_id, protocol=protocol,
                                    baudrate=baudrate)
     if family == "feetech":
-        from hw.feetech.servo import FeetechServo
+        from frictionsim.hw.feetech.servo import FeetechServo
 
         return FeetechServo.open(port, motor, servo_id=servo_id, baudrate=baudrate)
     if family == "ethercat":
-        from hw.ethercat.servo import open_erob
+        from frictionsim.hw.ethercat.servo import open_erob
 
         return open_erob(port, motor, slave=servo_id - 1)
     raise ValueError(f"{motor} cannot be driven: its declaration names no hardware family "

@@ -23,8 +23,8 @@ import numpy as np
 from frictionsim import trajectories
 from frictionsim.atomic import write_json
 from frictionsim.bench_setup import BenchSetup
+from frictionsim.hw.servo import Servo, ServoError
 from frictionsim.logs import load_log
-from hw.servo import Servo, ServoError
 
 
 @dataclass

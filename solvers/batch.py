@@ -2,9 +2,9 @@
 
 Logs are packed once into flat arrays (:class:`PackedLogs`).
 :meth:`PackedLogs.errors` evaluates every (candidate, log) pair with the lock-step
-kernels of :mod:`solvers.lockstep` (many candidates through one log together, SIMD where
+kernels of :mod:`frictionsim.solvers.lockstep` (many candidates through one log together, SIMD where
 the configuration allows), which give the losses of the scalar reference
-:func:`batched_errors` (every pair one :func:`solvers.fixed_step.rollout_error` in a
+:func:`batched_errors` (every pair one :func:`frictionsim.solvers.fixed_step.rollout_error` in a
 ``prange``) to about 1e-15 relative, bit for bit where they do not vectorise.
 """
 
@@ -19,9 +19,9 @@ from numba import njit, prange
 from frictionsim.layout import ARMATURE, DT, SUPPLY, THETA_SIZE
 from frictionsim.logs import Log
 from frictionsim.pendulum import load_inertia
-from solvers.errors import SimulationError
-from solvers.fixed_step import rollout_error
-from solvers.lockstep import lockstep_errors
+from frictionsim.solvers.errors import SimulationError
+from frictionsim.solvers.fixed_step import rollout_error
+from frictionsim.solvers.lockstep import lockstep_errors
 
 
 @dataclass(frozen=True)
@@ -75,12 +75,12 @@ class PackedLogs:
     def errors(self, thetas: np.ndarray, kernel: str = "lockstep") -> np.ndarray:
         """MAE (rad) of every candidate on every log: shape (n_candidates, n_logs).
 
-        ``kernel``: ``"lockstep"`` (:mod:`solvers.lockstep`, the fast path) or ``"scalar"``
+        ``kernel``: ``"lockstep"`` (:mod:`frictionsim.solvers.lockstep`, the fast path) or ``"scalar"``
         (:func:`batched_errors`, one pair per thread iteration, libm exact); the two agree to
-        about 1e-15 relative (:mod:`solvers.lockstep` says where bits differ).
+        about 1e-15 relative (:mod:`frictionsim.solvers.lockstep` says where bits differ).
 
         A pair whose rollout overflows gives a non-finite MAE (the caller decides);
-        a joint with no positive inertia raises :class:`~solvers.errors.SimulationError`
+        a joint with no positive inertia raises :class:`~frictionsim.solvers.errors.SimulationError`
         naming the log, since the step would divide by zero.
         """
         thetas = np.ascontiguousarray(np.atleast_2d(thetas), dtype=np.float64)

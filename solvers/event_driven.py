@@ -10,7 +10,7 @@ joint's friction set-valued at rest:
 
 Which joints at rest stick is decided exactly (a segment's start, and each zero
 velocity): the friction of the resting joints is SPEC §10's box-constrained
-problem on accelerations, :func:`solvers.joint_friction.clip_friction` with v = 0
+problem on accelerations, :func:`frictionsim.solvers.joint_friction.clip_friction` with v = 0
 and the moving joints' friction fixed; a resting joint whose friction lands on its
 budget with a non-zero acceleration breaks away. Within a segment the phases are
 fixed: stuck joints held (their friction solved by equality), slipping joints at
@@ -32,14 +32,13 @@ the right-hand sides are pure functions of (t, y) and the segment's constants.
 One engine, :class:`EventSolver`, integrates every :class:`Mechanism`: one joint
 (:class:`Joint`: the pendulum bench :class:`BenchJoint`, the Coulomb oscillator of
 SPEC §8 :class:`CoulombOscillator`, with compiled right-hand sides) is its n = 1
-case, and :class:`solvers.coupled_joints.CoupledJoints` (an inertia matrix and bias
-forces) and :class:`solvers.robot.RobotMechanism` (an MJCF model) its n-joint cases.
+case, and :class:`frictionsim.solvers.robot.RobotMechanism` (an MJCF model) its n-joint case.
 
 The work is bounded: a segment whose right-hand side turns non-finite, or that
 needs more than ``Tolerances.max_nfev`` evaluations (a step size collapsing on a
 singular right-hand side), and a control period with more than
 ``Tolerances.max_events`` switches (Zeno chattering) raise
-:class:`~solvers.errors.SimulationError` saying which bound was hit and where,
+:class:`~frictionsim.solvers.errors.SimulationError` saying which bound was hit and where,
 instead of running for ever.
 """
 
@@ -53,12 +52,11 @@ import numpy as np
 from numba import njit
 from scipy.integrate import solve_ivp
 
-from frictionsim.actuator_laws import firmware_law, measured, reset_history, supply_voltage
-from frictionsim.layout import HISTORY_SIZE, VIN
 from frictionsim.plant import bench_torques
-from solvers import METHODS
-from solvers.errors import SimulationError
-from solvers.joint_friction import clip_friction
+from frictionsim.servo_unit import NO_LOG, servo_control, servo_draw, servo_state
+from frictionsim.solvers import METHODS
+from frictionsim.solvers.errors import SimulationError
+from frictionsim.solvers.joint_friction import clip_friction
 
 STICK = 0
 SLIP_POSITIVE = 1
@@ -281,7 +279,7 @@ class Tolerances:
 
 class BoundedRhs:
     """A right-hand side that refuses to run on: non-finite derivatives, or more than
-    ``limit`` evaluations, raise :class:`~solvers.errors.SimulationError`."""
+    ``limit`` evaluations, raise :class:`~frictionsim.solvers.errors.SimulationError`."""
 
     def __init__(self, rhs, limit: int, what: str):
         self.rhs = rhs
@@ -564,18 +562,16 @@ def simulate_log_events(goal: np.ndarray, enable: np.ndarray, q0: float, v0: flo
     q_out = np.empty(n)
     v_out = np.empty(n)
     joint = BenchJoint(theta, bench)
-    q, v, q_smooth = float(q0), float(v0), float(q0)
-    history = np.empty(HISTORY_SIZE)
-    reset_history(history, q, v)
-    volts = np.full(n, bench[VIN]) if supply is None else supply
+    q, v = float(q0), float(v0)
+    servo = servo_state(q, v)
+    volts = np.full(n, NO_LOG) if supply is None else supply
     phase, armed = solver.begin(joint, 0.0, q, v)
     for k in range(n):
         q_out[k] = q
         v_out[k] = v
-        q_m, v_m = measured(history, k, q, v, theta)
-        joint.u, q_smooth = firmware_law(goal[k], q_m, v_m, q_smooth,
-                                         supply_voltage(volts[k], theta, bench), theta, bench)
+        joint.u = servo_control(servo, goal[k], q, v, volts[k], theta, bench)
         joint.enable = float(enable[k])
+        servo_draw(servo, joint.enable, v, theta)
         q, v, phase, armed = solver.advance(joint, k * period, (k + 1) * period, q, v, phase, armed)
     t = np.arange(n) * period
     return EventResult(t, q_out, v_out, solver.events, solver, solver.nfev, len(solver.segments))

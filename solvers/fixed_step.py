@@ -5,7 +5,7 @@ flat vectors of :mod:`frictionsim.layout` (``theta`` from
 ``ParameterSet.theta()``, ``bench`` from ``Log.bench(actuator)``)::
 
     from numba import njit
-    from solvers.fixed_step import step
+    from frictionsim.solvers.fixed_step import step
     from frictionsim.actuator_laws import firmware_control
     from frictionsim.layout import DT
 
@@ -30,12 +30,13 @@ One step, in this order (state q rad, v rad/s; control u V or A; enable 0/1; dt 
     q     ← q + (v·dt + ½·a·dt²)               with the updated v
 
 or, when ``theta[SCHEME]`` is ``SEMI_IMPLICIT`` (MuJoCo's Euler), ``q ← q + v·dt``. The
-friction line is :func:`solvers.joint_friction.stop_friction`, the n = 1 case of the
+friction line is :func:`frictionsim.solvers.joint_friction.stop_friction`, the n = 1 case of the
 n-joint clipping of SPEC §10.
 
-The rollouts take the log's ``supply`` (``input_volts`` per entry, V), which the
-voltage law uses with the ``supply`` extension of SPEC §9; with ``latency`` the firmware
-acts on the state of L periods earlier (:func:`frictionsim.actuator_laws.measured`).
+The rollouts take the log's ``supply`` (``input_volts`` per entry, V; NaN where none was
+logged), which the voltage law uses with the ``supply`` extension; with ``latency`` the
+firmware acts on the state of L periods earlier. Both are the servo unit's
+(:func:`frictionsim.servo_unit.servo_control`), as in every other loop.
 """
 
 from __future__ import annotations
@@ -45,15 +46,10 @@ from typing import NamedTuple
 import numpy as np
 from numba import njit
 
-from frictionsim.actuator_laws import (
-    firmware_law,
-    measured,
-    reset_history,
-    supply_voltage,
-)
-from frictionsim.layout import HISTORY_SIZE, SCHEME, SEMI_IMPLICIT
+from frictionsim.layout import SCHEME, SEMI_IMPLICIT, SERVO_STATE_SIZE
 from frictionsim.plant import bench_torques
-from solvers.joint_friction import stop_friction
+from frictionsim.servo_unit import servo_control, servo_draw, servo_reset
+from frictionsim.solvers.joint_friction import stop_friction
 
 MAX_SPEED = 100.0
 
@@ -98,6 +94,20 @@ def step(
 
 
 @njit(cache=True)
+def servo_step(servo: np.ndarray, q_target: float, q: float, v: float, enable: float,
+               logged_vin: float, dt: float, theta: np.ndarray, bench: np.ndarray) -> JointState:
+    """A servo whose firmware runs at the physics rate, one period: the servo unit's control
+    period (:func:`frictionsim.servo_unit.servo_control`, the record ``servo`` updated), its
+    current drawn, then one :func:`step` of the bench; returns the new ``JointState(q, v)``.
+
+    q_target: goal (rad); enable: 0/1; logged_vin: the logged supply (V) or
+    :data:`frictionsim.servo_unit.NO_LOG`; dt: the period (s)."""
+    u = servo_control(servo, q_target, q, v, logged_vin, theta, bench)
+    servo_draw(servo, enable, v, theta)
+    return step(q, v, u, enable, dt, theta, bench)
+
+
+@njit(cache=True)
 def rollout(
     goal: np.ndarray,
     enable: np.ndarray,
@@ -137,16 +147,14 @@ def rollout_error(
     """
     q = position[0]
     v = v0
-    q_smooth = q
-    history = np.empty(HISTORY_SIZE)
-    reset_history(history, q, v)
+    servo = np.empty(SERVO_STATE_SIZE)
+    servo_reset(servo, q, v)
     total = 0.0
     n = goal.shape[0]
     for k in range(n):
         total += abs(q - position[k])
-        q_m, v_m = measured(history, k, q, v, theta)
-        u, q_smooth = firmware_law(goal[k], q_m, v_m, q_smooth,
-                                   supply_voltage(supply[k], theta, bench), theta, bench)
+        u = servo_control(servo, goal[k], q, v, supply[k], theta, bench)
+        servo_draw(servo, enable[k], v, theta)
         q, v = step(q, v, u, enable[k], dt, theta, bench)
     return total / n
 
@@ -173,15 +181,13 @@ def rollout_substeps(
     """
     q = q0
     v = v0
-    q_smooth = q0
-    history = np.empty(HISTORY_SIZE)
-    reset_history(history, q, v)
+    servo = np.empty(SERVO_STATE_SIZE)
+    servo_reset(servo, q, v)
     dt = period / substeps
     for k in range(goal.shape[0]):
         out_q[k] = q
         out_v[k] = v
-        q_m, v_m = measured(history, k, q, v, theta)
-        u, q_smooth = firmware_law(goal[k], q_m, v_m, q_smooth,
-                                   supply_voltage(supply[k], theta, bench), theta, bench)
+        u = servo_control(servo, goal[k], q, v, supply[k], theta, bench)
         for _ in range(substeps):
+            servo_draw(servo, enable[k], v, theta)
             q, v = step(q, v, u, enable[k], dt, theta, bench)

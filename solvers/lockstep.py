@@ -1,6 +1,6 @@
 """Lock-step batched rollouts: many candidates advance through one log together.
 
-The scalar evaluator (:func:`solvers.batch.batched_errors`) runs one (candidate, log)
+The scalar evaluator (:func:`frictionsim.solvers.batch.batched_errors`) runs one (candidate, log)
 pair per thread iteration, a single latency-bound chain of dependent operations. Here a
 thread takes a *block*: one log and up to ``LANES`` candidates, whose states (q, v, …)
 are arrays over the lanes, and every control period is one pass over the lanes. The
@@ -10,14 +10,14 @@ torque-off spans are the log's own enable column).
 
 Two kernels, both calling the same formulas as the scalar step (the cores of
 :mod:`frictionsim.friction`, :mod:`frictionsim.actuator_laws`,
-:mod:`frictionsim.pendulum` and :func:`solvers.fixed_step.clipped_step`, with scalar
+:mod:`frictionsim.pendulum` and :func:`frictionsim.solvers.fixed_step.clipped_step`, with scalar
 arguments; no ``fastmath``: no reassociation, no fused multiply-add the scalar code does
 not have):
 
 - :func:`vector_errors`, for the voltage law without SPEC §9's ``current_limit`` and
   ``latency``: each pass is a few branch-free loops over the lanes that LLVM vectorises
   (the ``if`` of the formulas become selects): the ``sin`` of the gravity torque and the
-  Stribeck factor by the polynomials of :mod:`solvers.vector_math` (libm calls would not
+  Stribeck factor by the polynomials of :mod:`frictionsim.solvers.vector_math` (libm calls would not
   vectorise, and cost more than the rest of the step together), then the firmware law,
   motor torque, friction budget, clipping and integration. **Where bits differ:** those
   polynomials are within about one ulp of libm, not equal to it, so the state differs
@@ -28,7 +28,7 @@ not have):
   all, so its losses are the scalar kernel's **bit for bit**; the lanes' independent
   chains overlap in the core's pipeline (instruction-level parallelism), no SIMD.
 
-:func:`lockstep_errors` picks the kernel; :meth:`solvers.batch.PackedLogs.errors` uses
+:func:`lockstep_errors` picks the kernel; :meth:`frictionsim.solvers.batch.PackedLogs.errors` uses
 it unless told to use the scalar kernel.
 """
 
@@ -39,24 +39,14 @@ import math
 import numpy as np
 from numba import njit, prange
 
-from frictionsim.actuator_laws import (
-    firmware_law,
-    limited_target,
-    measured,
-    reset_history,
-    supply_voltage,
-    voltage_duty,
-    voltage_motor_torque,
-)
+from frictionsim.actuator_laws import supply_voltage, voltage_control, voltage_motor_torque
 from frictionsim.friction import static_friction
 from frictionsim.layout import (
     ALPHA,
     ARMATURE,
-    CURRENT_LIMIT,
     DT,
     ERROR_GAIN,
     ERROR_GAIN_RATIO,
-    HISTORY_SIZE,
     K_C,
     K_CS,
     K_E,
@@ -70,24 +60,25 @@ from frictionsim.layout import (
     K_V,
     KP,
     KT,
-    LATENCY,
-    LAW,
     MAX_PWM,
     MAX_VELOCITY,
     Q_OFFSET,
     RESISTANCE,
     SCHEME,
     SEMI_IMPLICIT,
+    SERVO_STATE_SIZE,
     SUPPLY,
+    SUPPLY_EMF,
+    SUPPLY_RESISTANCE,
     THETA_SIZE,
     V_S,
     VIN,
-    VOLTAGE_LAW,
 )
 from frictionsim.pendulum import gravity_coefficient, load_inertia
 from frictionsim.plant import bench_torques
-from solvers.fixed_step import clipped_step
-from solvers.vector_math import SIN_EXACT_LIMIT, vector_sin, vector_stribeck_factor
+from frictionsim.servo_unit import lockstep_compatible, servo_control, servo_draw, servo_reset
+from frictionsim.solvers.fixed_step import clipped_step
+from frictionsim.solvers.vector_math import SIN_EXACT_LIMIT, vector_sin, vector_stribeck_factor
 
 #: Candidates per block: a multiple of the SIMD width (8 doubles with AVX-512), with room
 #: for the pipeline to overlap passes; 16, 32 and 64 measure alike.
@@ -97,17 +88,6 @@ LANES = 32
 #: lanes left over run the loop's scalar remainder (11 candidates, M6: 18.7 ns per log·step
 #: computed as 12 lanes, 10.1 as 16).
 SIMD_WIDTH = 8
-
-
-@njit(cache=True)
-def vectorisable(thetas: np.ndarray) -> bool:
-    """Whether every candidate suits :func:`vector_errors`: the voltage law, neither
-    ``current_limit`` nor ``latency``."""
-    for i in range(thetas.shape[0]):
-        if (thetas[i, LAW] != VOLTAGE_LAW or thetas[i, CURRENT_LIMIT] > 0.0
-                or thetas[i, LATENCY] != 0.0):
-            return False
-    return True
 
 
 @njit(cache=True, inline="always")
@@ -128,7 +108,7 @@ def _libm_sin(q: np.ndarray, offset: np.ndarray, lanes: int, out: np.ndarray) ->
 @njit(cache=True, parallel=True, error_model="numpy")
 def vector_errors(thetas, goal, enable, supply, position, offsets, v0, bench, out) -> None:
     """out[i, j] = rollout MAE (rad) of ``thetas[i]`` on packed log j (see the module
-    docstring; requires :func:`vectorisable` thetas)."""
+    docstring; requires :func:`~frictionsim.servo_unit.lockstep_compatible` thetas)."""
     n_candidates = thetas.shape[0]
     n_blocks = (n_candidates + LANES - 1) // LANES
     for block in prange((offsets.shape[0] - 1) * n_blocks):
@@ -172,10 +152,13 @@ def vector_errors(thetas, goal, enable, supply, position, offsets, v0, bench, ou
                     stribeck[p] = vector_stribeck_factor(v[p], v_s[p], alpha[p])
             for p in range(lanes):
                 total[p] += abs(q[p] - logged_q)
-                q_smooth[p] = limited_target(g, q_smooth[p], th[MAX_VELOCITY, p], dt)
-                volts = logged_vin if th[SUPPLY, p] > 0.0 else vin
-                u = volts * voltage_duty(q_smooth[p] - q[p], kp, th[ERROR_GAIN, p],
-                                         th[ERROR_GAIN_RATIO, p], th[MAX_PWM, p])
+                # The servo unit's period for the plain voltage law (lockstep_compatible): a
+                # logged supply, no history, no current.
+                volts = supply_voltage(logged_vin, 0.0, th[SUPPLY, p], th[SUPPLY_EMF, p],
+                                       th[SUPPLY_RESISTANCE, p], vin)
+                u, q_smooth[p] = voltage_control(g, q[p], q_smooth[p], volts, kp,
+                                                 th[ERROR_GAIN, p], th[ERROR_GAIN_RATIO, p],
+                                                 th[MAX_PWM, p], th[MAX_VELOCITY, p], dt)
                 tau_m = voltage_motor_torque(u, en, v[p], th[KT, p], th[RESISTANCE, p], 0.0)
                 tau_e = g_coef * sin_q[p]
                 static = static_friction(
@@ -203,11 +186,10 @@ def interleaved_errors(thetas, goal, enable, supply, position, offsets, v0, benc
         dt = be[DT]
         q = np.full(w, position[a])
         v = np.full(w, v0[j])
-        q_smooth = np.full(w, position[a])
         total = np.zeros(w)
-        history = np.empty((w, HISTORY_SIZE))
+        servos = np.empty((w, SERVO_STATE_SIZE))
         for p in range(w):
-            reset_history(history[p], q[p], v[p])
+            servo_reset(servos[p], q[p], v[p])
         for k in range(n):
             g = goal[a + k]
             en = enable[a + k]
@@ -218,9 +200,8 @@ def interleaved_errors(thetas, goal, enable, supply, position, offsets, v0, benc
                 qp = q[p]
                 vp = v[p]
                 total[p] += abs(qp - logged_q)
-                q_m, v_m = measured(history[p], k, qp, vp, theta)
-                u, q_smooth[p] = firmware_law(g, q_m, v_m, q_smooth[p],
-                                              supply_voltage(logged_vin, theta, be), theta, be)
+                u = servo_control(servos[p], g, qp, vp, logged_vin, theta, be)
+                servo_draw(servos[p], en, vp, theta)
                 t = bench_torques(qp, vp, u, en, theta, be)
                 q[p], v[p] = clipped_step(qp, vp, t.motor + t.external, t.inertia,
                                           t.static + t.viscous * abs(vp), dt,
@@ -232,7 +213,9 @@ def interleaved_errors(thetas, goal, enable, supply, position, offsets, v0, benc
 def lockstep_errors(thetas, goal, enable, supply, position, offsets, v0, bench, out) -> str:
     """Fill ``out`` with the rollout MAEs by the fastest kernel that suits ``thetas``; returns
     its name (``"vector"`` or ``"interleaved"``)."""
-    if vectorisable(thetas):
+    # The vector kernel has no supply current: a supply it must model (none logged) is not its.
+    logged = not (thetas[:, SUPPLY] > 0.0).any() or bool(np.isfinite(supply).all())
+    if logged and lockstep_compatible(thetas):
         vector_errors(thetas, goal, enable, supply, position, offsets, v0, bench, out)
         return "vector"
     interleaved_errors(thetas, goal, enable, supply, position, offsets, v0, bench, out)

@@ -15,7 +15,7 @@ logs without torque-off, 0.007 mrad mean from frictionsim's rollout (tests check
 ``forcerange = ±k_t·max_current``, but the back-EMF window is not representable: that
 export is approximate and says so. M2–M6 friction depends on velocity (Stribeck) and
 on the motor and load torques: no MuJoCo attribute expresses it; use
-:class:`solvers.mujoco_adapter.ServoModel`.
+:class:`frictionsim.solvers.mujoco_adapter.ServoModel`.
 """
 
 from __future__ import annotations
@@ -40,7 +40,7 @@ def export_m1(params: ParameterSet, joint: str = "servo", kp: float | None = Non
             f"{params.source or 'the parameters'}: model {params.model} has friction that "
             "depends on velocity (Stribeck) or on the motor and load torques; MuJoCo's "
             "frictionloss/damping cannot express it. Attach the servo with frictionsim's MuJoCo "
-            "adapter instead (solvers.mujoco_adapter.ServoModel, or "
+            "adapter instead (frictionsim.solvers.mujoco_adapter.ServoModel, or "
             "`frictionsim simulate --engine mujoco`)"
         )
     if not timestep > 0:

@@ -9,7 +9,7 @@ model runs, in a compiled control callback, per servo: the firmware law at its c
 period (zero-order hold, state kept per ``MjData``), the motor torque, and the friction:
 
 - ``budget`` (default): frictionsim's friction-budget clipping exactly, SPEC §10's
-  problem solved by :func:`solvers.joint_friction.clip_friction_into` with the mass
+  problem solved by :func:`frictionsim.solvers.joint_friction.clip_friction_into` with the mass
   matrix MuJoCo just computed, applied with the motor torque through ``qfrc_applied``.
   MuJoCo's Euler step then makes it SPEC §4/§10's ``semi_implicit`` scheme: on the
   one-joint bench it reproduces frictionsim's own rollout with ``--scheme
@@ -62,35 +62,58 @@ from numba import carray, cfunc, types
 from numba.extending import intrinsic
 
 from frictionsim import schema
-from frictionsim.actuator_laws import (
-    firmware_law,
-    measured,
-    motor_current,
-    motor_torque,
-    reset_history,
-    source_voltage,
-)
 from frictionsim.friction import friction_budget
-from frictionsim.layout import BENCH_SIZE, HISTORY_SIZE, THETA_SIZE
+from frictionsim.layout import BENCH_SIZE, SERVO_STATE_SIZE, THETA_SIZE
 from frictionsim.params import ParameterSet
-from solvers.errors import SimulationError
-from solvers.joint_friction import MAX_JOINTS, WORK_SIZE, clip_friction_into
-from solvers.mujoco_dynamics import check_hinges, mj_fullM, mujoco
-from solvers.robot import Servo
-from solvers.rollouts import Rollout
+from frictionsim.servo_unit import (
+    NO_LOG,
+    servo_control,
+    servo_draw,
+    servo_reset,
+    servo_torque,
+    share_supply,
+)
+from frictionsim.solvers.errors import SimulationError
+from frictionsim.solvers.joint_friction import MAX_JOINTS, WORK_SIZE, clip_friction_into
+from frictionsim.solvers.mujoco_dynamics import check_hinges, mj_fullM, mujoco
+from frictionsim.solvers.robot import Servo
+from frictionsim.solvers.rollouts import Rollout
 
 MODES = ("budget", "frictionloss")
 MAX_MODELS = 64
-#: Per servo in the table: dof, qpos address, ctrl index, spare, theta, bench.
-SERVO_BLOCK = 4 + THETA_SIZE + BENCH_SIZE
-#: Header: active, mode, servos, nv, control period, timestep, userdata offset, state size, nu.
+
+# The table of registered models: one row of doubles per model, a header then one block per
+# servo. The compiled callback and the Python side index it by these names only.
+CFG_ACTIVE = 0          # 1 while the model is registered
+CFG_FRICTIONLOSS = 1    # 1: the "frictionloss" mode, 0: "budget"
+CFG_SERVOS = 2          # number of servos
+CFG_NV = 3              # the model's dofs
+CFG_PERIOD = 4          # the firmware's control period (s)
+CFG_TIMESTEP = 5        # the model's timestep (s)
+CFG_USER_OFFSET = 6     # where the adapter's state starts in userdata
+CFG_STATE_SIZE = 7      # doubles of that state
+CFG_NU = 8              # the model's actuators (length of ctrl)
 HEADER = 9
+SB_DOF = 0              # servo block: the joint's dof address
+SB_QPOS = 1             # its qpos address
+SB_CTRL = 2             # the ctrl index of its goal
+SB_THETA = 3            # theta (layout.THETA_SIZE doubles)
+SB_BENCH = SB_THETA + THETA_SIZE  # the firmware settings (layout.BENCH_SIZE doubles)
+SERVO_BLOCK = SB_BENCH + BENCH_SIZE
 CONFIG_SIZE = HEADER + MAX_JOINTS * SERVO_BLOCK
-#: userdata: initialised, next control update, last time; per servo u, q_smooth, disabled,
-#: τ_m, motor current, control periods so far, the measurement history (SPEC §9 latency);
-#: then scratch: M (nv²), τ, b, v, τ_f (nv each), the solver's work.
-STATE_HEAD = 3
-STATE_PER_SERVO = 6 + HISTORY_SIZE
+
+# The state in each MjData's userdata: a header, one slot per servo, then scratch memory.
+ST_STARTED = 0          # 0 until the first step after a reset
+ST_NEXT_UPDATE = 1      # time of the next control period (s)
+ST_LAST_TIME = 2        # time of the last step (s), to notice time going back
+ST_FAILURES = 3         # steps whose friction solve did not converge
+ST_FIRST_FAILURE = 4    # time of the first of them (s)
+STATE_HEAD = 5
+SL_DISABLED = 0         # servo slot: 1 when its torque is disabled (default 0: enabled)
+SL_TORQUE = 1           # τ_m at the last step (N·m)
+SL_SERVO = 2            # the servo record (frictionsim.servo_unit, layout.SERVO_STATE_SIZE)
+STATE_PER_SERVO = SL_SERVO + SERVO_STATE_SIZE
+# Scratch after the slots: M (nv²), τ, b, v, τ_f (nv each), the friction solver's work.
 
 
 class SchemeWarning(UserWarning):
@@ -190,11 +213,10 @@ def _compile_callback():
     o_userdata, o_time = off["userdata"], off["time"]
     config_address = _CONFIG.ctypes.data
     keys_address = _KEYS.ctypes.data
-    max_models, config_size, servo_block = MAX_MODELS, CONFIG_SIZE, SERVO_BLOCK
-    header, head, per_servo, work_size = HEADER, STATE_HEAD, STATE_PER_SERVO, WORK_SIZE
+    max_models, config_size, work_size = MAX_MODELS, CONFIG_SIZE, WORK_SIZE
 
     @cfunc(types.void(types.voidptr, types.voidptr))
-    def servo_control(m, d):  # pragma: no cover - runs inside mj_step as machine code
+    def servo_callback(m, d):  # pragma: no cover - runs inside mj_step as machine code
         ma = _address(m)
         keys = carray(_i64_at(keys_address), (max_models, 3))
         row = -1
@@ -205,55 +227,44 @@ def _compile_callback():
         if row < 0:
             return
         cfg = carray(_f64_at(config_address + 8 * row * config_size), (config_size,))
-        if cfg[0] == 0.0:
+        if cfg[CFG_ACTIVE] == 0.0:
             return
         da = _address(d)
-        frictionloss = cfg[1] == 1.0
-        ns = int(cfg[2])
-        nv = int(cfg[3])
-        period = cfg[4]
-        dt = cfg[5]
+        frictionloss = cfg[CFG_FRICTIONLOSS] == 1.0
+        ns = int(cfg[CFG_SERVOS])
+        nv = int(cfg[CFG_NV])
+        period = cfg[CFG_PERIOD]
+        dt = cfg[CFG_TIMESTEP]
         qpos = carray(_f64_at(carray(_i64_at(da + o_qpos), (1,))[0]), (nv,))
         qvel = carray(_f64_at(carray(_i64_at(da + o_qvel), (1,))[0]), (nv,))
-        ctrl = carray(_f64_at(carray(_i64_at(da + o_ctrl), (1,))[0]), (int(cfg[8]),))
+        ctrl = carray(_f64_at(carray(_i64_at(da + o_ctrl), (1,))[0]), (int(cfg[CFG_NU]),))
         applied = carray(_f64_at(carray(_i64_at(da + o_applied), (1,))[0]), (nv,))
         bias = carray(_f64_at(carray(_i64_at(da + o_bias), (1,))[0]), (nv,))
         passive = carray(_f64_at(carray(_i64_at(da + o_passive), (1,))[0]), (nv,))
-        user = carray(_f64_at(carray(_i64_at(da + o_userdata), (1,))[0] + 8 * int(cfg[6])),
-                      (int(cfg[7]),))
+        user = carray(_f64_at(carray(_i64_at(da + o_userdata), (1,))[0]
+                              + 8 * int(cfg[CFG_USER_OFFSET])), (int(cfg[CFG_STATE_SIZE]),))
         now = carray(_f64_at(da + o_time), (1,))[0]
+        slots = user[STATE_HEAD: STATE_HEAD + STATE_PER_SERVO * ns].reshape((ns, STATE_PER_SERVO))
+        servos = slots[:, SL_SERVO: SL_SERVO + SERVO_STATE_SIZE]
         # A new run (reset, or time going back as rollouts set their initial state).
-        if user[0] == 0.0 or now < user[2] - 0.5 * dt:
-            user[0] = 1.0
-            user[1] = now
+        if user[ST_STARTED] == 0.0 or now < user[ST_LAST_TIME] - 0.5 * dt:
+            user[ST_STARTED] = 1.0
+            user[ST_NEXT_UPDATE] = now
+            user[ST_FAILURES] = 0.0
             for j in range(ns):
-                s = cfg[header + j * servo_block:]
-                k = head + per_servo * j
-                user[k] = 0.0
-                user[k + 1] = qpos[int(s[1])]
-                user[k + 4] = 0.0
-                user[k + 5] = 0.0
-                reset_history(user[k + 6: k + 6 + HISTORY_SIZE], qpos[int(s[1])], qvel[int(s[0])])
-        user[2] = now
-        if now >= user[1] - 1e-9 * period:
-            drawn = 0.0  # one supply for every servo of the model (SPEC §9)
+                s = cfg[HEADER + j * SERVO_BLOCK: HEADER + (j + 1) * SERVO_BLOCK]
+                servo_reset(servos[j], qpos[int(s[SB_QPOS])], qvel[int(s[SB_DOF])])
+        user[ST_LAST_TIME] = now
+        if now >= user[ST_NEXT_UPDATE] - 1e-9 * period:
+            share_supply(servos)  # one supply for every servo of the model
             for j in range(ns):
-                drawn += user[head + per_servo * j + 4]
-            for j in range(ns):
-                s = cfg[header + j * servo_block:]
-                theta = s[4: 4 + THETA_SIZE]
-                bench = s[4 + THETA_SIZE: 4 + THETA_SIZE + BENCH_SIZE]
-                k = head + per_servo * j
-                q_m, v_m = measured(user[k + 6: k + 6 + HISTORY_SIZE], int(user[k + 5]),
-                                    qpos[int(s[1])], qvel[int(s[0])], theta)
-                user[k + 5] += 1.0
-                c = firmware_law(ctrl[int(s[2])], q_m, v_m, user[k + 1],
-                                 source_voltage(drawn, theta, bench), theta, bench)
-                user[k] = c.u
-                user[k + 1] = c.q_smooth
-            while user[1] <= now + 1e-9 * period:
-                user[1] += period
-        base = head + per_servo * ns
+                s = cfg[HEADER + j * SERVO_BLOCK: HEADER + (j + 1) * SERVO_BLOCK]
+                servo_control(servos[j], ctrl[int(s[SB_CTRL])], qpos[int(s[SB_QPOS])],
+                              qvel[int(s[SB_DOF])], NO_LOG, s[SB_THETA: SB_BENCH],
+                              s[SB_BENCH: SERVO_BLOCK])
+            while user[ST_NEXT_UPDATE] <= now + 1e-9 * period:
+                user[ST_NEXT_UPDATE] += period
+        base = STATE_HEAD + STATE_PER_SERVO * ns
         mass = user[base: base + nv * nv].reshape((nv, nv))
         tau = user[base + nv * nv: base + nv * nv + nv]
         budget = user[base + nv * nv + nv: base + nv * nv + 2 * nv]
@@ -265,15 +276,14 @@ def _compile_callback():
             budget[i] = 0.0
             vel[i] = qvel[i]
         for j in range(ns):
-            s = cfg[header + j * servo_block:]
-            theta = s[4: 4 + THETA_SIZE]
-            dof = int(s[0])
-            k = head + per_servo * j
-            on = 0.0 if user[k + 2] != 0.0 else 1.0
-            tau_m = motor_torque(user[k], on, vel[dof], theta)
+            s = cfg[HEADER + j * SERVO_BLOCK: HEADER + (j + 1) * SERVO_BLOCK]
+            theta = s[SB_THETA: SB_BENCH]
+            dof = int(s[SB_DOF])
+            on = 0.0 if slots[j, SL_DISABLED] != 0.0 else 1.0
+            tau_m = servo_torque(servos[j], on, vel[dof], theta)
             b = friction_budget(vel[dof], tau_m, tau[dof], theta)
-            user[k + 3] = tau_m
-            user[k + 4] = on * motor_current(user[k], vel[dof], theta)
+            slots[j, SL_TORQUE] = tau_m
+            servo_draw(servos[j], on, vel[dof], theta)
             tau[dof] += tau_m
             if frictionloss:
                 fl = carray(_f64_at(keys[row, 1]), (nv,))
@@ -286,12 +296,16 @@ def _compile_callback():
         if frictionloss:
             return
         mj_fullM(ma, da, mass.ctypes.data)
-        clip_friction_into(mass, tau, vel, budget, dt, tau_f, work)
+        if clip_friction_into(mass, tau, vel, budget, dt, tau_f, work) < 0:
+            # Not converged: tau_f is feasible but maybe not optimal; ServoModel.check says so.
+            if user[ST_FAILURES] == 0.0:
+                user[ST_FIRST_FAILURE] = now
+            user[ST_FAILURES] += 1.0
         for j in range(ns):
-            dof = int(cfg[header + j * servo_block])
-            applied[dof] = user[head + per_servo * j + 3] + tau_f[dof]
+            dof = int(cfg[HEADER + j * SERVO_BLOCK + SB_DOF])
+            applied[dof] = slots[j, SL_TORQUE] + tau_f[dof]
 
-    return servo_control
+    return servo_callback
 
 
 def _install() -> None:
@@ -309,7 +323,7 @@ def _install() -> None:
 
 
 def _release(row: int) -> None:
-    _CONFIG[row, 0] = 0.0
+    _CONFIG[row, CFG_ACTIVE] = 0.0
     _KEYS[row] = 0
 
 
@@ -403,22 +417,24 @@ class ServoModel:
         row = int(free[0])
         cfg = _CONFIG[row]
         cfg[:] = 0.0
-        cfg[1] = 1.0 if self.friction == "frictionloss" else 0.0
-        cfg[2] = len(self.servos)
-        cfg[3] = self.model.nv
-        cfg[4] = self.period
-        cfg[5] = dt
-        cfg[6] = user0
-        cfg[7] = size
-        cfg[8] = self.model.nu
+        cfg[CFG_FRICTIONLOSS] = 1.0 if self.friction == "frictionloss" else 0.0
+        cfg[CFG_SERVOS] = len(self.servos)
+        cfg[CFG_NV] = self.model.nv
+        cfg[CFG_PERIOD] = self.period
+        cfg[CFG_TIMESTEP] = dt
+        cfg[CFG_USER_OFFSET] = user0
+        cfg[CFG_STATE_SIZE] = size
+        cfg[CFG_NU] = self.model.nu
         for j, servo in enumerate(self.servos):
             block = cfg[HEADER + j * SERVO_BLOCK: HEADER + (j + 1) * SERVO_BLOCK]
-            block[:4] = self.dofs[j], self.qpos_adr[j], self.ctrl_index[j], 0.0
-            block[4: 4 + THETA_SIZE] = servo.params.with_scheme("semi_implicit").theta()
-            block[4 + THETA_SIZE:] = servo.firmware(self.period)
+            block[SB_DOF] = self.dofs[j]
+            block[SB_QPOS] = self.qpos_adr[j]
+            block[SB_CTRL] = self.ctrl_index[j]
+            block[SB_THETA: SB_BENCH] = servo.params.with_scheme("semi_implicit").theta()
+            block[SB_BENCH: SERVO_BLOCK] = servo.firmware(self.period)
         _KEYS[row] = (self.model._address, self.model.dof_frictionloss.ctypes.data,
                       self.model.dof_damping.ctypes.data)
-        cfg[0] = 1.0
+        cfg[CFG_ACTIVE] = 1.0
         return row
 
     def make_data(self) -> mujoco.MjData:
@@ -429,17 +445,40 @@ class ServoModel:
         """Goal positions (physical joint angles, rad) of the servos, in their order."""
         data.ctrl[self.ctrl_index] = goals
 
+    def _state(self, data) -> np.ndarray:
+        """The adapter's state in ``data.userdata`` (a view)."""
+        start = int(_CONFIG[self._row, CFG_USER_OFFSET])
+        return data.userdata[start: start + int(_CONFIG[self._row, CFG_STATE_SIZE])]
+
+    def _slots(self, data) -> np.ndarray:
+        """One row per servo: its slot in the state (a view)."""
+        n = len(self.servos)
+        return self._state(data)[STATE_HEAD: STATE_HEAD + STATE_PER_SERVO * n].reshape(
+            (n, STATE_PER_SERVO))
+
     def set_enable(self, data, flags) -> None:
         """Torque enable of each servo (default on; reset by ``mj_resetData``)."""
-        user = data.userdata[int(_CONFIG[self._row, 6]):]
-        for j, flag in enumerate(np.broadcast_to(flags, (len(self.servos),))):
-            user[STATE_HEAD + STATE_PER_SERVO * j + 2] = 0.0 if flag else 1.0
+        flags = np.broadcast_to(np.asarray(flags, dtype=bool), (len(self.servos),))
+        self._slots(data)[:, SL_DISABLED] = np.where(flags, 0.0, 1.0)
 
     def motor_torques(self, data) -> np.ndarray:
         """The motor torque τ_m (N·m) of each servo at the last step."""
-        user = data.userdata[int(_CONFIG[self._row, 6]):]
-        return np.array([user[STATE_HEAD + STATE_PER_SERVO * j + 3]
-                         for j in range(len(self.servos))])
+        return self._slots(data)[:, SL_TORQUE].copy()
+
+    def servo_records(self, data) -> np.ndarray:
+        """Each servo's record (:mod:`frictionsim.servo_unit`; rows of
+        ``layout.SERVO_STATE_SIZE``): the control it holds, its limiter, supply current…"""
+        return self._slots(data)[:, SL_SERVO: SL_SERVO + SERVO_STATE_SIZE].copy()
+
+    def check(self, data) -> None:
+        """SimulationError when a step of ``data`` since its last reset could not solve the
+        coupled joints' friction exactly (the solver did not converge), naming the first."""
+        state = self._state(data)
+        if state[ST_FAILURES] > 0:
+            raise SimulationError(
+                f"the friction solve of the coupled joints did not converge in "
+                f"{int(state[ST_FAILURES])} step(s), the first at t = "
+                f"{state[ST_FIRST_FAILURE]:g} s")
 
 
 def _spec(mjcf):
@@ -478,7 +517,7 @@ def bench_mjcf(mass: float, length: float, arm_mass: float, dt: float) -> str:
 
 def simulate_bench(log, params: ParameterSet, friction: str = "budget") -> Rollout:
     """A processed bench log (SPEC §6) simulated in MuJoCo: the encoder position (rad) before
-    each entry, as :func:`solvers.rollouts.simulate` gives with the ``semi_implicit`` scheme
+    each entry, as :func:`frictionsim.solvers.rollouts.simulate` gives with the ``semi_implicit`` scheme
     (``q_offset`` honoured: MuJoCo's angle is the physical one, the encoder's plus q_offset).
     A parameter file of the reference scheme gives a :class:`SchemeWarning`."""
     offset = params.values["q_offset"]
@@ -499,6 +538,7 @@ def simulate_bench(log, params: ParameterSet, friction: str = "budget") -> Rollo
         sm.set_goals(data, [goal[k] + offset])
         sm.set_enable(data, enable[k] > 0.5)
         mujoco.mj_step(sm.model, data)
+    sm.check(data)
     if not np.all(np.isfinite(q)):
         what = params.source or f"{params.model}/{params.actuator}"
         raise SimulationError(f"{log.name}: the MuJoCo simulation with {what} diverged "

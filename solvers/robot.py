@@ -1,6 +1,6 @@
 """Robots: identified servos on the hinge joints of any MJCF model, simulated by frictionsim.
 
-MuJoCo provides the kinematics and dynamics terms only (:mod:`solvers.mujoco_dynamics`:
+MuJoCo provides the kinematics and dynamics terms only (:mod:`frictionsim.solvers.mujoco_dynamics`:
 M(q) and the bias forces; no ``mj_step``); the servos, their friction and the
 integration are frictionsim's. Each servo's firmware runs at its control period
 with a zero-order hold (SPEC §10: 200 Hz on the 2R arms), the physics at the model's
@@ -11,11 +11,11 @@ difference of goal and position, the same in either frame.
 - :meth:`Robot.fixed_step`: the standalone n-joint fixed-step simulator, one compiled
   loop; per physics step, with τ = τ_m − bias and b_i = F_i + K_v,i·|v_i| of each servo
   (its own τ_m,i and τ_e,i = −bias_i), friction by SPEC §10's clipping
-  (:func:`solvers.joint_friction.clip_friction_into`), then
+  (:func:`frictionsim.solvers.joint_friction.clip_friction_into`), then
   ``a = M⁻¹(τ + τ_f)``, ``v ← clip(v + a·dt, ±100)`` and ``q ← q + v·dt (+ ½·a·dt²)``
   (the ``semi_implicit`` scheme, MuJoCo's Euler, or the reference one). Joints without
   a servo are passive and frictionless.
-- :meth:`Robot.event_driven`: the exact reference, :class:`solvers.event_driven.EventSolver`
+- :meth:`Robot.event_driven`: the exact reference, :class:`frictionsim.solvers.event_driven.EventSolver`
   on :class:`RobotMechanism`.
 """
 
@@ -27,21 +27,22 @@ import numpy as np
 from numba import njit
 
 from frictionsim import layout, schema
-from frictionsim.actuator_laws import (
-    firmware_law,
-    measured,
-    motor_current,
-    motor_torque,
-    reset_history,
-    source_voltage,
-)
 from frictionsim.friction import friction_budget
-from frictionsim.layout import ARMATURE, HISTORY_SIZE
+from frictionsim.layout import ARMATURE, SERVO_STATE_SIZE
 from frictionsim.params import ParameterSet
-from solvers.event_driven import EventSolver, Mechanism, Tolerances
-from solvers.fixed_step import MAX_SPEED
-from solvers.joint_friction import MAX_JOINTS, WORK_SIZE, clip_friction_into, spd_solve_into
-from solvers.mujoco_dynamics import check_hinges, dynamics_terms, mujoco
+from frictionsim.servo_unit import (
+    NO_LOG,
+    servo_control,
+    servo_draw,
+    servo_reset,
+    servo_torque,
+    share_supply,
+)
+from frictionsim.solvers.errors import SimulationError
+from frictionsim.solvers.event_driven import EventSolver, Mechanism, Tolerances
+from frictionsim.solvers.fixed_step import MAX_SPEED
+from frictionsim.solvers.joint_friction import MAX_JOINTS, WORK_SIZE, clip_friction_into, spd_solve_into
+from frictionsim.solvers.mujoco_dynamics import check_hinges, dynamics_terms, mujoco
 
 
 @dataclass(frozen=True)
@@ -66,10 +67,11 @@ class Servo:
 
 @njit
 def robot_forces(model: int, data: int, qpos: np.ndarray, qvel: np.ndarray, dofs: np.ndarray,
-                 thetas: np.ndarray, u: np.ndarray, enable: np.ndarray, q: np.ndarray,
+                 thetas: np.ndarray, servos: np.ndarray, enable: np.ndarray, q: np.ndarray,
                  v: np.ndarray, mass: np.ndarray, tau: np.ndarray, budget: np.ndarray,
                  bias: np.ndarray) -> None:
-    """M (with each servo's armature), τ = τ_m − bias and the budgets b at (q, v), in place."""
+    """M (with each servo's armature), τ = τ_m − bias and the budgets b at (q, v), in place;
+    ``servos``: the servo records (:mod:`frictionsim.servo_unit`), their controls held."""
     dynamics_terms(model, data, qpos, qvel, q, v, mass, bias)
     for i in range(q.shape[0]):
         tau[i] = -bias[i]
@@ -78,7 +80,7 @@ def robot_forces(model: int, data: int, qpos: np.ndarray, qvel: np.ndarray, dofs
         d = dofs[j]
         theta = thetas[j]
         mass[d, d] += theta[ARMATURE]
-        tau_m = motor_torque(u[j], enable[j], v[d], theta)
+        tau_m = servo_torque(servos[j], enable[j], v[d], theta)
         b = friction_budget(v[d], tau_m, tau[d], theta)
         budget[d] = b.static + b.viscous * abs(v[d])
         tau[d] += tau_m
@@ -88,8 +90,9 @@ def robot_forces(model: int, data: int, qpos: np.ndarray, qvel: np.ndarray, dofs
 def fixed_step_run(model: int, data: int, qpos: np.ndarray, qvel: np.ndarray, dofs: np.ndarray,
                    thetas: np.ndarray, benches: np.ndarray, goals: np.ndarray,
                    enable: np.ndarray, q0: np.ndarray, v0: np.ndarray, substeps: int, dt: float,
-                   semi_implicit: bool, out_q: np.ndarray, out_v: np.ndarray) -> None:
-    """The standalone fixed-step loop: the state before each control update into out_q, out_v."""
+                   semi_implicit: bool, out_q: np.ndarray, out_v: np.ndarray) -> int:
+    """The standalone fixed-step loop: the state before each control update into out_q, out_v.
+    Returns −1, or the control period whose friction solve did not converge (it stops there)."""
     nv = q0.shape[0]
     ns = dofs.shape[0]
     q = q0.copy()
@@ -101,42 +104,35 @@ def fixed_step_run(model: int, data: int, qpos: np.ndarray, qvel: np.ndarray, do
     tau_f = np.empty(nv)
     acc = np.empty(nv)
     work = np.empty(WORK_SIZE)
-    u = np.zeros(ns)
     on = np.zeros(ns)
-    smooth = np.empty(ns)
-    history = np.empty((ns, HISTORY_SIZE))
-    current = np.zeros(ns)
+    servos = np.empty((ns, SERVO_STATE_SIZE))
     for j in range(ns):
-        smooth[j] = q[dofs[j]]
-        reset_history(history[j], q[dofs[j]], v[dofs[j]])
+        servo_reset(servos[j], q[dofs[j]], v[dofs[j]])
     for k in range(goals.shape[0]):
         out_q[k] = q
         out_v[k] = v
-        drawn = current.sum()  # one supply for every servo (SPEC §9)
+        share_supply(servos)  # one supply for every servo
         for j in range(ns):
             d = dofs[j]
-            q_m, v_m = measured(history[j], k, q[d], v[d], thetas[j])
-            control = firmware_law(goals[k, j], q_m, v_m, smooth[j],
-                                   source_voltage(drawn, thetas[j], benches[j]), thetas[j],
-                                   benches[j])
-            u[j] = control.u
-            smooth[j] = control.q_smooth
+            servo_control(servos[j], goals[k, j], q[d], v[d], NO_LOG, thetas[j], benches[j])
             on[j] = enable[k, j]
         for _ in range(substeps):
-            robot_forces(model, data, qpos, qvel, dofs, thetas, u, on, q, v, mass, tau, budget,
-                         bias)
-            clip_friction_into(mass, tau, v, budget, dt, tau_f, work)
+            robot_forces(model, data, qpos, qvel, dofs, thetas, servos, on, q, v, mass, tau,
+                         budget, bias)
+            if clip_friction_into(mass, tau, v, budget, dt, tau_f, work) < 0:
+                return k  # the friction solve did not converge: the caller names the step
             for i in range(nv):
                 tau_f[i] += tau[i]
             spd_solve_into(mass, tau_f, acc, work)
             for j in range(ns):
-                current[j] = on[j] * motor_current(u[j], v[dofs[j]], thetas[j])
+                servo_draw(servos[j], on[j], v[dofs[j]], thetas[j])
             for i in range(nv):
                 v[i] = min(max(v[i] + acc[i] * dt, -MAX_SPEED), MAX_SPEED)
                 if semi_implicit:
                     q[i] += v[i] * dt
                 else:
                     q[i] += v[i] * dt + 0.5 * acc[i] * dt**2
+    return -1
 
 
 @dataclass
@@ -213,10 +209,14 @@ class Robot:
         out_q = np.empty((goals.shape[0], self.nv))
         out_v = np.empty_like(out_q)
         start = time.perf_counter()
-        fixed_step_run(self.model._address, self.data._address, self.data.qpos, self.data.qvel,
-                       self.dofs, self.thetas, self.benches, goals, enable, q, v, self.substeps,
-                       self.dt, self.scheme == "semi_implicit", out_q, out_v)
+        failed = fixed_step_run(self.model._address, self.data._address, self.data.qpos,
+                                self.data.qvel, self.dofs, self.thetas, self.benches, goals,
+                                enable, q, v, self.substeps, self.dt,
+                                self.scheme == "semi_implicit", out_q, out_v)
         seconds = time.perf_counter() - start
+        if failed >= 0:
+            raise SimulationError(f"the friction solve of the coupled joints did not converge "
+                                  f"in control period {failed} (t = {failed * self.period:g} s)")
         return RobotRun(np.arange(goals.shape[0]) * self.period, out_q, out_v, seconds)
 
     def event_driven(self, goals, enable=None, q0=None, v0=None,
@@ -229,24 +229,20 @@ class Robot:
         mech = RobotMechanism(self)
         solver = EventSolver(tolerances or Tolerances())
         phase, armed = solver.begin(mech, 0.0, q, v)
-        smooth = q[self.dofs].copy()
-        history = np.empty((len(self.servos), HISTORY_SIZE))
+        servos = mech.servos
         for j, d in enumerate(self.dofs):
-            reset_history(history[j], q[d], v[d])
-        current = np.zeros(len(self.servos))
+            servo_reset(servos[j], q[d], v[d])
         out_q = np.empty((goals.shape[0], self.nv))
         out_v = np.empty_like(out_q)
         start = time.perf_counter()
         for k in range(goals.shape[0]):
             out_q[k], out_v[k] = q, v
-            drawn = current.sum()  # the supply sags with the current at the last update
-            for j, d in enumerate(self.dofs):
-                q_m, v_m = measured(history[j], k, q[d], v[d], self.thetas[j])
-                supply = source_voltage(drawn, self.thetas[j], self.benches[j])
-                mech.u[j], smooth[j] = firmware_law(goals[k, j], q_m, v_m, smooth[j], supply,
-                                                    self.thetas[j], self.benches[j])
-                current[j] = enable[k, j] * motor_current(mech.u[j], v[d], self.thetas[j])
+            share_supply(servos)  # the supply sags with the current at the last update
             mech.enable[:] = enable[k]
+            for j, d in enumerate(self.dofs):
+                servo_control(servos[j], goals[k, j], q[d], v[d], NO_LOG, self.thetas[j],
+                              self.benches[j])
+                servo_draw(servos[j], mech.enable[j], v[d], self.thetas[j])
             q, v, phase, armed = solver.advance(mech, k * self.period, (k + 1) * self.period, q, v,
                                                 phase, armed)
         seconds = time.perf_counter() - start
@@ -273,7 +269,7 @@ class RobotMechanism(Mechanism):
     def __init__(self, robot: Robot) -> None:
         self.robot = robot
         self.n = robot.nv
-        self.u = np.zeros(len(robot.servos))
+        self.servos = np.zeros((len(robot.servos), SERVO_STATE_SIZE))  # controls held
         self.enable = np.ones(len(robot.servos))
         self._data = mujoco.MjData(robot.model)
 
@@ -281,7 +277,7 @@ class RobotMechanism(Mechanism):
         r, n = self.robot, self.n
         mass, tau, budget, bias = np.empty((n, n)), np.empty(n), np.empty(n), np.empty(n)
         robot_forces(r.model._address, self._data._address, self._data.qpos, self._data.qvel,
-                     r.dofs, r.thetas, self.u, self.enable, np.ascontiguousarray(q, float),
+                     r.dofs, r.thetas, self.servos, self.enable, np.ascontiguousarray(q, float),
                      np.ascontiguousarray(v, float), mass, tau, budget, bias)
         return mass, tau, budget
 

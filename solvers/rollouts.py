@@ -10,8 +10,8 @@ import numpy as np
 from frictionsim.layout import SUPPLY
 from frictionsim.logs import Log
 from frictionsim.params import ParameterSet
-from solvers.errors import SimulationError, check_inertia
-from solvers.fixed_step import rollout
+from frictionsim.solvers.errors import SimulationError, check_inertia
+from frictionsim.solvers.fixed_step import rollout
 
 
 @dataclass(frozen=True)
@@ -76,7 +76,7 @@ def check_finite(log: Log, q: np.ndarray, what: str) -> None:
 def simulate(log: Log, params: ParameterSet) -> Rollout:
     """Roll a processed log out with a parameter set (SPEC §5).
 
-    Raises :class:`~solvers.errors.SimulationError` naming the log and the
+    Raises :class:`~frictionsim.solvers.errors.SimulationError` naming the log and the
     parameters when the joint has no inertia or the state overflows.
     """
     x = rollout_inputs(log, params)

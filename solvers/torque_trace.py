@@ -1,6 +1,6 @@
 """Every torque of the bench's equation of motion along a rollout, step by step.
 
-The rollout is :func:`solvers.fixed_step.rollout_error`'s (same firmware law, same
+The rollout is :func:`frictionsim.solvers.fixed_step.rollout_error`'s (same firmware law, same
 :func:`~frictionsim.plant.bench_torques`, same friction clipping and step), and at each
 step it records the terms of
 
@@ -9,7 +9,7 @@ step it records the terms of
 (I·a with a = (τ_m + τ_e + τ_f)/I before the speed clip, so the terms sum to it up to
 rounding) and the friction budget split into the model's terms
 (:func:`frictionsim.friction.budget_terms`). The seed-002 analysis of which terms matter
-along real motions (:mod:`experiments.analysis.torque_contributions`) is built on it.
+along real motions (:mod:`frictionsim.experiments.analysis.torque_contributions`) is built on it.
 """
 
 from __future__ import annotations
@@ -17,15 +17,15 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from frictionsim.actuator_laws import firmware_law, measured, reset_history, supply_voltage
 from frictionsim.friction import BUDGET_TERMS, budget_terms
-from frictionsim.layout import HISTORY_SIZE, SCHEME, SEMI_IMPLICIT
+from frictionsim.layout import SCHEME, SEMI_IMPLICIT, SERVO_STATE_SIZE
 from frictionsim.logs import Log
 from frictionsim.params import ParameterSet
 from frictionsim.plant import bench_torques
-from solvers.fixed_step import clipped_step
-from solvers.joint_friction import stop_friction
-from solvers.rollouts import check_finite, rollout_inputs
+from frictionsim.servo_unit import servo_control, servo_draw, servo_reset
+from frictionsim.solvers.fixed_step import clipped_step
+from frictionsim.solvers.joint_friction import stop_friction
+from frictionsim.solvers.rollouts import check_finite, rollout_inputs
 
 #: Columns of :func:`rollout_torques`' output: state before the step (rad, rad/s), then
 #: torques (N·m): I·a, τ_e, τ_m, the applied τ_f, the budget τ_fm and its terms.
@@ -41,14 +41,12 @@ def rollout_torques(goal: np.ndarray, enable: np.ndarray, supply: np.ndarray, q0
     state before step k and the torques acting during it."""
     q = q0
     v = v0
-    q_smooth = q
-    history = np.empty(HISTORY_SIZE)
-    reset_history(history, q, v)
+    servo = np.empty(SERVO_STATE_SIZE)
+    servo_reset(servo, q, v)
     semi_implicit = theta[SCHEME] == SEMI_IMPLICIT
     for k in range(goal.shape[0]):
-        q_m, v_m = measured(history, k, q, v, theta)
-        u, q_smooth = firmware_law(goal[k], q_m, v_m, q_smooth,
-                                   supply_voltage(supply[k], theta, bench), theta, bench)
+        u = servo_control(servo, goal[k], q, v, supply[k], theta, bench)
+        servo_draw(servo, enable[k], v, theta)
         t = bench_torques(q, v, u, enable[k], theta, bench)
         tau = t.motor + t.external
         budget = t.static + t.viscous * abs(v)
@@ -68,7 +66,7 @@ def rollout_torques(goal: np.ndarray, enable: np.ndarray, supply: np.ndarray, q0
 
 def trace_torques(log: Log, params: ParameterSet) -> np.ndarray:
     """:func:`rollout_torques` of a processed log: shape (steps, len(COLUMNS)); the same
-    SimulationError as :func:`solvers.rollouts.simulate` for a joint without inertia, a
+    SimulationError as :func:`frictionsim.solvers.rollouts.simulate` for a joint without inertia, a
     missing supply or an overflowing state."""
     x = rollout_inputs(log, params)
     out = np.empty((len(x.goal), len(COLUMNS)))

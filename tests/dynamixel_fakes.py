@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from frictionsim.hw.dynamixel import control_tables as ct
+from frictionsim.hw.serialbus import registers as rg
+from frictionsim.hw.virtual_servo.dynamixel_device import DynamixelDevice
+from frictionsim.hw.virtual_servo.joint import SimulatedJoint
 from frictionsim.params import ParameterSet
-from hw.dynamixel import control_tables as ct
-from hw.serialbus import registers as rg
-from hw.virtual_servo.dynamixel_device import DynamixelDevice
-from hw.virtual_servo.joint import SimulatedJoint
 
 TRUTH = ParameterSet("m1", "xl330", {"q_offset": 0.0, "kt": 0.45, "R": 3.2, "armature": 0.002,
                                      "friction_base": 0.03, "friction_viscous": 0.01})

@@ -8,11 +8,11 @@ from pathlib import Path
 
 import pytest
 
-from experiments.runner.cli import main
-from experiments.synthetic.virtual_bench import SensorModel, record
 from frictionsim import schema
 from frictionsim.actuator_files import ActuatorFileError, load_actuator_file
 from frictionsim.bench_setup import BenchSetup
+from frictionsim.experiments.runner.cli import main
+from frictionsim.experiments.synthetic.virtual_bench import SensorModel, record
 from frictionsim.logs import process, save_log
 from frictionsim.params import ParameterSet, load_params, save_params
 

@@ -1,4 +1,4 @@
-"""Batched errors (solvers.batch) against one-log rollouts."""
+"""Batched errors (frictionsim.solvers.batch) against one-log rollouts."""
 
 from __future__ import annotations
 
@@ -10,9 +10,9 @@ from synthetic_logs import random_values, rng_for, synthetic_log
 
 from frictionsim import layout, load_logs, load_params
 from frictionsim.params import ParameterSet
-from solvers.batch import PackedLogs
-from solvers.fixed_step import rollout_error
-from solvers.rollouts import simulate
+from frictionsim.solvers.batch import PackedLogs
+from frictionsim.solvers.fixed_step import rollout_error
+from frictionsim.solvers.rollouts import simulate
 
 
 def one_by_one(log, theta, actuator) -> float:
@@ -31,7 +31,7 @@ def one_by_one(log, theta, actuator) -> float:
 def check(packed: PackedLogs, logs, param_sets, actuator):
     thetas = np.array([p.theta() for p in param_sets])
     errors = packed.errors(thetas, "scalar")
-    # the lock-step fast path: within 1e-12 relative (solvers.lockstep, where bits differ)
+    # the lock-step fast path: within 1e-12 relative (frictionsim.solvers.lockstep, where bits differ)
     np.testing.assert_allclose(packed.errors(thetas), errors, rtol=1e-12, atol=0.0)
     assert errors.shape == (len(param_sets), len(logs))
     assert np.all(np.isfinite(errors))

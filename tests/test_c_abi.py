@@ -1,4 +1,4 @@
-"""The C function pointers of the step and the firmware law, called through ctypes."""
+"""The C function pointers of the step and the servo unit, called through ctypes."""
 
 from __future__ import annotations
 
@@ -6,9 +6,11 @@ import ctypes
 
 import numpy as np
 
+from frictionsim.actuator_laws import motor_torque
+from frictionsim.layout import SERVO_STATE_SIZE
 from frictionsim.params import ParameterSet
-from solvers.c_abi import control_c, step_c
-from solvers.fixed_step import rollout
+from frictionsim.solvers.c_abi import servo_control_c, servo_reset_c, servo_torque_c, step_c
+from frictionsim.solvers.fixed_step import rollout
 
 
 def _ptr(a: np.ndarray):
@@ -28,16 +30,19 @@ def test_c_pointers_reproduce_the_rollout():
         step = ctypes.CFUNCTYPE(None, ctypes.POINTER(ctypes.c_double), ctypes.c_double,
                                 ctypes.c_double, ctypes.c_double, ctypes.POINTER(ctypes.c_double),
                                 ctypes.POINTER(ctypes.c_double))(step_c.address)
-        control = ctypes.CFUNCTYPE(ctypes.c_double, ctypes.c_double, ctypes.c_double,
-                                   ctypes.c_double, ctypes.POINTER(ctypes.c_double),
-                                   ctypes.POINTER(ctypes.c_double),
-                                   ctypes.POINTER(ctypes.c_double))(control_c.address)
+        P, D = ctypes.POINTER(ctypes.c_double), ctypes.c_double
+        reset = ctypes.CFUNCTYPE(None, P, D, D)(servo_reset_c.address)
+        control = ctypes.CFUNCTYPE(D, P, D, D, D, D, P, P)(servo_control_c.address)
+        torque = ctypes.CFUNCTYPE(D, P, D, D, P)(servo_torque_c.address)
         state = np.zeros(2)
-        smooth = np.zeros(1)
+        servo = np.empty(SERVO_STATE_SIZE)
+        reset(_ptr(servo), 0.0, 0.0)
         q = np.empty(600)
         for k in range(600):
             q[k] = state[0]
-            u = control(goal[k], state[0], state[1], _ptr(smooth), _ptr(theta), _ptr(bench))
+            u = control(_ptr(servo), goal[k], state[0], state[1], 7.4, _ptr(theta), _ptr(bench))
+            assert torque(_ptr(servo), enable[k], state[1], _ptr(theta)) == motor_torque(
+                u, enable[k], state[1], theta)
             step(_ptr(state), u, enable[k], 0.005, _ptr(theta), _ptr(bench))
         assert np.array_equal(q, q_ref), actuator
         assert np.ptp(q) > 0.1

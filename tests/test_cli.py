@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from experiments.runner.cli import main
+from frictionsim.experiments.runner.cli import main
 
 XL330 = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "xl330"
 

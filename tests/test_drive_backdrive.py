@@ -9,8 +9,8 @@ import json
 import numpy as np
 import pytest
 
-from experiments.analysis.drive_backdrive import diagram, stall_torque, torque_grid
-from experiments.runner.cli import main
+from frictionsim.experiments.analysis.drive_backdrive import diagram, stall_torque, torque_grid
+from frictionsim.experiments.runner.cli import main
 from frictionsim.params import ParameterSet, load_params
 from frictionsim.static_region import holding_margin
 

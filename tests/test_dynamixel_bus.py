@@ -14,13 +14,19 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from hw.dynamixel import BusError, DynamixelBus, ServoCorruptPacket, ServoStatusError, ServoTimeout
-from hw.dynamixel import control_tables as ct
-from hw.dynamixel import protocol1 as p1
-from hw.dynamixel import protocol2 as p2
-from hw.dynamixel.servo import DynamixelServo
-from hw.recorder import BenchSetup, Clock, record
-from hw.serialbus import registers as rg
+from frictionsim.hw.dynamixel import (
+    BusError,
+    DynamixelBus,
+    ServoCorruptPacket,
+    ServoStatusError,
+    ServoTimeout,
+)
+from frictionsim.hw.dynamixel import control_tables as ct
+from frictionsim.hw.dynamixel import protocol1 as p1
+from frictionsim.hw.dynamixel import protocol2 as p2
+from frictionsim.hw.dynamixel.servo import DynamixelServo
+from frictionsim.hw.recorder import BenchSetup, Clock, record
+from frictionsim.hw.serialbus import registers as rg
 from tests.dynamixel_fakes import LoopbackPort, virtual_xl330
 
 

@@ -1,4 +1,4 @@
-"""Packets built by hw.dynamixel equal those of the official ROBOTIS dynamixel_sdk.
+"""Packets built by frictionsim.hw.dynamixel equal those of the official ROBOTIS dynamixel_sdk.
 
 The SDK's PacketHandler talks to a fake PortHandler that records what it writes
 and feeds it canned replies, so its packet bytes can be compared with ours
@@ -14,9 +14,9 @@ dxl = pytest.importorskip("dynamixel_sdk")
 from hypothesis import given, settings  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
 
-from hw.dynamixel import protocol1 as p1  # noqa: E402
-from hw.dynamixel import protocol2 as p2  # noqa: E402
-from hw.serialbus.errors import ServoCorruptPacket  # noqa: E402
+from frictionsim.hw.dynamixel import protocol1 as p1  # noqa: E402
+from frictionsim.hw.dynamixel import protocol2 as p2  # noqa: E402
+from frictionsim.hw.serialbus.errors import ServoCorruptPacket  # noqa: E402
 from tests.dynamixel_fakes import SdkPort as FakePort  # noqa: E402
 
 ids = st.integers(0, 252)

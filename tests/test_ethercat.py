@@ -2,7 +2,7 @@
 
 The fake slave implements what a CiA 402 drive does: it reads the PDO mapping
 from the SDO writes of the configuration hook and packs/unpacks its process
-data by that mapping (independently of :mod:`hw.ethercat.pdo`'s struct
+data by that mapping (independently of :mod:`frictionsim.hw.ethercat.pdo`'s struct
 formats), runs the power state machine on the controlword, integrates a
 simple joint in CST mode and can fault on enable.
 """
@@ -14,11 +14,11 @@ import struct
 
 import pytest
 
-from hw.ethercat import cia402, pdo
-from hw.ethercat.cia402 import State
-from hw.ethercat.drive import INIT_STATE, OP_STATE, SAFEOP_STATE, Cia402Drive, EthercatError
-from hw.ethercat.servo import ErobServo
-from hw.recorder import BenchSetup, Clock, record
+from frictionsim.hw.ethercat import cia402, pdo
+from frictionsim.hw.ethercat.cia402 import State
+from frictionsim.hw.ethercat.drive import INIT_STATE, OP_STATE, SAFEOP_STATE, Cia402Drive, EthercatError
+from frictionsim.hw.ethercat.servo import ErobServo
+from frictionsim.hw.recorder import BenchSetup, Clock, record
 
 STATUSWORD = {State.NOT_READY_TO_SWITCH_ON: 0x00, State.SWITCH_ON_DISABLED: 0x40,
               State.READY_TO_SWITCH_ON: 0x21, State.SWITCHED_ON: 0x23,
@@ -344,7 +344,7 @@ def test_open_servo_needs_only_an_interface_name(monkeypatch):
     slave = FakeSlave()
     master = FakeMaster([slave], interfaces=("enp3s0",))
     monkeypatch.setattr(pysoem, "Master", lambda: master)
-    from hw.connect import open_servo
+    from frictionsim.hw.connect import open_servo
 
     servo = open_servo("erob80_50", "enp3s0")
     try:

@@ -8,10 +8,10 @@ import math
 import numpy as np
 import pytest
 
-from experiments.runner.cli import main
 from frictionsim import layout
+from frictionsim.experiments.runner.cli import main
 from frictionsim.params import ParameterSet
-from solvers.event_driven import (
+from frictionsim.solvers.event_driven import (
     STICK,
     BenchJoint,
     EventSolver,
@@ -21,7 +21,7 @@ from solvers.event_driven import (
     simulate_oscillator,
     stick_time_and_position,
 )
-from solvers.fixed_step import rollout_substeps
+from frictionsim.solvers.fixed_step import rollout_substeps
 
 
 def make_bench(mass=0.5, length=0.1, kp=400.0, vin=7.4, dt=0.005) -> np.ndarray:
@@ -162,9 +162,9 @@ def test_fixed_step_converges_to_event_driven_on_a_synthetic_log():
 
 
 def test_crosscheck_command(tmp_path):
-    from experiments.synthetic.dataset import GROUND_TRUTH, restrict
-    from experiments.synthetic.virtual_bench import SensorModel, record
     from frictionsim.bench_setup import BenchSetup
+    from frictionsim.experiments.synthetic.dataset import GROUND_TRUTH, restrict
+    from frictionsim.experiments.synthetic.virtual_bench import SensorModel, record
     from frictionsim.logs import process, save_log
     from frictionsim.params import save_params
 

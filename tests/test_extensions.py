@@ -10,17 +10,17 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from experiments.runner.arguments import EXTENSIONS as CLI_EXTENSIONS
-from experiments.runner.cli import main
-from experiments.synthetic.virtual_bench import SensorModel, record
 from frictionsim import layout, schema
 from frictionsim.actuator_laws import motor_current, motor_torque
 from frictionsim.bench_setup import BenchSetup
+from frictionsim.experiments.runner.arguments import EXTENSIONS as CLI_EXTENSIONS
+from frictionsim.experiments.runner.cli import main
+from frictionsim.experiments.synthetic.virtual_bench import SensorModel, record
 from frictionsim.logs import Log, load_logs, process, save_log
 from frictionsim.params import ParameterFileError, ParameterSet, from_dict, load_params
-from solvers.event_driven import simulate_log_events
-from solvers.fixed_step import rollout
-from solvers.rollouts import simulate
+from frictionsim.solvers.event_driven import simulate_log_events
+from frictionsim.solvers.fixed_step import rollout
+from frictionsim.solvers.rollouts import simulate
 
 TRUTH = ParameterSet("m1", "xl330", {"q_offset": 0.0, "kt": 0.45, "R": 3.2, "armature": 0.002,
                                      "friction_base": 0.03, "friction_viscous": 0.01})
@@ -50,7 +50,7 @@ def _hand_rollout(goal, supply, q0, theta, bench, lag, vin_of):
     """SPEC §5 by hand, with the firmware acting on the state of ``lag`` periods earlier and
     the supply ``vin_of(k)``."""
     from frictionsim.actuator_laws import firmware_law
-    from solvers.fixed_step import step
+    from frictionsim.solvers.fixed_step import step
 
     q, v, smooth = q0, 0.0, q0
     states = []

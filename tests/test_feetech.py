@@ -11,14 +11,14 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from frictionsim.hw.dynamixel import ServoCorruptPacket, ServoTimeout
+from frictionsim.hw.feetech import STS3215, FeetechBus, FeetechServo
+from frictionsim.hw.feetech import protocol as fp
+from frictionsim.hw.serialbus import registers as rg
+from frictionsim.hw.virtual_servo.device import make_device
+from frictionsim.hw.virtual_servo.joint import SimulatedJoint
+from frictionsim.hw.virtual_servo.pty_link import PtyLink
 from frictionsim.params import ParameterSet
-from hw.dynamixel import ServoCorruptPacket, ServoTimeout
-from hw.feetech import STS3215, FeetechBus, FeetechServo
-from hw.feetech import protocol as fp
-from hw.serialbus import registers as rg
-from hw.virtual_servo.device import make_device
-from hw.virtual_servo.joint import SimulatedJoint
-from hw.virtual_servo.pty_link import PtyLink
 from tests.dynamixel_fakes import LoopbackPort
 from tests.dynamixel_fakes import SdkPort as FakePort
 

@@ -9,10 +9,10 @@ from dataclasses import replace
 import numpy as np
 import pytest
 
-from experiments.identification.fitter import FitSettings, fit
-from experiments.identification.schedule import Exploration, SearchSchedule
-from experiments.identification.search_space import SearchSpace
 from frictionsim import layout
+from frictionsim.experiments.identification.fitter import FitSettings, fit
+from frictionsim.experiments.identification.schedule import Exploration, SearchSchedule
+from frictionsim.experiments.identification.search_space import SearchSpace
 
 
 class AnalyticLogs:
@@ -139,9 +139,9 @@ def test_a_parameter_an_exact_start_holds_at_zero_can_leave_it():
 
 
 def test_the_report_says_how_consistent_the_restarts_were(tmp_path):
-    from experiments.identification.fitter import FitResult
-    from experiments.identification.pipeline import ModelFit
-    from experiments.identification.report import restarts_cell, restarts_warning
+    from frictionsim.experiments.identification.fitter import FitResult
+    from frictionsim.experiments.identification.pipeline import ModelFit
+    from frictionsim.experiments.identification.report import restarts_cell, restarts_warning
     from frictionsim.params import ParameterSet
 
     params = ParameterSet("m1", "xl330", {})

@@ -8,16 +8,16 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from experiments.identification.fitter import FitSettings, fit, loss_of
-from experiments.identification.search_space import SearchSpace, embed
-from experiments.runner.cli import main
-from experiments.synthetic.dataset import GROUND_TRUTH, restrict
-from experiments.synthetic.virtual_bench import SensorModel, record
 from frictionsim.bench_setup import BenchSetup
+from frictionsim.experiments.identification.fitter import FitSettings, fit, loss_of
+from frictionsim.experiments.identification.search_space import SearchSpace, embed
+from frictionsim.experiments.runner.cli import main
+from frictionsim.experiments.synthetic.dataset import GROUND_TRUTH, restrict
+from frictionsim.experiments.synthetic.virtual_bench import SensorModel, record
 from frictionsim.logs import process, save_log
 from frictionsim.params import load_params
-from solvers.batch import PackedLogs
-from solvers.rollouts import simulate
+from frictionsim.solvers.batch import PackedLogs
+from frictionsim.solvers.rollouts import simulate
 
 SETUPS = (BenchSetup(0.5, 0.10, 16.0, 0.05), BenchSetup(1.0, 0.15, 32.0, 0.08))
 

@@ -1,4 +1,4 @@
-"""The recorder's timing statistics (experiments.analysis.jitter, `run jitter`) on synthetic
+"""The recorder's timing statistics (frictionsim.experiments.analysis.jitter, `run jitter`) on synthetic
 raw logs whose timing is known exactly."""
 
 from __future__ import annotations
@@ -8,8 +8,8 @@ import json
 import numpy as np
 import pytest
 
-from experiments.analysis.jitter import jitter_report
-from experiments.runner.cli import main
+from frictionsim.experiments.analysis.jitter import jitter_report
+from frictionsim.experiments.runner.cli import main
 from frictionsim.logs import Log, save_log
 
 HEADER = {"mass": 0.5, "length": 0.15, "kp": 400, "motor": "xl330"}

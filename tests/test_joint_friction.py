@@ -10,8 +10,8 @@ from numba import njit
 
 from frictionsim import layout
 from frictionsim.params import ParameterFileError, ParameterSet, from_dict, load_params
-from solvers.fixed_step import clipped_step
-from solvers.joint_friction import (
+from frictionsim.solvers.fixed_step import clipped_step
+from frictionsim.solvers.joint_friction import (
     MAX_JOINTS,
     WORK_SIZE,
     clip_friction,
@@ -129,7 +129,7 @@ def test_parameter_files_carry_the_scheme(tmp_path):
 
 def test_the_two_schemes_differ_by_a_few_mrad_on_the_recorded_logs(shared):
     from frictionsim.logs import load_logs
-    from solvers.rollouts import simulate
+    from frictionsim.solvers.rollouts import simulate
 
     params = load_params(shared / "params" / "m6.json")
     logs = load_logs([shared / "processed"])
@@ -139,7 +139,7 @@ def test_the_two_schemes_differ_by_a_few_mrad_on_the_recorded_logs(shared):
 
 
 def test_identify_writes_the_scheme_it_fitted_with(tmp_path, shared):
-    from experiments.runner.cli import main
+    from frictionsim.experiments.runner.cli import main
 
     log = shared / "processed" / "2026-01-15_10h28m42.json"
     assert main(["identify", "--actuator", "xl330", "--model", "m1", "--logs", str(log),

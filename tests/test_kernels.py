@@ -20,8 +20,8 @@ from frictionsim.friction import friction_budget
 from frictionsim.logs import Log
 from frictionsim.params import ParameterSet
 from frictionsim.pendulum import gravity_torque, load_inertia
-from solvers.fixed_step import rollout, rollout_error, step
-from solvers.rollouts import simulate
+from frictionsim.solvers.fixed_step import rollout, rollout_error, step
+from frictionsim.solvers.rollouts import simulate
 
 MODELS = ref.MODELS
 ACTUATORS = tuple(ref.ACTUATORS)

@@ -12,7 +12,7 @@ from frictionsim.friction import friction_budget, stribeck_factor
 from frictionsim.logs import Log
 from frictionsim.params import ParameterSet
 from frictionsim.pendulum import gravity_torque, load_inertia
-from solvers.fixed_step import step
+from frictionsim.solvers.fixed_step import step
 
 E = math.e
 STATIC_TERMS = (

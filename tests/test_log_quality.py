@@ -8,7 +8,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from experiments.runner.cli import main
+from frictionsim.experiments.runner.cli import main
 from frictionsim.log_quality import (
     decode_load,
     drop_glitches,

@@ -9,13 +9,13 @@ from pathlib import Path
 
 import pytest
 
-from experiments.analysis.comparison import labels
-from experiments.common import progress as progress_module
-from experiments.common.progress import Quiet, progress
-from experiments.runner.cli import main
-from experiments.synthetic.dataset import GROUND_TRUTH, restrict
-from experiments.synthetic.virtual_bench import SensorModel, record
 from frictionsim.bench_setup import BenchSetup
+from frictionsim.experiments.analysis.comparison import labels
+from frictionsim.experiments.common import progress as progress_module
+from frictionsim.experiments.common.progress import Quiet, progress
+from frictionsim.experiments.runner.cli import main
+from frictionsim.experiments.synthetic.dataset import GROUND_TRUTH, restrict
+from frictionsim.experiments.synthetic.virtual_bench import SensorModel, record
 from frictionsim.logs import Log, process, save_log
 from frictionsim.params import save_params
 
@@ -48,7 +48,7 @@ def test_process_into_a_file_has_no_redraws(raw_logs, tmp_path):
     for p in raw_logs.glob("*.json"):
         (bad / p.name).write_text(p.read_text())
     (bad / "broken.json").write_text('{"mass": 1}')
-    result = subprocess.run([sys.executable, "-m", "experiments.runner.cli", "process", str(bad),
+    result = subprocess.run([sys.executable, "-m", "frictionsim.experiments.runner.cli", "process", str(bad),
                              str(tmp_path / "out")], capture_output=True, text=True, cwd=ROOT)
     assert result.returncode == 1
     assert "\r" not in result.stdout + result.stderr
@@ -93,7 +93,7 @@ def test_the_identification_report_lists_per_log_figures_as_tables(raw_logs, tmp
 
 
 def test_loading_many_logs_goes_through_the_progress_display(monkeypatch, tmp_path):
-    from experiments.common import loading
+    from frictionsim.experiments.common import loading
 
     seen = {}
 

@@ -9,8 +9,8 @@ import time
 
 import pytest
 
-from experiments.runner.cli import main
-from hw.virtual_servo.pty_link import PtyLink
+from frictionsim.experiments.runner.cli import main
+from frictionsim.hw.virtual_servo.pty_link import PtyLink
 from tests.dynamixel_fakes import virtual_xl330
 
 

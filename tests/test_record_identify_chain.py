@@ -7,11 +7,11 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from experiments.runner.cli import main
 from frictionsim import trajectories
+from frictionsim.experiments.runner.cli import main
+from frictionsim.hw.recorder import BenchSetup, Clock, record
+from frictionsim.hw.virtual_servo.joint import SimulatedJoint
 from frictionsim.params import ParameterSet, load_params
-from hw.recorder import BenchSetup, Clock, record
-from hw.virtual_servo.joint import SimulatedJoint
 
 TRUTH = ParameterSet("m1", "xl330", {"q_offset": 0.0, "kt": 0.45, "R": 3.2, "armature": 0.002,
                                      "friction_base": 0.03, "friction_viscous": 0.01})

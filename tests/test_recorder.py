@@ -6,9 +6,9 @@ import json
 
 import pytest
 
+from frictionsim.hw.recorder import BenchSetup, Clock, record
+from frictionsim.hw.servo import ServoError
 from frictionsim.logs import process, validate
-from hw.recorder import BenchSetup, Clock, record
-from hw.servo import ServoError
 
 
 class FakeClock(Clock):

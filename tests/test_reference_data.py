@@ -11,7 +11,7 @@ from conftest import SHARED
 
 from frictionsim import load_log, load_params, process
 from frictionsim.logs import Log
-from solvers.rollouts import simulate
+from frictionsim.solvers.rollouts import simulate
 
 MODELS = ("m1", "m2", "m3", "m4", "m5", "m6")
 N_LOGS = 12

@@ -7,9 +7,9 @@ from types import SimpleNamespace
 
 import pytest
 
-from experiments.identification.report import _reflected_note
 from frictionsim import schema
 from frictionsim.actuator_files import ActuatorFileError, load_actuator_file
+from frictionsim.experiments.identification.report import _reflected_note
 from frictionsim.params import ParameterSet
 
 DECLARATION = '''\

@@ -14,18 +14,18 @@ from pathlib import Path
 
 import pytest
 
-from experiments.common.output import fresh_directory
-from experiments.identification.fitter import FitSettings, loss_of
-from experiments.identification.pipeline import IdentifySettings, identify, prepare_out
-from experiments.runner.cli import main
-from experiments.synthetic.dataset import GROUND_TRUTH, restrict
-from experiments.synthetic.virtual_bench import SensorModel, record
 from frictionsim.bench_setup import BenchSetup
+from frictionsim.experiments.common.output import fresh_directory
+from frictionsim.experiments.identification.fitter import FitSettings, loss_of
+from frictionsim.experiments.identification.pipeline import IdentifySettings, identify, prepare_out
+from frictionsim.experiments.runner.cli import main
+from frictionsim.experiments.synthetic.dataset import GROUND_TRUTH, restrict
+from frictionsim.experiments.synthetic.virtual_bench import SensorModel, record
 from frictionsim.logs import Log, process, save_log
 from frictionsim.params import ParameterSet, load_params, save_params
-from solvers.batch import PackedLogs
-from solvers.errors import SimulationError
-from solvers.event_driven import CoulombOscillator, EventSolver, Tolerances
+from frictionsim.solvers.batch import PackedLogs
+from frictionsim.solvers.errors import SimulationError
+from frictionsim.solvers.event_driven import CoulombOscillator, EventSolver, Tolerances
 
 TRUTH = restrict(GROUND_TRUTH, "m1")
 
@@ -259,7 +259,7 @@ def test_event_solver_refuses_a_non_finite_right_hand_side():
 
 def test_dask_address_that_is_not_a_scheduler_times_out():
     pytest.importorskip("distributed")
-    from experiments.identification.distributed import connect
+    from frictionsim.experiments.identification.distributed import connect
 
     server = socket.socket()
     server.bind(("127.0.0.1", 0))
@@ -275,7 +275,7 @@ def test_dask_address_that_is_not_a_scheduler_times_out():
 
 def test_dask_scheduler_without_workers_times_out(logs, tmp_path):
     distributed = pytest.importorskip("distributed")
-    from experiments.identification.distributed import fit_on_dask
+    from frictionsim.experiments.identification.distributed import fit_on_dask
 
     with distributed.LocalCluster(n_workers=0, dashboard_address=None, processes=False) as cluster:
         with pytest.raises(TimeoutError, match="no worker joined"):
@@ -322,7 +322,7 @@ def test_unusable_seed_is_refused_by_the_parser(value, folder, tmp_path, capsys)
 
 
 def test_ctrl_c_during_start_up(monkeypatch, capsys):
-    from experiments.runner.registry import Command
+    from frictionsim.experiments.runner.registry import Command
 
     def interrupted(self):
         raise KeyboardInterrupt  # while the command's module is being imported
@@ -333,7 +333,7 @@ def test_ctrl_c_during_start_up(monkeypatch, capsys):
 
 
 def test_an_unexpected_error_is_one_line_not_a_traceback(monkeypatch, params_file, folder, capsys):
-    import solvers.rollouts as simulate_command
+    import frictionsim.solvers.rollouts as simulate_command
 
     def broken(log, params):
         raise RuntimeError("something unforeseen")

@@ -18,8 +18,8 @@ from hypothesis import HealthCheck, given, settings
 from frictionsim.logs import LogError, load_log, process, validate
 from frictionsim.params import ParameterFileError, ParameterSet, from_dict, load_params
 from frictionsim.plausibility import PlausibilityWarning
-from solvers.errors import SimulationError
-from solvers.rollouts import simulate
+from frictionsim.solvers.errors import SimulationError
+from frictionsim.solvers.rollouts import simulate
 
 
 def raw_log(n: int = 60, period: float = 0.005) -> dict:

@@ -13,26 +13,27 @@ import pytest
 
 mujoco = pytest.importorskip("mujoco")
 
-from experiments.robots import arm2r  # noqa: E402
-from experiments.runner.cli import main  # noqa: E402
+from frictionsim.experiments.robots import arm2r  # noqa: E402
+from frictionsim.experiments.runner.cli import main  # noqa: E402
+from frictionsim.layout import SERVO_U  # noqa: E402
 from frictionsim.logs import load_log, load_logs  # noqa: E402
 from frictionsim.params import load_params  # noqa: E402
-from solvers.event_driven import (  # noqa: E402
+from frictionsim.solvers.event_driven import (  # noqa: E402
     SLIP_POSITIVE,
     STICK,
     EventKind,
     EventSolver,
     Tolerances,
 )
-from solvers.mjcf_export import NotExportable, export_m1  # noqa: E402
-from solvers.mujoco_adapter import (  # noqa: E402
+from frictionsim.solvers.mjcf_export import NotExportable, export_m1  # noqa: E402
+from frictionsim.solvers.mujoco_adapter import (  # noqa: E402
     SchemeWarning,
     ServoModel,
     bench_mjcf,
     simulate_bench,
 )
-from solvers.robot import Robot, RobotMechanism, Servo  # noqa: E402
-from solvers.rollouts import simulate  # noqa: E402
+from frictionsim.solvers.robot import Robot, RobotMechanism, Servo  # noqa: E402
+from frictionsim.solvers.rollouts import simulate  # noqa: E402
 
 DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data"
 
@@ -125,7 +126,7 @@ def test_m2_to_m6_are_not_exported(data):
 
 def test_fixed_step_and_mujoco_stay_within_a_mrad_of_the_event_driven_arm(data):
     runs = arm2r.simulate_arm(arm2r.ARMS["mx"], "square", "low", "m6", seconds=4.0,
-                              params_dir=data / "params")
+                              data=data)
     model = mujoco.MjModel.from_xml_path(str(arm2r.ARMS["mx"].path(data)))
     geometry = arm2r.measure_geometry(model)
     by = {r.engine: r for r in runs}
@@ -143,7 +144,7 @@ def test_a_break_away_that_falls_back_within_the_first_step_is_located_after_it(
     robot = Robot(data / "arm2r" / "mx_arm.xml", arm_servos(data, "m6", kp=8.0),
                   control_period=0.005)
     mech = RobotMechanism(robot)
-    mech.u[:] = [0.7972644276267773, 3.2963041856580366]
+    mech.servos[:, SERVO_U] = [0.7972644276267773, 3.2963041856580366]
     q = np.array([-0.2131926095061474, 0.7326656890646909])
     v = np.array([0.0, 0.46621342549241307])
     solver = EventSolver(Tolerances(max_events=20))

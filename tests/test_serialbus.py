@@ -8,17 +8,17 @@ import time
 
 import pytest
 
+from frictionsim.hw.dynamixel import DynamixelBus
+from frictionsim.hw.dynamixel import control_tables as ct
+from frictionsim.hw.dynamixel import protocol1 as p1
+from frictionsim.hw.dynamixel.servo import DynamixelServo
+from frictionsim.hw.feetech import FeetechBus, FeetechServo
+from frictionsim.hw.feetech import protocol as fp
+from frictionsim.hw.serialbus.bus import SerialBus
+from frictionsim.hw.serialbus.errors import ServoStatusError, ServoTimeout
+from frictionsim.hw.virtual_servo.device import make_device
+from frictionsim.hw.virtual_servo.joint import SimulatedJoint
 from frictionsim.params import ParameterSet
-from hw.dynamixel import DynamixelBus
-from hw.dynamixel import control_tables as ct
-from hw.dynamixel import protocol1 as p1
-from hw.dynamixel.servo import DynamixelServo
-from hw.feetech import FeetechBus, FeetechServo
-from hw.feetech import protocol as fp
-from hw.serialbus.bus import SerialBus
-from hw.serialbus.errors import ServoStatusError, ServoTimeout
-from hw.virtual_servo.device import make_device
-from hw.virtual_servo.joint import SimulatedJoint
 from tests.dynamixel_fakes import LoopbackPort, virtual_xl330
 
 
@@ -127,7 +127,7 @@ def test_missing_optional_dependency_names_the_extra(monkeypatch, module, call, 
 
 
 def test_missing_pysoem_names_the_extra(monkeypatch):
-    from hw.ethercat.drive import Cia402Drive
+    from frictionsim.hw.ethercat.drive import Cia402Drive
 
     monkeypatch.setitem(sys.modules, "pysoem", None)
     with pytest.raises(ImportError, match=r"pip install 'frictionsim\[hw\]'"):
@@ -135,7 +135,7 @@ def test_missing_pysoem_names_the_extra(monkeypatch):
 
 
 def test_missing_dask_names_the_extra(monkeypatch):
-    from experiments.identification.distributed import connect
+    from frictionsim.experiments.identification.distributed import connect
 
     monkeypatch.setitem(sys.modules, "distributed", None)
     with pytest.raises(ValueError, match=r"pip install 'frictionsim\[dask\]'"):

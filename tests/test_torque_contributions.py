@@ -1,4 +1,5 @@
-"""Torque contributions (solvers.torque_trace, experiments.analysis.torque_contributions,
+"""Torque contributions (frictionsim.solvers.torque_trace,
+frictionsim.experiments.analysis.torque_contributions,
 `run torque-contributions`): the terms sum to the total torque at every step, the trace is
 the rollout's, the budget split sums to the budget, and the verdicts."""
 
@@ -10,18 +11,18 @@ import numpy as np
 import pytest
 from synthetic_logs import random_values, rng_for, synthetic_log
 
-from experiments.analysis.torque_contributions import (
+from frictionsim import MODELS
+from frictionsim.experiments.analysis.torque_contributions import (
     EQUATION_TERMS,
     FRICTION_TERMS,
     contributions,
     summarise,
 )
-from experiments.runner.cli import main
-from frictionsim import MODELS
+from frictionsim.experiments.runner.cli import main
 from frictionsim.logs import load_logs
 from frictionsim.params import ParameterSet, load_params
-from solvers.rollouts import simulate
-from solvers.torque_trace import COLUMNS, trace_torques
+from frictionsim.solvers.rollouts import simulate
+from frictionsim.solvers.torque_trace import COLUMNS, trace_torques
 
 
 @pytest.fixture(scope="module")

@@ -11,7 +11,7 @@ from frictionsim import load_log, load_params
 from frictionsim.actuator_laws import firmware_control
 from frictionsim.layout import DT
 from frictionsim.params import ParameterSet
-from solvers.fixed_step import rollout, step
+from frictionsim.solvers.fixed_step import rollout, step
 
 
 @njit

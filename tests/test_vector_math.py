@@ -1,4 +1,4 @@
-"""The vectorisable sin, exp, log and Stribeck factor (solvers.vector_math) against libm:
+"""The vectorisable sin, exp, log and Stribeck factor (frictionsim.solvers.vector_math) against libm:
 within a few ulps on the ranges the lock-step kernel uses, the same special cases."""
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ import numpy as np
 from numba import njit
 
 from frictionsim.friction import stribeck_factor
-from solvers.vector_math import (
+from frictionsim.solvers.vector_math import (
     SIN_EXACT_LIMIT,
     vector_exp,
     vector_log,

@@ -7,13 +7,13 @@ import math
 import numpy as np
 import pytest
 
-from experiments.synthetic.dataset import GROUND_TRUTH, restrict
-from experiments.synthetic.virtual_bench import SensorModel, record
 from frictionsim import schema
 from frictionsim.bench_setup import BenchSetup
+from frictionsim.experiments.synthetic.dataset import GROUND_TRUTH, restrict
+from frictionsim.experiments.synthetic.virtual_bench import SensorModel, record
 from frictionsim.logs import process, validate
 from frictionsim.params import ParameterSet
-from solvers.rollouts import simulate
+from frictionsim.solvers.rollouts import simulate
 
 SETUP = BenchSetup(mass=0.5, length=0.1, kp=32.0, arm_mass=0.05)
 

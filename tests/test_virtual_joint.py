@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import numpy as np
 
+from frictionsim.hw.virtual_servo.joint import SimulatedJoint
 from frictionsim.params import ParameterSet
-from hw.virtual_servo.joint import SimulatedJoint
-from solvers.fixed_step import rollout_substeps
+from frictionsim.solvers.fixed_step import rollout_substeps
 
 
 class Clock:

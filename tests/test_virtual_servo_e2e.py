@@ -17,15 +17,15 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from experiments.runner.cli import main
 from frictionsim import trajectories
+from frictionsim.experiments.runner.cli import main
 from frictionsim.logs import json_files, load_log, process
 from frictionsim.params import load_params
-from solvers.rollouts import simulate
+from frictionsim.solvers.rollouts import simulate
 
 TRUTH = Path(__file__).resolve().parents[2] / "shared" / "data" / "xl330" / "params" / "m1.json"
 pytestmark = pytest.mark.skipif(not TRUTH.exists(), reason="../shared/data is absent")
-FRICTIONSIM = [sys.executable, "-m", "experiments.runner.cli"]
+FRICTIONSIM = [sys.executable, "-m", "frictionsim.experiments.runner.cli"]
 SETUPS = [(0.3, 0.1, 300), (0.3, 0.1, 600), (0.5, 0.12, 300), (0.5, 0.12, 600)]
 
 

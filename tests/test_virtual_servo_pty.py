@@ -7,9 +7,9 @@ import time
 
 import pytest
 
-from hw.dynamixel import control_tables as ct
-from hw.serialbus import registers as rg
-from hw.virtual_servo.pty_link import PtyLink
+from frictionsim.hw.dynamixel import control_tables as ct
+from frictionsim.hw.serialbus import registers as rg
+from frictionsim.hw.virtual_servo.pty_link import PtyLink
 from tests.dynamixel_fakes import virtual_xl330
 
 sdk = pytest.importorskip("dynamixel_sdk")
@@ -119,7 +119,8 @@ def test_official_sdks_talk_to_the_virtual_servo_command(tmp_path, actuator, pro
     from frictionsim.params import ParameterSet, save_params
 
     params = save_params(tmp_path / "p.json", ParameterSet("m1", actuator, {}))
-    argv = [sys.executable, "-m", "experiments.runner.cli", "virtual-servo", "--params", str(params),
+    argv = [sys.executable, "-m", "frictionsim.experiments.runner.cli", "virtual-servo",
+            "--params", str(params),
             "--mass", "0.2", "--length", "0.1", "--id", "5"]
     if protocol:
         argv += ["--protocol", str(protocol)]

@@ -1,5 +1,5 @@
 """Analyses of parameter sets and solvers: comparisons on logs
-(:mod:`~experiments.analysis.comparison`), the fixed step against the event-driven solver
-(:mod:`~experiments.analysis.crosscheck`), the Coulomb oscillator
-(:mod:`~experiments.analysis.oscillator`) and the compiled simulator's speed
-(:mod:`~experiments.analysis.speed`)."""
+(:mod:`~frictionsim.experiments.analysis.comparison`), the fixed step against the event-driven solver
+(:mod:`~frictionsim.experiments.analysis.crosscheck`), the Coulomb oscillator
+(:mod:`~frictionsim.experiments.analysis.oscillator`) and the compiled simulator's speed
+(:mod:`~frictionsim.experiments.analysis.speed`)."""

@@ -4,17 +4,17 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from experiments.common.output import table
+from frictionsim.experiments.common.output import table
 from frictionsim.logs import Log
 from frictionsim.params import ParameterSet
-from solvers.batch import PackedLogs
-from solvers.errors import non_finite
+from frictionsim.solvers.batch import PackedLogs
+from frictionsim.solvers.errors import non_finite
 
 
 def compare(params: dict[str, ParameterSet], logs: list[Log]) -> dict:
     """``{label: {"mean", "std", "per_log": {log name: MAE}}}`` (rad) of every parameter set.
 
-    Raises :class:`~solvers.errors.SimulationError` naming the log and the parameters
+    Raises :class:`~frictionsim.solvers.errors.SimulationError` naming the log and the parameters
     when a simulation overflows.
     """
     results = {}

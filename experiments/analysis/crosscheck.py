@@ -17,14 +17,14 @@ from pathlib import Path
 
 import numpy as np
 
-from experiments.common.output import save_figure
-from experiments.common.plots import figure_legend, shade_torque_off
-from experiments.common.progress import progress
+from frictionsim.experiments.common.output import save_figure
+from frictionsim.experiments.common.plots import figure_legend, shade_torque_off
+from frictionsim.experiments.common.progress import progress
 from frictionsim.logs import Log
 from frictionsim.params import ParameterSet
-from solvers.errors import SimulationError, check_inertia
-from solvers.event_driven import EventResult, Tolerances, simulate_log_events
-from solvers.fixed_step import rollout_substeps
+from frictionsim.solvers.errors import SimulationError, check_inertia
+from frictionsim.solvers.event_driven import EventResult, Tolerances, simulate_log_events
+from frictionsim.solvers.fixed_step import rollout_substeps
 
 DIVISORS = (1, 2, 4, 8, 16)
 #: The finest fixed step, as sub-steps of a log period (beyond it the comparison is rounding).

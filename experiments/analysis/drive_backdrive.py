@@ -115,7 +115,7 @@ def plot_diagrams(diagrams: list[Diagram], path: str | os.PathLike) -> None:
 
     import matplotlib.pyplot as plt
 
-    from experiments.common.output import save_figure
+    from frictionsim.experiments.common.output import save_figure
 
     n = len(diagrams) + (1 if len(diagrams) > 1 else 0)
     cols = min(n, 3)

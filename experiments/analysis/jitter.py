@@ -77,7 +77,7 @@ def plot_jitter(logs: list[Log], path: str | os.PathLike) -> None:
     99th percentiles and the late threshold marked; one outline per log when they are few."""
     import matplotlib.pyplot as plt
 
-    from experiments.common.output import save_figure
+    from frictionsim.experiments.common.output import save_figure
 
     every = 1e3 * np.concatenate([periods(log) for log in logs])
     fig, ax = plt.subplots(figsize=(8, 4))

@@ -25,9 +25,9 @@ import numpy as np
 from numba import njit
 from scipy.integrate import solve_ivp
 
-from experiments.common.output import save_figure
-from solvers.event_driven import Tolerances, simulate_oscillator, stick_time_and_position
-from solvers.fixed_step import clipped_step
+from frictionsim.experiments.common.output import save_figure
+from frictionsim.solvers.event_driven import Tolerances, simulate_oscillator, stick_time_and_position
+from frictionsim.solvers.fixed_step import clipped_step
 
 X0 = 2.75
 T_END = 10.0

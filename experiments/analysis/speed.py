@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import numpy as np
 
-from experiments.common.timing import batched_ns_per_log_step, best_time
-from experiments.synthetic.dataset import GROUND_TRUTH, dataset, population, restrict
 from frictionsim import layout
+from frictionsim.experiments.common.timing import batched_ns_per_log_step, best_time
+from frictionsim.experiments.synthetic.dataset import GROUND_TRUTH, dataset, population, restrict
 from frictionsim.logs import process
-from solvers.batch import PackedLogs
-from solvers.fixed_step import rollout_error
+from frictionsim.solvers.batch import PackedLogs
+from frictionsim.solvers.fixed_step import rollout_error
 
 #: Bounds of the workload: a population far beyond any fitter's, and enough repeats for a minimum.
 MAX_CANDIDATES = 10_000
@@ -66,10 +66,12 @@ def engine_rows(repeats: int = 5, steps: int = 100_000) -> list[dict]:
 
     import mujoco
 
-    from experiments.common.loading import SHARED_DATA as DATA
+    from frictionsim.experiments.common.loading import shared_data
+
+    DATA = shared_data()
     from frictionsim.params import load_params
-    from solvers.mujoco_adapter import SchemeWarning, ServoModel, bench_mjcf
-    from solvers.robot import Robot, Servo
+    from frictionsim.solvers.mujoco_adapter import SchemeWarning, ServoModel, bench_mjcf
+    from frictionsim.solvers.robot import Robot, Servo
 
     def servos(setup: str, model: str) -> list:
         if setup == "bench":

@@ -24,7 +24,7 @@ from frictionsim import MODELS
 from frictionsim.friction import BUDGET_TERMS
 from frictionsim.logs import Log
 from frictionsim.params import ParameterSet
-from solvers.torque_trace import COLUMNS, trace_torques
+from frictionsim.solvers.torque_trace import COLUMNS, trace_torques
 
 #: Terms of the equation of motion, named as in the outputs.
 EQUATION_TERMS = ("inertia", "external", "motor", "friction")
@@ -109,7 +109,7 @@ def plot_contributions(results: list[Contributions], path: str | os.PathLike,
                        title: str = "") -> None:
     """Per log, the right-hand side τ_m + τ_e + Σ τ_f,i as signed stacked areas (positive
     parts stacked up, negative parts down) and their sum I·a as a line."""
-    from experiments.common.plots import finish_panels, panels, shade_torque_off
+    from frictionsim.experiments.common.plots import finish_panels, panels, shade_torque_off
 
     fig, axes = panels(len(results))
     parts = ("motor", "external") + FRICTION_TERMS

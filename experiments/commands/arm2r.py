@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-from experiments.runner.arguments import FIGURE, JSON, add_output_argument, add_progress_argument
+from frictionsim.experiments.runner.arguments import FIGURE, JSON, add_output_argument, add_progress_argument
 
 DESCRIPTION = (
     "The paper's 2R arms (MX-106 + MX-64, eRob80:100 + eRob80:50) with their published "
@@ -28,6 +28,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--engines", nargs="+", choices=ENGINES, default=list(ENGINES))
     p.add_argument("--seconds", type=float, default=None,
                    help="cut every path after this many seconds (default: the whole path)")
+    p.add_argument("--data", metavar="DIR", default=None,
+                   help="the published data folder with arm2r/ and params/ (default: "
+                        "$FRICTIONSIM_DATA, else ./shared/data or ../shared/data)")
     add_output_argument(p, "--json", JSON,
                         'write {"runs": [{"arm", "path", "gain", "model", "engine", '
                         '"joint_mae_rad", "end_effector_mae_m", "seconds"}], "m1_vs_m6": [...]}')
@@ -37,14 +40,14 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from experiments.common.output import table, write_json
-    from experiments.robots.arm2r import arm2r, plot_arm2r
+    from frictionsim.experiments.common.output import table, write_json
+    from frictionsim.experiments.robots.arm2r import arm2r, plot_arm2r
 
     if args.seconds is not None and not 0 < args.seconds <= 60:
         raise ValueError(f"--seconds {args.seconds:g}: must be in (0, 60]")
     arms = ["mx", "erob"] if args.arm == "both" else [args.arm]
     result = arm2r(arms, args.paths, args.gains, args.models, args.engines, args.seconds,
-                   not args.no_progress)
+                   not args.no_progress, args.data)
     rows = [[r["arm"], r["path"], r["gain"], r["model"], r["engine"],
              f"{1e3 * r['joint_mae_rad']:.3f}", f"{1e3 * r['end_effector_mae_m']:.3f}",
              f"{r['seconds']:.2f}"] for r in result["runs"]]
@@ -59,5 +62,5 @@ def run(args: argparse.Namespace) -> int:
     if args.json:
         write_json(args.json, {k: v for k, v in result.items() if k != "trajectories"})
     if args.plot:
-        plot_arm2r(result, args.plot)
+        plot_arm2r(result, args.plot, args.data)
     return 0

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-from experiments.runner.arguments import (
+from frictionsim.experiments.runner.arguments import (
     JSON,
     add_output_argument,
     add_progress_argument,
@@ -46,8 +46,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     import numba
 
-    from experiments.analysis.speed import MAX_CANDIDATES, MAX_REPEATS, measure, synthetic_logs
-    from experiments.common.output import table, write_json
+    from frictionsim.experiments.analysis.speed import MAX_CANDIDATES, MAX_REPEATS, measure, synthetic_logs
+    from frictionsim.experiments.common.output import table, write_json
 
     if not (1 <= args.candidates <= MAX_CANDIDATES and 1 <= args.repeats <= MAX_REPEATS):
         raise ValueError(f"--candidates must be 1 … {MAX_CANDIDATES} and --repeats 1 … "
@@ -63,7 +63,7 @@ def run(args: argparse.Namespace) -> int:
                  f"ns/(log·step) lock-step ({args.candidates} vectors, all threads)",
                  "ns/(log·step) scalar kernel"], rows))
     if args.engines:
-        from experiments.analysis.speed import engine_rows
+        from frictionsim.experiments.analysis.speed import engine_rows
 
         engines = engine_rows(repeats=max(3, min(args.repeats, 7)))
         print("\nper physics step (1 ms), one core:")
@@ -72,7 +72,7 @@ def run(args: argparse.Namespace) -> int:
                      for r in engines], "<<<>"))
         results = {**results, "engines": engines}
     if args.scale is not None:
-        from experiments.identification.scale import scale_rows
+        from frictionsim.experiments.identification.scale import scale_rows
 
         sizes = tuple(args.scale) or (12, 100, 400)
         if min(sizes) < 1 or max(sizes) > 5000 or not 1 <= args.budget <= 1_000_000:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from experiments.runner.arguments import (
+from frictionsim.experiments.runner.arguments import (
     FIGURE,
     JSON,
     add_actuator_arguments,
@@ -38,9 +38,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from experiments.analysis.comparison import compare, comparison_table, labels
-    from experiments.common.loading import load_logs, warn_motor_mismatch
-    from experiments.common.output import write_json
+    from frictionsim.experiments.analysis.comparison import compare, comparison_table, labels
+    from frictionsim.experiments.common.loading import load_logs, warn_motor_mismatch
+    from frictionsim.experiments.common.output import write_json
     from frictionsim.logs import json_files
     from frictionsim.params import load_params
 
@@ -56,7 +56,7 @@ def run(args: argparse.Namespace) -> int:
     if args.json:
         write_json(args.json, results)
     if args.plot:
-        from experiments.common.plots import mae_boxplot
+        from frictionsim.experiments.common.plots import mae_boxplot
 
         mae_boxplot({k: list(r["per_log"].values()) for k, r in results.items()}, args.plot,
                     f"MAE per log ({len(logs)} logs)")

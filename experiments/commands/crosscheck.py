@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from experiments.runner.arguments import (
+from frictionsim.experiments.runner.arguments import (
     FIGURE,
     JSON,
     add_actuator_arguments,
@@ -14,7 +14,7 @@ from experiments.runner.arguments import (
     add_progress_argument,
     add_scheme_argument,
 )
-from solvers import METHODS
+from frictionsim.solvers import METHODS
 
 DESCRIPTION = (
     "Simulate each log with the event-driven solver (tight tolerances) and with the fixed-step "
@@ -45,11 +45,11 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from experiments.analysis.crosscheck import crosscheck, plot_crosscheck
-    from experiments.common.loading import load_logs, warn_motor_mismatch
-    from experiments.common.output import table, write_json
+    from frictionsim.experiments.analysis.crosscheck import crosscheck, plot_crosscheck
+    from frictionsim.experiments.common.loading import load_logs, warn_motor_mismatch
+    from frictionsim.experiments.common.output import table, write_json
     from frictionsim.params import load_params
-    from solvers.event_driven import Tolerances
+    from frictionsim.solvers.event_driven import Tolerances
 
     params = load_params(args.params, args.extensions).with_scheme(args.scheme)
     tolerances = Tolerances(args.method, args.rtol, args.atol)

@@ -15,7 +15,7 @@ import argparse
 import time
 from pathlib import Path
 
-from experiments.runner.arguments import (
+from frictionsim.experiments.runner.arguments import (
     add_overwrite_argument,
     add_progress_argument,
     recorded,
@@ -63,15 +63,15 @@ def parameter_recovery(fits, truth) -> dict:
 
 
 def run(args: argparse.Namespace) -> int:
-    from experiments.analysis.comparison import compare, comparison_table
-    from experiments.common.output import check_directory, fresh_directory, table, write_json
-    from experiments.common.plots import mae_boxplot, rollouts_figure
-    from experiments.identification.fitter import FitSettings
-    from experiments.identification.pipeline import IdentifySettings, identify, prepare_out
-    from experiments.identification.report import write_report
-    from experiments.synthetic.dataset import GROUND_TRUTH, NAIVE_M1, dataset, write_dataset
+    from frictionsim.experiments.analysis.comparison import compare, comparison_table
+    from frictionsim.experiments.common.output import check_directory, fresh_directory, table, write_json
+    from frictionsim.experiments.common.plots import mae_boxplot, rollouts_figure
+    from frictionsim.experiments.identification.fitter import FitSettings
+    from frictionsim.experiments.identification.pipeline import IdentifySettings, identify, prepare_out
+    from frictionsim.experiments.identification.report import write_report
+    from frictionsim.experiments.synthetic.dataset import GROUND_TRUTH, NAIVE_M1, dataset, write_dataset
     from frictionsim.params import save_params
-    from solvers.rollouts import simulate
+    from frictionsim.solvers.rollouts import simulate
 
     start = time.perf_counter()
     if args.out is None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from experiments.runner.arguments import FIGURE, JSON, add_actuator_arguments, add_output_argument
+from frictionsim.experiments.runner.arguments import FIGURE, JSON, add_actuator_arguments, add_output_argument
 
 DESCRIPTION = (
     "For a grid of external torques τ_e, the static interval of motor torques τ_m for which a "
@@ -38,13 +38,13 @@ def run(args: argparse.Namespace) -> int:
 
     import numpy as np
 
-    from experiments.analysis.drive_backdrive import (
+    from frictionsim.experiments.analysis.drive_backdrive import (
         diagram,
         labels_for,
         stall_torque,
         torque_grid,
     )
-    from experiments.common.output import table, write_json
+    from frictionsim.experiments.common.output import table, write_json
     from frictionsim.params import load_params
 
     if args.points < 3:
@@ -77,7 +77,7 @@ def run(args: argparse.Namespace) -> int:
     if args.json:
         write_json(args.json, {d.label: d.to_json() for d in diagrams})
     if args.plot:
-        from experiments.analysis.drive_backdrive import plot_diagrams
+        from frictionsim.experiments.analysis.drive_backdrive import plot_diagrams
 
         plot_diagrams(diagrams, args.plot)
     return 0

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from experiments.runner.arguments import add_actuator_arguments, add_overwrite_argument
+from frictionsim.experiments.runner.arguments import add_actuator_arguments, add_overwrite_argument
 
 DESCRIPTION = (
     "Print the MuJoCo attributes (joint armature, damping, frictionloss with a friction row "
@@ -32,10 +32,10 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from experiments.common.output import check_writable
     from frictionsim import atomic
+    from frictionsim.experiments.common.output import check_writable
     from frictionsim.params import load_params
-    from solvers.mjcf_export import export_m1
+    from frictionsim.solvers.mjcf_export import export_m1
 
     if args.out is not None:
         check_writable(args.out, args.overwrite)

@@ -7,7 +7,7 @@ import math
 import sys
 from pathlib import Path
 
-from experiments.runner.arguments import (
+from frictionsim.experiments.runner.arguments import (
     JSON,
     actuator_name,
     add_actuator_arguments,
@@ -104,18 +104,18 @@ def parse_models(names: list[str]) -> list[str]:
 
 
 def run(args: argparse.Namespace) -> int:
-    from experiments.common.loading import load_logs, warn_motor_mismatch
-    from experiments.common.output import write_json
-    from experiments.identification.fitter import FitSettings
-    from experiments.identification.pipeline import (
+    from frictionsim import schema
+    from frictionsim.experiments.common.loading import load_logs, warn_motor_mismatch
+    from frictionsim.experiments.common.output import write_json
+    from frictionsim.experiments.identification.fitter import FitSettings
+    from frictionsim.experiments.identification.pipeline import (
         IdentifySettings,
         identify,
         prepare_out,
         split_logs,
     )
-    from experiments.identification.report import write_report
-    from experiments.identification.starts import check_init_bounds
-    from frictionsim import schema
+    from frictionsim.experiments.identification.report import write_report
+    from frictionsim.experiments.identification.starts import check_init_bounds
     from frictionsim.params import load_params
 
     actuator = actuator_name(args)
@@ -151,7 +151,7 @@ def run(args: argparse.Namespace) -> int:
                                 extensions=tuple(args.extensions))
     section = None
     if args.cross_validate:
-        from experiments.identification.cross_validation import cross_validate_by_gain
+        from frictionsim.experiments.identification.cross_validation import cross_validate_by_gain
 
         section, interrupted = cross_validate_by_gain(train, settings, args.out, args.resume,
                                                       args.overwrite)

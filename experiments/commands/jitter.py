@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from experiments.runner.arguments import FIGURE, JSON, add_output_argument, add_progress_argument
+from frictionsim.experiments.runner.arguments import FIGURE, JSON, add_output_argument, add_progress_argument
 
 DESCRIPTION = (
     "The period between consecutive entries of raw logs (as recorded, before processing): "
@@ -24,9 +24,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from experiments.analysis.jitter import LATE, jitter_report
-    from experiments.common.loading import load_logs
-    from experiments.common.output import table, write_json
+    from frictionsim.experiments.analysis.jitter import LATE, jitter_report
+    from frictionsim.experiments.common.loading import load_logs
+    from frictionsim.experiments.common.output import table, write_json
 
     logs = load_logs(args.raw, processed=False, show_progress=not args.no_progress)
     report = jitter_report(logs)
@@ -45,7 +45,7 @@ def run(args: argparse.Namespace) -> int:
     if args.json:
         write_json(args.json, report)
     if args.plot:
-        from experiments.analysis.jitter import plot_jitter
+        from frictionsim.experiments.analysis.jitter import plot_jitter
 
         plot_jitter(logs, args.plot)
     return 0

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-from experiments.runner.arguments import FIGURE, JSON, add_output_argument
+from frictionsim.experiments.runner.arguments import FIGURE, JSON, add_output_argument
 
 DESCRIPTION = (
     "Solve the Coulomb oscillator of SPEC §8 with the event-driven simulator, with plain "
@@ -22,8 +22,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     import math
 
-    from experiments.analysis.oscillator import plot_oscillator, solve_all
-    from experiments.common.output import table, write_json
+    from frictionsim.experiments.analysis.oscillator import plot_oscillator, solve_all
+    from frictionsim.experiments.common.output import table, write_json
 
     rows = solve_all()
     print("Coulomb oscillator ẍ + x = F_f, |F_f| ≤ 1, x(0) = 2.75: exact stick at t = π, x = −0.75")

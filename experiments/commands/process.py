@@ -7,7 +7,7 @@ import os
 import sys
 from pathlib import Path
 
-from experiments.runner.arguments import add_overwrite_argument, add_progress_argument
+from frictionsim.experiments.runner.arguments import add_overwrite_argument, add_progress_argument
 
 DESCRIPTION = (
     "Resample every raw log of RAW_DIR at a fixed period (SPEC §6: sample times "
@@ -113,7 +113,7 @@ def clean(raw, args: argparse.Namespace) -> tuple:
 
 
 def run(args: argparse.Namespace) -> int:
-    from experiments.common.progress import progress
+    from frictionsim.experiments.common.progress import progress
     from frictionsim.logs import LogError, json_files, load_log, process, save_log
 
     if not args.dt > 0:

@@ -5,13 +5,13 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from experiments.runner.arguments import (
+from frictionsim import trajectories
+from frictionsim.experiments.runner.arguments import (
     FIGURE,
     add_actuator_arguments,
     add_output_argument,
     add_overwrite_argument,
 )
-from frictionsim import trajectories
 
 DESCRIPTION = (
     "Set the servo's P gain, follow TRAJECTORY at a fixed rate (actual period logged) and "
@@ -66,7 +66,7 @@ def check_timing(args: argparse.Namespace) -> None:
 
 def open_servo(args: argparse.Namespace):
     """The servo of ``--motor`` on ``--port``, checked to answer."""
-    from hw.connect import motors, open_servo
+    from frictionsim.hw.connect import motors, open_servo
 
     if args.motor not in motors():
         raise ValueError(f"--motor {args.motor}: not a servo that can be driven (known: "
@@ -78,7 +78,7 @@ def open_servo(args: argparse.Namespace):
 def plot_recordings(paths: list[Path], args: argparse.Namespace) -> None:
     """The --plot figure of the logs recorded, if asked for."""
     if args.plot and paths:
-        from experiments.common.plots import recordings_figure
+        from frictionsim.experiments.common.plots import recordings_figure
         from frictionsim.logs import load_log
 
         recordings_figure([load_log(p) for p in paths], args.plot,
@@ -96,7 +96,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from frictionsim.bench_setup import BenchSetup
-    from hw.recorder import record_new
+    from frictionsim.hw.recorder import record_new
 
     check_timing(args)
     setup = BenchSetup(args.mass, args.length, args.kp, args.arm_mass, args.vin)

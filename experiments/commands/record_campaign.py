@@ -6,8 +6,13 @@ import argparse
 import time
 from pathlib import Path
 
-from experiments.commands.record import add_servo_arguments, check_timing, open_servo, plot_recordings
 from frictionsim import trajectories
+from frictionsim.experiments.commands.record import (
+    add_servo_arguments,
+    check_timing,
+    open_servo,
+    plot_recordings,
+)
 
 DESCRIPTION = (
     "Record each trajectory at each P gain for each MASS:LENGTH set-up (the identification "
@@ -43,7 +48,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from frictionsim.bench_setup import BenchSetup
-    from hw.recorder import record_new
+    from frictionsim.hw.recorder import record_new
 
     check_timing(args)
     setups = [BenchSetup(m, length, kp, args.arm_mass, args.vin)

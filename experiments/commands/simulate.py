@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from experiments.runner.arguments import (
+from frictionsim.experiments.runner.arguments import (
     FIGURE,
     JSON,
     add_actuator_arguments,
@@ -45,10 +45,10 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     import numpy as np
 
-    from experiments.common.loading import load_logs, warn_motor_mismatch
-    from experiments.common.output import table, write_json
+    from frictionsim.experiments.common.loading import load_logs, warn_motor_mismatch
+    from frictionsim.experiments.common.output import table, write_json
     from frictionsim.params import load_params
-    from solvers.rollouts import simulate
+    from frictionsim.solvers.rollouts import simulate
 
     params = load_params(args.params, args.extensions).with_scheme(args.scheme)
     logs = load_logs(args.logs, processed=True, show_progress=not args.no_progress)
@@ -61,7 +61,7 @@ def run(args: argparse.Namespace) -> int:
             raise ValueError("--with supply: inside MuJoCo the supply is a source with internal "
                              "resistance (supply_emf, supply_resistance), not the log's "
                              "input_volts; simulate the logged supply with --engine fixed_step")
-        from solvers.mujoco_adapter import simulate_bench
+        from frictionsim.solvers.mujoco_adapter import simulate_bench
 
         rollouts = [simulate_bench(log, params, args.friction) for log in logs]
     else:
@@ -76,7 +76,7 @@ def run(args: argparse.Namespace) -> int:
         write_json(args.json, {"params": str(args.params), "mean": float(maes.mean()),
                                "per_log": {r.log.name: r.mae for r in rollouts}})
     if args.plot:
-        from experiments.common.plots import rollouts_figure
+        from frictionsim.experiments.common.plots import rollouts_figure
 
         rollouts_figure(rollouts, args.plot, f"{params.model} / {params.actuator}: {args.params.name}")
     return 0

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from experiments.runner.arguments import (
+from frictionsim.experiments.runner.arguments import (
     FIGURE,
     JSON,
     add_actuator_arguments,
@@ -39,15 +39,15 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from experiments.analysis.torque_contributions import (
+    from frictionsim.experiments.analysis.torque_contributions import (
         EQUATION_TERMS,
         FRICTION_TERMS,
         NEGLIGIBLE,
         contributions,
         summarise,
     )
-    from experiments.common.loading import load_logs, warn_motor_mismatch
-    from experiments.common.output import table, write_json
+    from frictionsim.experiments.common.loading import load_logs, warn_motor_mismatch
+    from frictionsim.experiments.common.output import table, write_json
     from frictionsim.params import load_params
 
     params = load_params(args.params, args.extensions).with_scheme(args.scheme)
@@ -75,7 +75,7 @@ def run(args: argparse.Namespace) -> int:
                                "threshold": NEGLIGIBLE, "terms": terms,
                                "negligible": negligible, "absent": absent})
     if args.plot:
-        from experiments.analysis.torque_contributions import plot_contributions
+        from frictionsim.experiments.analysis.torque_contributions import plot_contributions
 
         plot_contributions(results, args.plot,
                            title=f"torque contributions, {params.model} ({args.params.name})")

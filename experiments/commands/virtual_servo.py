@@ -6,7 +6,7 @@ import argparse
 import os
 from pathlib import Path
 
-from experiments.runner.arguments import add_actuator_arguments, add_extensions_argument, seed
+from frictionsim.experiments.runner.arguments import add_actuator_arguments, add_extensions_argument, seed
 
 DESCRIPTION = (
     "Open a pseudo-terminal and answer the servo's protocol like the real one (PING, READ, "
@@ -48,10 +48,10 @@ def run(args: argparse.Namespace) -> int:
     import signal
     import threading
 
+    from frictionsim.hw.virtual_servo.device import make_device
+    from frictionsim.hw.virtual_servo.joint import SimulatedJoint
+    from frictionsim.hw.virtual_servo.pty_link import PtyLink
     from frictionsim.params import load_params
-    from hw.virtual_servo.device import make_device
-    from hw.virtual_servo.joint import SimulatedJoint
-    from hw.virtual_servo.pty_link import PtyLink
 
     params = load_params(args.params, args.extensions)
     motor = args.motor or params.actuator

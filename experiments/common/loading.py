@@ -6,12 +6,35 @@ import os
 import sys
 from pathlib import Path
 
-from experiments.common.progress import progress
+from frictionsim.experiments.common.progress import progress
 from frictionsim.logs import Log, json_files, load_log
 
-#: The data published beside the project (``../shared/data``): recordings, parameter files,
-#: the 2R arms' MJCF models.
-SHARED_DATA = Path(__file__).resolve().parents[3] / "shared" / "data"
+#: The environment variable naming the published data folder (recordings, parameter files,
+#: the 2R arms' MJCF models) when a command is not given ``--data``.
+DATA_ENV = "FRICTIONSIM_DATA"
+
+
+def shared_data(data: str | os.PathLike | None = None) -> Path:
+    """The published data folder: ``data`` when given (``--data``), else ``$FRICTIONSIM_DATA``,
+    else ``shared/data`` or ``../shared/data`` below the working directory (a checkout with
+    the data beside it). Never found through the install location: an installed wheel has no
+    data beside it. ValueError naming all three when none is a folder."""
+    if data is not None:
+        path = Path(data)
+        if not path.is_dir():
+            raise ValueError(f"--data {data}: not a folder")
+        return path
+    env = os.environ.get(DATA_ENV)
+    if env:
+        path = Path(env)
+        if not path.is_dir():
+            raise ValueError(f"{DATA_ENV}={env}: not a folder")
+        return path
+    for candidate in (Path("shared") / "data", Path("..") / "shared" / "data"):
+        if candidate.is_dir():
+            return candidate.resolve()
+    raise ValueError(f"the published data folder was not found: pass --data DIR or set "
+                     f"{DATA_ENV} (tried ./shared/data and ../shared/data)")
 
 
 def load_logs(paths: list[str | os.PathLike], processed: bool | None = True,

@@ -8,8 +8,8 @@ import os
 import matplotlib.pyplot as plt
 import numpy as np
 
-from experiments.common.output import save_figure
-from solvers.rollouts import Rollout
+from frictionsim.experiments.common.output import save_figure
+from frictionsim.solvers.rollouts import Rollout
 
 
 def _torque_off_spans(t: np.ndarray, enable: np.ndarray) -> list[tuple[float, float]]:

@@ -18,7 +18,7 @@ def best_time(fn: Callable[[], object], repeats: int) -> float:
 
 def batched_ns_per_log_step(packed, thetas, repeats: int) -> dict[str, float]:
     """ns per (log × step) of ``packed.errors(thetas, kernel)`` (a
-    :class:`solvers.batch.PackedLogs`) for the ``"scalar"`` and ``"lockstep"`` kernels, each
+    :class:`frictionsim.solvers.batch.PackedLogs`) for the ``"scalar"`` and ``"lockstep"`` kernels, each
     compiled and warm before it is timed."""
     work = packed.n_steps * len(thetas)
     speeds = {}

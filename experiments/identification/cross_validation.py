@@ -2,7 +2,7 @@
 
 For each gain G among the logs, the models are fitted on the logs of every other gain
 and validated on the logs of G (leave-one-gain-out); each fold is a whole
-identification (:func:`~experiments.identification.pipeline.identify`) written to
+identification (:func:`~frictionsim.experiments.identification.pipeline.identify`) written to
 ``OUT/cross_validation/kp_<G>/``, so nothing of a fold is lost on Ctrl-C either. The
 result, per model::
 
@@ -20,7 +20,7 @@ from pathlib import Path
 
 import numpy as np
 
-from experiments.identification.pipeline import (
+from frictionsim.experiments.identification.pipeline import (
     FOLDS_DIR,
     IdentifySettings,
     identify,
@@ -73,7 +73,7 @@ def plot_cross_validation(section: dict, path: Path) -> Path:
     """Validation MAE per held-out gain (x) and model (one line each), the mean in the legend."""
     import matplotlib.pyplot as plt
 
-    from experiments.common.output import save_figure
+    from frictionsim.experiments.common.output import save_figure
 
     fig, ax = plt.subplots(figsize=(6.4, 4.0))
     for model, entry in section.items():

@@ -21,12 +21,12 @@ import time
 import uuid
 from pathlib import Path
 
-from experiments.identification.fitter import FitResult, FitSettings
-from experiments.identification.search_space import CONTAINS
-from experiments.identification.starts import fit_model, start_for
 from frictionsim import schema
+from frictionsim.experiments.identification.fitter import FitResult, FitSettings
+from frictionsim.experiments.identification.search_space import CONTAINS
+from frictionsim.experiments.identification.starts import fit_model, start_for
 from frictionsim.params import ParameterFileError, ParameterSet, load_params
-from solvers.batch import PackedLogs
+from frictionsim.solvers.batch import PackedLogs
 
 #: Seconds allowed for the scheduler to answer, for a first worker, and without any worker.
 CONNECT_TIMEOUT = 10.0

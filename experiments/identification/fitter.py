@@ -2,10 +2,10 @@
 
 The loss of a candidate is the mean of its per-log position MAE (SPEC §5), every
 generation evaluated in one batched compiled call (population × training logs on
-all cores, :class:`solvers.batch.PackedLogs`). The start points are evaluated
+all cores, :class:`frictionsim.solvers.batch.PackedLogs`). The start points are evaluated
 exactly first, so the result is never worse than them; the budget is then spent by
-:class:`~experiments.identification.schedule.SearchSchedule` on
-:func:`~experiments.identification.cma_run.cma_run` runs. The strategy was tuned on
+:class:`~frictionsim.experiments.identification.schedule.SearchSchedule` on
+:func:`~frictionsim.experiments.identification.cma_run.cma_run` runs. The strategy was tuned on
 the 12 recorded XL330 logs (chain M1 → M4 → M6, 3000 evaluations each, seeds 0–9);
 see the README for the figures.
 """
@@ -19,13 +19,13 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from experiments.common.progress import progress as progress_display
-from experiments.identification.cma_run import cma_run
-from experiments.identification.schedule import Exploration, FitSettings, SearchSchedule
-from experiments.identification.search_space import SearchSpace
+from frictionsim.experiments.common.progress import progress as progress_display
+from frictionsim.experiments.identification.cma_run import cma_run
+from frictionsim.experiments.identification.schedule import Exploration, FitSettings, SearchSchedule
+from frictionsim.experiments.identification.search_space import SearchSpace
 from frictionsim.params import ParameterSet
-from solvers.batch import PackedLogs
-from solvers.errors import SimulationError
+from frictionsim.solvers.batch import PackedLogs
+from frictionsim.solvers.errors import SimulationError
 
 __all__ = ["FitResult", "FitSettings", "fit", "loss_of"]
 
@@ -79,7 +79,7 @@ def fit(
     a smaller step. ``on_improve(params, loss)`` is called with the first best and
     after each generation that improved it (the caller saves it); it never sees a
     non-finite loss. Ctrl-C ends the search early with the best so far
-    (``interrupted`` set). Raises :class:`~solvers.errors.SimulationError` when no
+    (``interrupted`` set). Raises :class:`~frictionsim.solvers.errors.SimulationError` when no
     candidate at all gives a finite loss.
     """
     if settings.budget < 1:

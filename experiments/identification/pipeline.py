@@ -1,12 +1,12 @@
 """The identification pipeline: fit friction models to bench logs, validate, keep every result.
 
-Each model is fitted by :func:`experiments.identification.fitter.fit` on the
-training logs, starting where :mod:`~experiments.identification.starts` says (a
+Each model is fitted by :func:`frictionsim.experiments.identification.fitter.fit` on the
+training logs, starting where :mod:`~frictionsim.experiments.identification.starts` says (a
 richer model from the simpler model it contains, so it can only do better). The
 best parameters of each model are written to ``OUT/<model>.json`` every time they
 improve, so an interrupt loses nothing. An earlier identification in ``OUT`` is
 never replaced unasked (:func:`prepare_out`). Everything is configured by a plain
-:class:`IdentifySettings`; the command line (:mod:`experiments.commands.identify`)
+:class:`IdentifySettings`; the command line (:mod:`frictionsim.experiments.commands.identify`)
 only builds one.
 """
 
@@ -19,13 +19,13 @@ from pathlib import Path
 
 import numpy as np
 
-from experiments.identification.fitter import FitResult, FitSettings
-from experiments.identification.starts import fit_model, start_for
 from frictionsim import MODELS, schema
+from frictionsim.experiments.identification.fitter import FitResult, FitSettings
+from frictionsim.experiments.identification.starts import fit_model, start_for
 from frictionsim.logs import Log
 from frictionsim.params import ParameterFileError, ParameterSet, load_params, save_params
-from solvers.batch import PackedLogs
-from solvers.errors import non_finite
+from frictionsim.solvers.batch import PackedLogs
+from frictionsim.solvers.errors import non_finite
 
 
 @dataclass(frozen=True)
@@ -107,7 +107,7 @@ def split_logs(logs: list[Log], held_out: list[Log] | None = None,
 
 
 def evaluate(params: ParameterSet, logs: list[Log]) -> dict[str, float]:
-    """Per-log MAE (rad) of a parameter set; :class:`~solvers.errors.SimulationError`
+    """Per-log MAE (rad) of a parameter set; :class:`~frictionsim.solvers.errors.SimulationError`
     naming the log when one is not finite."""
     if not logs:
         return {}
@@ -214,7 +214,7 @@ def identify(train: list[Log], validation: list[Log], settings: IdentifySettings
     out.mkdir(parents=True, exist_ok=True)
     interrupted = False
     if s.dask:
-        from experiments.identification.distributed import fit_on_dask
+        from frictionsim.experiments.identification.distributed import fit_on_dask
 
         results, interrupted = fit_on_dask(s.dask, list(s.models), s.actuator, s.fixed, packed,
                                            s.fit, out, s.init, s.chain, earlier,

@@ -8,16 +8,16 @@ from typing import TYPE_CHECKING
 import matplotlib.pyplot as plt
 import numpy as np
 
-from experiments.common.output import save_figure, table, write_json
-from experiments.common.plots import figure_legend, mae_boxplot, shade_torque_off
-from experiments.identification.schedule import FitSettings
 from frictionsim import ACTUATORS, atomic
+from frictionsim.experiments.common.output import save_figure, table, write_json
+from frictionsim.experiments.common.plots import figure_legend, mae_boxplot, shade_torque_off
+from frictionsim.experiments.identification.schedule import FitSettings
 from frictionsim.logs import Log
 from frictionsim.plausibility import warn
-from solvers.rollouts import simulate
+from frictionsim.solvers.rollouts import simulate
 
 if TYPE_CHECKING:
-    from experiments.identification.pipeline import ModelFit
+    from frictionsim.experiments.identification.pipeline import ModelFit
 
 
 DEFAULTS = FitSettings()
@@ -86,7 +86,7 @@ def write_report(out: Path, fits: dict[str, ModelFit], train: list[Log],
     ``interrupted``: the run was stopped (Ctrl-C) before every model was fitted;
     both reports say so, and which models are incomplete or missing.
     ``cross_validation``: the section of
-    :func:`~experiments.identification.cross_validation.cross_validate_by_gain`, reported
+    :func:`~frictionsim.experiments.identification.cross_validation.cross_validate_by_gain`, reported
     in all three outputs with its figure.
     """
     summary = summary_of(fits, interrupted)
@@ -133,7 +133,7 @@ def write_report(out: Path, fits: dict[str, ModelFit], train: list[Log],
     figures = _figures(out, fits, train, validation)
     md = ["# Identification report", ""]
     if cross_validation:
-        from experiments.identification.cross_validation import plot_cross_validation
+        from frictionsim.experiments.identification.cross_validation import plot_cross_validation
 
         cv_md = _cross_validation_table(cross_validation)
         print("\n".join(cv_md))

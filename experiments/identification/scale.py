@@ -17,17 +17,17 @@ import time
 import tracemalloc
 from pathlib import Path
 
-from experiments.common.loading import load_logs
-from experiments.common.progress import progress
-from experiments.common.timing import batched_ns_per_log_step
-from experiments.identification.fitter import FitSettings, fit
-from experiments.identification.search_space import SearchSpace
-from experiments.synthetic.dataset import GROUND_TRUTH, population
-from experiments.synthetic.virtual_bench import SensorModel, record
 from frictionsim import trajectories
 from frictionsim.bench_setup import BenchSetup
+from frictionsim.experiments.common.loading import load_logs
+from frictionsim.experiments.common.progress import progress
+from frictionsim.experiments.common.timing import batched_ns_per_log_step
+from frictionsim.experiments.identification.fitter import FitSettings, fit
+from frictionsim.experiments.identification.search_space import SearchSpace
+from frictionsim.experiments.synthetic.dataset import GROUND_TRUTH, population
+from frictionsim.experiments.synthetic.virtual_bench import SensorModel, record
 from frictionsim.logs import Log, process, save_log
-from solvers.batch import PackedLogs
+from frictionsim.solvers.batch import PackedLogs
 
 MASSES = (0.5, 1.0, 1.5, 2.0)
 LENGTHS = (0.10, 0.15)

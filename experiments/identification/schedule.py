@@ -29,7 +29,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from experiments.identification.cma_run import RunSpec
+from frictionsim.experiments.identification.cma_run import RunSpec
 
 
 @dataclass(frozen=True)

@@ -12,12 +12,12 @@ import math
 from dataclasses import dataclass
 from pathlib import Path
 
-from experiments.identification.fitter import FitResult, FitSettings, fit
-from experiments.identification.search_space import CONTAINS, SearchSpace, embed
 from frictionsim import layout, schema
+from frictionsim.experiments.identification.fitter import FitResult, FitSettings, fit
+from frictionsim.experiments.identification.search_space import CONTAINS, SearchSpace, embed
 from frictionsim.params import ParameterSet, save_params
 from frictionsim.plausibility import warn
-from solvers.batch import PackedLogs
+from frictionsim.solvers.batch import PackedLogs
 
 
 @dataclass(frozen=True)

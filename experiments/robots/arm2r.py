@@ -32,12 +32,11 @@ from pathlib import Path
 
 import numpy as np
 
-from experiments.common.loading import SHARED_DATA
+from frictionsim.experiments.common.loading import shared_data
 
 PERIOD = 0.005
 PATHS = ("circle", "square", "square_wave", "triangle_wave")
 ENGINES = ("event_driven", "fixed_step", "mujoco_budget", "mujoco_frictionloss")
-DATA = SHARED_DATA
 
 
 @dataclass(frozen=True)
@@ -49,8 +48,8 @@ class Arm:
     actuators: tuple[str, str]
     gains: dict
 
-    def path(self, data: Path = DATA) -> Path:
-        return data / "arm2r" / self.mjcf
+    def path(self, data: Path | None = None) -> Path:
+        return shared_data(data) / "arm2r" / self.mjcf
 
 
 ARMS = {
@@ -188,11 +187,13 @@ class Run:
     seconds: float
 
 
-def servos_of(arm: Arm, model: str, gain: str, params_dir: Path):
-    """The two servos of ``arm`` with the published parameters of ``model``."""
+def servos_of(arm: Arm, model: str, gain: str, data: Path | None = None):
+    """The two servos of ``arm`` with the published parameters of ``model`` (in the data
+    folder's ``params/``, :func:`~frictionsim.experiments.common.loading.shared_data`)."""
     from frictionsim.params import load_params
-    from solvers.robot import Servo
+    from frictionsim.solvers.robot import Servo
 
+    params_dir = shared_data(data) / "params"
     return [Servo(joint, load_params(params_dir / actuator / f"{model}.json"), arm.gains[gain])
             for joint, actuator in zip(("R1", "R2"), arm.actuators)]
 
@@ -203,7 +204,7 @@ def run_mujoco(mjcf: Path, servos, goals: np.ndarray, friction: str) -> tuple[np
 
     import mujoco
 
-    from solvers.mujoco_adapter import SchemeWarning, ServoModel
+    from frictionsim.solvers.mujoco_adapter import SchemeWarning, ServoModel
 
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", SchemeWarning)
@@ -220,13 +221,13 @@ def run_mujoco(mjcf: Path, servos, goals: np.ndarray, friction: str) -> tuple[np
 
 
 def simulate_arm(arm: Arm, path: str, gain: str, model: str, engines=ENGINES,
-                 params_dir: Path = DATA / "params", seconds: float | None = None,
+                 data: Path | None = None, seconds: float | None = None,
                  tolerances=None) -> list[Run]:
     """Every engine on one (arm, path, gain, model); ``seconds`` cuts the path short."""
-    from solvers.robot import Robot
+    from frictionsim.solvers.robot import Robot
 
-    mjcf = arm.path(params_dir.parent)
-    servos = servos_of(arm, model, gain, params_dir)
+    mjcf = arm.path(data)
+    servos = servos_of(arm, model, gain, data)
     robot = Robot(mjcf, servos, control_period=PERIOD)
     geometry = measure_geometry(robot.model)
     t = np.arange(0.0, seconds or duration(path), PERIOD)
@@ -256,7 +257,7 @@ def errors_against(reference: Run, run: Run, geometry: Geometry) -> tuple[float,
 
 def arm2r(arms: list[str], paths=PATHS, gains=("low", "high"), models=("m1", "m6"),
           engines=ENGINES, seconds: float | None = None, show_progress: bool = True,
-          params_dir: Path = DATA / "params") -> dict:
+          data: Path | None = None) -> dict:
     """Every (arm, path, gain, model) on every engine; errors against the event-driven run.
 
     Returns ``{"runs": [...], "m1_vs_m6": [...], "trajectories": {...}}``: each run with
@@ -266,16 +267,17 @@ def arm2r(arms: list[str], paths=PATHS, gains=("low", "high"), models=("m1", "m6
     """
     import mujoco
 
-    from experiments.common.progress import progress
+    from frictionsim.experiments.common.progress import progress
 
+    data = shared_data(data)
     combos = [(a, p, g, m) for a in arms for p in paths for g in gains for m in models]
     runs, gaps, kept = [], [], {}
     for a, p, g, m in progress(combos, desc="arm2r", unit="run", enabled=show_progress):
         arm = ARMS[a]
-        geometry = measure_geometry(mujoco.MjModel.from_xml_path(str(arm.path(params_dir.parent))))
+        geometry = measure_geometry(mujoco.MjModel.from_xml_path(str(arm.path(data))))
         done = simulate_arm(arm, p, g, m, ("event_driven", *[e for e in engines
                                                                 if e != "event_driven"]),
-                            params_dir, seconds)
+                            data, seconds)
         reference = done[0]
         for run in done:
             if run.engine not in engines:
@@ -288,7 +290,7 @@ def arm2r(arms: list[str], paths=PATHS, gains=("low", "high"), models=("m1", "m6
     for a, p, g in {(a, p, g) for a, p, g, _ in combos}:
         if ("m1" in models and "m6" in models):
             geometry = measure_geometry(mujoco.MjModel.from_xml_path(
-                str(ARMS[a].path(params_dir.parent))))
+                str(ARMS[a].path(data))))
             m1 = Run(a, p, g, "m1", "event_driven", kept[(a, p, g, "m1", "event_driven")], 0.0)
             m6 = Run(a, p, g, "m6", "event_driven", kept[(a, p, g, "m6", "event_driven")], 0.0)
             joint, tip = errors_against(m6, m1, geometry)
@@ -298,14 +300,14 @@ def arm2r(arms: list[str], paths=PATHS, gains=("low", "high"), models=("m1", "m6
     return {"runs": runs, "m1_vs_m6": gaps, "trajectories": kept}
 
 
-def plot_arm2r(result: dict, path: Path, params_dir: Path = DATA / "params") -> None:
+def plot_arm2r(result: dict, path: Path, data: Path | None = None) -> None:
     """Per arm: the paths in the plane (target, and each engine at low gain, M6 and M1), and
     each engine's joint error over time against the event-driven run."""
     import matplotlib.pyplot as plt
     import mujoco
 
-    from experiments.common.output import save_figure
-    from experiments.common.plots import figure_legend
+    from frictionsim.experiments.common.output import save_figure
+    from frictionsim.experiments.common.plots import figure_legend
 
     trajectories = result["trajectories"]
     arms = sorted({k[0] for k in trajectories})
@@ -316,7 +318,7 @@ def plot_arm2r(result: dict, path: Path, params_dir: Path = DATA / "params") -> 
                "mujoco_frictionloss": "C3"}
     for i, a in enumerate(arms):
         geometry = measure_geometry(mujoco.MjModel.from_xml_path(
-            str(ARMS[a].path(params_dir.parent))))
+            str(ARMS[a].path(data))))
         for c, p in enumerate(paths):
             gain = "low" if any(k[:3] == (a, p, "low") for k in trajectories) else "high"
             ax = axes[2 * i, c]

@@ -1,3 +1,3 @@
-"""The command line: the table of commands (:mod:`~experiments.runner.registry`), the parser
-and error handling (:mod:`~experiments.runner.cli`), shared arguments
-(:mod:`~experiments.runner.arguments`)."""
+"""The command line: the table of commands (:mod:`~frictionsim.experiments.runner.registry`), the parser
+and error handling (:mod:`~frictionsim.experiments.runner.cli`), shared arguments
+(:mod:`~frictionsim.experiments.runner.arguments`)."""

@@ -96,7 +96,7 @@ def seed(text: str) -> int:
 
 def check_outputs(args: argparse.Namespace) -> None:
     """Check every output file the command declared (see :func:`add_output_argument`)."""
-    from experiments.common.output import check_figure_path, check_writable
+    from frictionsim.experiments.common.output import check_figure_path, check_writable
 
     overwrite = bool(getattr(args, "overwrite", False))
     seen: dict[Path, str] = {}

@@ -1,6 +1,6 @@
 """The ``frictionsim`` command line: subcommands and ``run NAME`` for every experiment.
 
-The parser is built from the table of :mod:`experiments.runner.registry`; only the
+The parser is built from the table of :mod:`frictionsim.experiments.runner.registry`; only the
 module of the command named on the command line is imported (to add its arguments
 and run it), so ``frictionsim --help`` imports nothing heavy. Everything after the
 interpreter's start-up runs inside :func:`main`'s error handling, including that
@@ -16,7 +16,7 @@ import os
 import sys
 import warnings
 
-from experiments.runner.registry import COMMANDS, Command
+from frictionsim.experiments.runner.registry import COMMANDS, Command
 
 DESCRIPTION = """\
 frictionsim: servo actuators with extended friction models (M1-M6).
@@ -72,12 +72,11 @@ def list_experiments() -> None:
         print(f"  {command.name:<{width}}  {command.help}")
 
 
-_OURS = ("frictionsim", "solvers", "hw", "experiments")
 
 
 def _show_warning(message, category, filename, lineno, file=None, line=None) -> None:
     """frictionsim's own warnings (implausible values, a scheme mismatch…) as one line."""
-    if category.__module__.split(".")[0] in _OURS:
+    if category.__module__.split(".")[0] == "frictionsim":
         print(f"warning: {message}", file=sys.stderr)
     else:
         _default_show(message, category, filename, lineno, file, line)
@@ -87,10 +86,10 @@ _default_show = warnings.showwarning
 
 
 def _expected_errors() -> tuple[type[BaseException], ...]:
+    from frictionsim.hw.servo import ServoError
     from frictionsim.logs import LogError
     from frictionsim.params import ParameterFileError
-    from hw.servo import ServoError
-    from solvers.errors import SimulationError
+    from frictionsim.solvers.errors import SimulationError
 
     return (LogError, ParameterFileError, ServoError, SimulationError, ValueError, OSError,
             ImportError)
@@ -113,7 +112,7 @@ def main(argv: list[str] | None = None) -> int:
                 list_experiments()
                 return 0
             command = f"frictionsim run {args.experiment_name}"
-        from experiments.runner.arguments import prepare
+        from frictionsim.experiments.runner.arguments import prepare
 
         prepare(args)
         return args.command_module.run(args)

@@ -1,6 +1,6 @@
 """The table of commands: name, one-line help, module. Nothing here imports a command.
 
-A command module (``experiments.commands.*``) defines ``DESCRIPTION`` (its ``--help``
+A command module (``frictionsim.experiments.commands.*``) defines ``DESCRIPTION`` (its ``--help``
 text), ``add_arguments(parser)`` and ``run(args) -> int`` (the exit code); the runner
 imports it only to build its own parser or run it, so ``frictionsim --help`` and
 ``frictionsim run`` stay instant.
@@ -28,37 +28,37 @@ class Command:
 
 
 COMMANDS: tuple[Command, ...] = (
-    Command("process", "resample raw logs at a fixed dt", "experiments.commands.process"),
+    Command("process", "resample raw logs at a fixed dt", "frictionsim.experiments.commands.process"),
     Command("simulate", "simulate logs with a parameter file; MAE per log and a figure",
-            "experiments.commands.simulate"),
+            "frictionsim.experiments.commands.simulate"),
     Command("compare", "evaluate every parameter file on every log",
-            "experiments.commands.compare"),
+            "frictionsim.experiments.commands.compare"),
     Command("identify", "fit friction models to bench logs (nevergrad CMA), validate, report",
-            "experiments.commands.identify"),
+            "frictionsim.experiments.commands.identify"),
     Command("crosscheck", "fixed-step kernel vs the event-driven solver: errors, order, stick "
-            "intervals", "experiments.commands.crosscheck"),
+            "intervals", "frictionsim.experiments.commands.crosscheck"),
     Command("bench", "rollout throughput of the compiled simulator",
-            "experiments.commands.bench"),
+            "frictionsim.experiments.commands.bench"),
     Command("demo", "the main job on built-in data: virtual bench, identification of M1-M6, "
-            "validation", "experiments.commands.demo"),
-    Command("record", "record one bench log from a servo", "experiments.commands.record"),
+            "validation", "frictionsim.experiments.commands.demo"),
+    Command("record", "record one bench log from a servo", "frictionsim.experiments.commands.record"),
     Command("record-campaign", "record every trajectory x gain for one or more bench set-ups",
-            "experiments.commands.record_campaign"),
+            "frictionsim.experiments.commands.record_campaign"),
     Command("virtual-servo", "a simulated servo answering its serial protocol on a "
-            "pseudo-terminal", "experiments.commands.virtual_servo"),
+            "pseudo-terminal", "frictionsim.experiments.commands.virtual_servo"),
     Command("export-mjcf", "an M1 parameter file as MuJoCo joint and actuator attributes",
-            "experiments.commands.export_mjcf"),
+            "frictionsim.experiments.commands.export_mjcf"),
     Command("oscillator", "Coulomb oscillator: event-driven vs plain, smoothed and fixed-step "
-            "friction", "experiments.commands.oscillator", subcommand=False),
+            "friction", "frictionsim.experiments.commands.oscillator", subcommand=False),
     Command("arm2r", "the 2R arms of SPEC §10 on every engine: event-driven, fixed step, MuJoCo",
-            "experiments.commands.arm2r", subcommand=False),
+            "frictionsim.experiments.commands.arm2r", subcommand=False),
     Command("drive-backdrive", "drive/backdrive diagram: the static area of parameter files "
-            "against the external torque", "experiments.commands.drive_backdrive",
+            "against the external torque", "frictionsim.experiments.commands.drive_backdrive",
             subcommand=False),
     Command("torque-contributions", "each torque's share along simulated logs; the "
-            "negligible terms", "experiments.commands.torque_contributions", subcommand=False),
+            "negligible terms", "frictionsim.experiments.commands.torque_contributions", subcommand=False),
     Command("jitter", "the recorder's timing: period statistics of raw logs and a histogram",
-            "experiments.commands.jitter", subcommand=False),
+            "frictionsim.experiments.commands.jitter", subcommand=False),
 )
 
 BY_NAME: dict[str, Command] = {c.name: c for c in COMMANDS}

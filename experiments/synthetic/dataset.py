@@ -8,10 +8,10 @@ from pathlib import Path
 
 import numpy as np
 
-from experiments.common.progress import progress
-from experiments.synthetic.virtual_bench import SensorModel, record
 from frictionsim import layout, schema, trajectories
 from frictionsim.bench_setup import BenchSetup
+from frictionsim.experiments.common.progress import progress
+from frictionsim.experiments.synthetic.virtual_bench import SensorModel, record
 from frictionsim.logs import Log, process, save_log
 from frictionsim.params import ParameterSet
 

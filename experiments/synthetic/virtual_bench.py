@@ -28,18 +28,12 @@ from dataclasses import dataclass
 import numpy as np
 
 from frictionsim import schema, trajectories
-from frictionsim.actuator_laws import (
-    firmware_law,
-    measured,
-    motor_current,
-    reset_history,
-    source_voltage,
-)
 from frictionsim.bench_setup import BenchSetup
-from frictionsim.layout import HISTORY_SIZE
+from frictionsim.layout import SERVO_U, SERVO_VIN
 from frictionsim.logs import Log
 from frictionsim.params import ParameterSet
-from solvers.fixed_step import step
+from frictionsim.servo_unit import NO_LOG, servo_state, supply_at
+from frictionsim.solvers.fixed_step import servo_step
 
 
 @dataclass(frozen=True)
@@ -86,28 +80,22 @@ def record(
     bench = setup.bench(params.actuator, dt)
     period = 1.0 / sensors.rate
 
-    q = v = q_smooth = 0.0
+    q = v = 0.0
     t_phys = 0.0
     goal, enable = target(0.0)
     entries = []
     t_host = sensors.start_delay
-    history = np.empty(HISTORY_SIZE)
-    reset_history(history, q, v)
-    k = 0
-    current = 0.0
-    supply = source_voltage(current, theta, bench)
+    servo = servo_state(q, v)
     while t_host < duration:
         while t_phys + 0.5 * dt <= t_host:
-            supply = source_voltage(current, theta, bench)
-            q_m, v_m = measured(history, k, q, v, theta)
-            u, q_smooth = firmware_law(goal, q_m, v_m, q_smooth, supply, theta, bench)
-            current = float(enable) * motor_current(u, v, theta)
-            q, v = step(q, v, u, float(enable), dt, theta, bench)
+            q, v = servo_step(servo, goal, q, v, float(enable), NO_LOG, dt, theta, bench)
             t_phys += dt
-            k += 1
-        u, _ = firmware_law(goal, q, v, q_smooth, supply, theta, bench)
+        # What the servo reports: the control it holds and the supply it last saw.
+        supply = servo[SERVO_VIN] if np.isfinite(servo[SERVO_VIN]) else \
+            supply_at(servo, NO_LOG, theta, bench)
         goal, enable = target(t_host)
-        entries.append(_sensors(q, v, u, act, supply, goal, enable, t_host, sensors, rng))
+        entries.append(_sensors(q, v, servo[SERVO_U], act, supply, goal, enable, t_host,
+                                sensors, rng))
         t_host += period * (1.0 + sensors.jitter * float(np.clip(rng.normal(), -3, 3)))
     return Log(header, entries, None)
 

@@ -1,11 +1,11 @@
-"""The Dynamixel bus: a :class:`~hw.serialbus.bus.SerialBus` speaking protocol 1.0 or 2.0."""
+"""The Dynamixel bus: a :class:`~frictionsim.hw.serialbus.bus.SerialBus` speaking protocol 1.0 or 2.0."""
 
 from __future__ import annotations
 
-from hw.dynamixel.protocol1 import Dynamixel1
-from hw.dynamixel.protocol2 import Dynamixel2
-from hw.serialbus.bus import SerialBus, SerialLike
-from hw.serialbus.port import open_serial
+from frictionsim.hw.dynamixel.protocol1 import Dynamixel1
+from frictionsim.hw.dynamixel.protocol2 import Dynamixel2
+from frictionsim.hw.serialbus.bus import SerialBus, SerialLike
+from frictionsim.hw.serialbus.port import open_serial
 
 DIALECTS = {1: Dynamixel1(), 2: Dynamixel2()}
 

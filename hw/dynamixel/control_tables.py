@@ -11,14 +11,14 @@ The zero angle is the centre of the encoder range (count 2048 of 4096; 512 of
 1024 on the XL320, whose 1024 counts span 300°). Signed protocol-2.0 fields are
 two's complement; the protocol-1.0 / XL320 speed and load fields are
 sign-magnitude with bit 10 set for the clockwise direction. Registers, tables
-and conversions: :mod:`hw.serialbus.registers`.
+and conversions: :mod:`frictionsim.hw.serialbus.registers`.
 """
 
 from __future__ import annotations
 
 import math
 
-from hw.serialbus.registers import ControlTable, Encoding, Register
+from frictionsim.hw.serialbus.registers import ControlTable, Encoding, Register
 
 _U = Encoding.UNSIGNED
 _S = Encoding.SIGNED

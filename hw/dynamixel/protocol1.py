@@ -1,6 +1,6 @@
 """Dynamixel Protocol 1.0: instruction set, error bits and the :class:`Dynamixel1` dialect.
 
-Frames are the checksum frames of :mod:`hw.serialbus.checksum_framing` (re-exported
+Frames are the checksum frames of :mod:`frictionsim.hw.serialbus.checksum_framing` (re-exported
 here): ``FF FF | ID | LEN | INST-or-ERROR | PARAM... | CHECKSUM``. Addresses and
 lengths are one byte; multi-byte data little-endian. Protocol 1.0 has no SYNC
 READ and (on MX/AX firmware) no REBOOT; ids 0..253. Reference: ROBOTIS e-manual,
@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from enum import IntEnum
 
-from hw.serialbus.checksum_framing import (  # noqa: F401  (the shared framing, re-exported)
+from frictionsim.hw.serialbus.checksum_framing import (  # noqa: F401  (the shared framing, re-exported)
     BROADCAST_ID,
     HEADER,
     MIN_FRAME,
@@ -25,7 +25,7 @@ from hw.serialbus.checksum_framing import (  # noqa: F401  (the shared framing, 
     status_packet,
     to_status,
 )
-from hw.serialbus.dialect import Dialect
+from frictionsim.hw.serialbus.dialect import Dialect
 
 MAX_ID = 253
 

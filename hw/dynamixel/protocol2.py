@@ -14,9 +14,9 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from enum import IntEnum
 
-from hw.serialbus.dialect import Dialect
-from hw.serialbus.errors import ServoCorruptPacket
-from hw.serialbus.framing import (
+from frictionsim.hw.serialbus.dialect import Dialect
+from frictionsim.hw.serialbus.errors import ServoCorruptPacket
+from frictionsim.hw.serialbus.framing import (
     FrameParser,
     Packet,
     StatusPacket,

@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from hw.dynamixel import control_tables as ct
-from hw.dynamixel.bus import DynamixelBus
-from hw.serialbus.registers import ControlTable
-from hw.serialbus.servo import RegisterServo, find_table, hardware_of, motor_of
+from frictionsim.hw.dynamixel import control_tables as ct
+from frictionsim.hw.dynamixel.bus import DynamixelBus
+from frictionsim.hw.serialbus.registers import ControlTable
+from frictionsim.hw.serialbus.servo import RegisterServo, find_table, hardware_of, motor_of
 
 
 class DynamixelServo(RegisterServo):

@@ -20,9 +20,9 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import Any
 
-from hw.ethercat import cia402, pdo
-from hw.ethercat.cia402 import State
-from hw.servo import ServoError
+from frictionsim.hw.ethercat import cia402, pdo
+from frictionsim.hw.ethercat.cia402 import State
+from frictionsim.hw.servo import ServoError
 
 # pysoem's EtherCAT state constants (ec_state), so that this module imports without pysoem.
 INIT_STATE, PREOP_STATE, SAFEOP_STATE, OP_STATE = 0x01, 0x02, 0x04, 0x08

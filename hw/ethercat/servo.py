@@ -1,4 +1,4 @@
-"""An eRob joint as the bench recorder sees it (:class:`hw.servo.Servo`).
+"""An eRob joint as the bench recorder sees it (:class:`frictionsim.hw.servo.Servo`).
 
 The eRob is modelled (SPEC §3) as a current-controlled servo whose "firmware"
 is the proportional-derivative law ``i = clip(kp·(q_target − q) − d·√kp·v, ±12 A)``.
@@ -22,10 +22,10 @@ from collections.abc import Callable
 
 from frictionsim import layout, schema
 from frictionsim.actuator_laws import firmware_control
+from frictionsim.hw.ethercat import cia402, pdo
+from frictionsim.hw.ethercat.cia402 import State
+from frictionsim.hw.ethercat.drive import Cia402Drive, EthercatError
 from frictionsim.params import ParameterSet
-from hw.ethercat import cia402, pdo
-from hw.ethercat.cia402 import State
-from hw.ethercat.drive import Cia402Drive, EthercatError
 
 
 class ErobServo:

@@ -1,10 +1,10 @@
-"""The Feetech STS bus: a :class:`~hw.serialbus.bus.SerialBus` speaking the Feetech dialect."""
+"""The Feetech STS bus: a :class:`~frictionsim.hw.serialbus.bus.SerialBus` speaking the Feetech dialect."""
 
 from __future__ import annotations
 
-from hw.feetech.protocol import Feetech
-from hw.serialbus.bus import SerialBus, SerialLike
-from hw.serialbus.port import open_serial
+from frictionsim.hw.feetech.protocol import Feetech
+from frictionsim.hw.serialbus.bus import SerialBus, SerialLike
+from frictionsim.hw.serialbus.port import open_serial
 
 DIALECT = Feetech()
 

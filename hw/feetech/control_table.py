@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import math
 
-from hw.serialbus.registers import ControlTable, Encoding, Register
+from frictionsim.hw.serialbus.registers import ControlTable, Encoding, Register
 
 SM = Encoding.SIGN_MAGNITUDE
 

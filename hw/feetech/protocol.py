@@ -1,7 +1,7 @@
 """The Feetech STS serial protocol and its :class:`Feetech` dialect.
 
 Frames are the checksum frames Dynamixel 1.0 uses too
-(:mod:`hw.serialbus.checksum_framing`, re-exported here), ``FF FF | ID | LEN |
+(:mod:`frictionsim.hw.serialbus.checksum_framing`, re-exported here), ``FF FF | ID | LEN |
 INST-or-ERROR | PARAM... | ~(ID+LEN+INST+PARAM) & 0xFF``. Feetech has its own
 instruction set (with SYNC READ, 0x82: start address, length, then the ids, each
 servo answering with its own status packet), its own status error bits, ids
@@ -9,7 +9,7 @@ servo answering with its own status packet), its own status error bits, ids
 STS servos (the SDK's ``protocol_end`` 0) and big-endian on the older SCS series,
 which frictionsim does not drive. Signed fields are sign-magnitude: bit 15 for
 speeds and the homing offset's bit 11, bit 10 for the load
-(:class:`hw.serialbus.registers.Register` with ``sign_bit``). Reference: the
+(:class:`frictionsim.hw.serialbus.registers.Register` with ``sign_bit``). Reference: the
 ``feetech-servo-sdk`` (``scservo_sdk``) packet handler.
 """
 
@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from enum import IntEnum
 
-from hw.serialbus.checksum_framing import (  # noqa: F401  (the shared framing, re-exported)
+from frictionsim.hw.serialbus.checksum_framing import (  # noqa: F401  (the shared framing, re-exported)
     BROADCAST_ID,
     InstructionPackets,
     StreamParser,
@@ -29,7 +29,7 @@ from hw.serialbus.checksum_framing import (  # noqa: F401  (the shared framing, 
     status_packet,
     to_status,
 )
-from hw.serialbus.dialect import Dialect
+from frictionsim.hw.serialbus.dialect import Dialect
 
 MAX_ID = 0xFC
 FAMILY = "Feetech"

@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from hw.feetech.bus import FeetechBus
-from hw.feetech.control_table import STS3215, TABLES
-from hw.serialbus.registers import ControlTable
-from hw.serialbus.servo import RegisterServo, find_table, hardware_of
+from frictionsim.hw.feetech.bus import FeetechBus
+from frictionsim.hw.feetech.control_table import STS3215, TABLES
+from frictionsim.hw.serialbus.registers import ControlTable
+from frictionsim.hw.serialbus.servo import RegisterServo, find_table, hardware_of
 
 
 class FeetechServo(RegisterServo):

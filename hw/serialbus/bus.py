@@ -1,11 +1,11 @@
 """A serial servo bus: transactions with timeouts, retries and clear errors, for any dialect.
 
-:class:`SerialBus` speaks a :class:`~hw.serialbus.dialect.Dialect` (Dynamixel 1.0
+:class:`SerialBus` speaks a :class:`~frictionsim.hw.serialbus.dialect.Dialect` (Dynamixel 1.0
 or 2.0, Feetech STS) over any pyserial-like object (``write``, ``read``,
 ``reset_input_buffer`` and a ``timeout`` attribute in seconds), so tests inject a
 fake. Servos are assumed to answer every instruction addressed to them alone
 (Status Return Level 2, the factory default); broadcasts and SYNC WRITE get no
-answer. :class:`hw.dynamixel.bus.DynamixelBus` and :class:`hw.feetech.bus.FeetechBus`
+answer. :class:`frictionsim.hw.dynamixel.bus.DynamixelBus` and :class:`frictionsim.hw.feetech.bus.FeetechBus`
 are the two families' buses.
 """
 
@@ -15,9 +15,9 @@ import time
 from collections.abc import Iterable, Mapping
 from typing import Protocol
 
-from hw.serialbus.dialect import Dialect
-from hw.serialbus.errors import ServoCorruptPacket, ServoStatusError, ServoTimeout
-from hw.serialbus.framing import FrameParser, StatusPacket
+from frictionsim.hw.serialbus.dialect import Dialect
+from frictionsim.hw.serialbus.errors import ServoCorruptPacket, ServoStatusError, ServoTimeout
+from frictionsim.hw.serialbus.framing import FrameParser, StatusPacket
 
 __all__ = ["SerialBus", "SerialLike"]
 
@@ -45,7 +45,7 @@ class SerialBus:
     port:
         pyserial-like port, already open at the servos' baud rate.
     dialect:
-        the protocol (:class:`~hw.serialbus.dialect.Dialect`).
+        the protocol (:class:`~frictionsim.hw.serialbus.dialect.Dialect`).
     timeout:
         seconds to wait for each expected status packet.
     retries:

@@ -5,15 +5,15 @@ INST/ERROR, the parameters and the checksum, and CHECKSUM = ~(ID + LEN + INST +
 PARAM...) & 0xFF. Instruction and status packets are framed alike: the byte after
 LEN is the instruction in the first, the error bit field in the second. The two
 dialects differ in their instruction sets, error bits and id ranges
-(:mod:`hw.dynamixel.protocol1`, :mod:`hw.feetech.protocol`), not here.
+(:mod:`frictionsim.hw.dynamixel.protocol1`, :mod:`frictionsim.hw.feetech.protocol`), not here.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 
-from hw.serialbus.errors import ServoCorruptPacket
-from hw.serialbus.framing import (
+from frictionsim.hw.serialbus.errors import ServoCorruptPacket
+from frictionsim.hw.serialbus.framing import (
     FrameParser,
     Packet,
     StatusPacket,

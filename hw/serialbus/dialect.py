@@ -1,14 +1,14 @@
 """What a serial bus needs to know of the protocol its servos speak: one class per dialect.
 
-:class:`hw.serialbus.bus.SerialBus` does the transactions (timeouts, retries, echo
+:class:`frictionsim.hw.serialbus.bus.SerialBus` does the transactions (timeouts, retries, echo
 and garbage handling) the same way for every dialect and asks its :class:`Dialect`
 for everything that differs: packet building, status parsing, error bits, which
 errors are worth a resend, how a PING reveals the model number, and which
 instructions exist. The dialects are siblings: Dynamixel 2.0
-(:class:`hw.dynamixel.protocol2.Dynamixel2`), Dynamixel 1.0
-(:class:`hw.dynamixel.protocol1.Dynamixel1`) and Feetech STS
-(:class:`hw.feetech.protocol.Feetech`), the last two sharing the checksum framing
-of :mod:`hw.serialbus.checksum_framing`.
+(:class:`frictionsim.hw.dynamixel.protocol2.Dynamixel2`), Dynamixel 1.0
+(:class:`frictionsim.hw.dynamixel.protocol1.Dynamixel1`) and Feetech STS
+(:class:`frictionsim.hw.feetech.protocol.Feetech`), the last two sharing the checksum framing
+of :mod:`frictionsim.hw.serialbus.checksum_framing`.
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Protocol
 
-from hw.serialbus.framing import FrameParser, Packet, StatusPacket
+from frictionsim.hw.serialbus.framing import FrameParser, Packet, StatusPacket
 
 
 class Reader(Protocol):

@@ -1,6 +1,6 @@
 """Exceptions of the serial servo buses (Dynamixel 1.0 and 2.0, Feetech).
 
-All derive from :class:`hw.servo.ServoError`, so the bench recorder can catch one
+All derive from :class:`frictionsim.hw.servo.ServoError`, so the bench recorder can catch one
 type whatever the bus. Messages name the bus family ("Dynamixel id 3 …",
 "Feetech id 1 …").
 """
@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from hw.servo import ServoError
+from frictionsim.hw.servo import ServoError
 
 
 class BusError(ServoError):

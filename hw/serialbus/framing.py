@@ -12,7 +12,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from enum import Enum
 
-from hw.serialbus.errors import ServoCorruptPacket
+from frictionsim.hw.serialbus.errors import ServoCorruptPacket
 
 
 @dataclass(frozen=True)

@@ -2,10 +2,10 @@
 
 A :class:`ControlTable` lists the registers frictionsim uses on one model (address,
 size, :class:`Encoding`) and its unit scales; the Dynamixel tables live in
-:mod:`hw.dynamixel.control_tables`, the Feetech STS3215 in
-:mod:`hw.feetech.control_table`.
+:mod:`frictionsim.hw.dynamixel.control_tables`, the Feetech STS3215 in
+:mod:`frictionsim.hw.feetech.control_table`.
 
-Conventions of the converted values (those of :mod:`hw.servo`): angles in rad,
+Conventions of the converted values (those of :mod:`frictionsim.hw.servo`): angles in rad,
 counter-clockwise positive, 0 at the centre of the encoder range; velocities in
 rad/s, counter-clockwise positive; voltages in V; temperatures in °C; currents
 in A. Raw register values are integers as the servo stores them: unsigned,
@@ -130,7 +130,7 @@ class ControlTable:
 # -- conversions --------------------------------------------------------------------------
 def sensor_block(table: ControlTable) -> tuple[int, int]:
     """``(address, length)`` of the smallest contiguous read covering the registers
-    :meth:`hw.serialbus.servo.RegisterServo.read` reports (one transaction per tick)."""
+    :meth:`frictionsim.hw.serialbus.servo.RegisterServo.read` reports (one transaction per tick)."""
     regs = [r for r in (table.present_position, table.present_velocity, table.present_load,
                         table.present_pwm, table.present_input_voltage,
                         table.present_temperature) if r is not None]

@@ -1,10 +1,10 @@
-"""A servo of a serial bus as the bench recorder sees it (:class:`hw.servo.Servo`), by registers.
+"""A servo of a serial bus as the bench recorder sees it (:class:`frictionsim.hw.servo.Servo`), by registers.
 
 Each :meth:`RegisterServo.read` is one READ of the contiguous block holding the
 present PWM/load, velocity, position, input voltage and temperature, so a
 200 Hz control tick costs one read and one goal write (the torque flag is
 written only when it changes). The family adapters
-(:class:`hw.dynamixel.servo.DynamixelServo`, :class:`hw.feetech.servo.FeetechServo`)
+(:class:`frictionsim.hw.dynamixel.servo.DynamixelServo`, :class:`frictionsim.hw.feetech.servo.FeetechServo`)
 add how to open and identify the servo. As a context manager, it always
 releases the torque and the port on the way out.
 """
@@ -12,11 +12,11 @@ releases the torque and the port on the way out.
 from __future__ import annotations
 
 from frictionsim import schema
+from frictionsim.hw.serialbus import registers as rg
+from frictionsim.hw.serialbus.bus import SerialBus
+from frictionsim.hw.serialbus.errors import BusError, ServoStatusError
+from frictionsim.hw.servo import ServoError
 from frictionsim.schema import Hardware
-from hw.serialbus import registers as rg
-from hw.serialbus.bus import SerialBus
-from hw.serialbus.errors import BusError, ServoStatusError
-from hw.servo import ServoError
 
 
 def hardware_of(motor: str, family: str, servo_id: int | None = None) -> Hardware:

@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 from frictionsim import schema
-from hw.serialbus.registers import ControlTable
-from hw.virtual_servo.dynamixel_device import DynamixelDevice
-from hw.virtual_servo.joint import SimulatedJoint
-from hw.virtual_servo.pty_link import Device
+from frictionsim.hw.serialbus.registers import ControlTable
+from frictionsim.hw.virtual_servo.dynamixel_device import DynamixelDevice
+from frictionsim.hw.virtual_servo.joint import SimulatedJoint
+from frictionsim.hw.virtual_servo.pty_link import Device
 
 #: Serial families the virtual servo can play.
 FAMILIES = ("dynamixel", "feetech")
@@ -17,9 +17,9 @@ def control_table(motor: str, protocol: int | None = None) -> ControlTable:
     table for ``protocol`` (default: its first declared protocol)."""
     hw = schema.get_actuator(motor).hardware
     if hw.family == "dynamixel":
-        from hw.dynamixel.control_tables import TABLES
+        from frictionsim.hw.dynamixel.control_tables import TABLES
     elif hw.family == "feetech":
-        from hw.feetech.control_table import TABLES
+        from frictionsim.hw.feetech.control_table import TABLES
     else:
         raise ValueError(f"{motor} has no serial protocol to emulate (its declaration's "
                          f"hardware family is {hw.family or 'none'}; serial families: "

@@ -1,14 +1,14 @@
 """A virtual Dynamixel (or Feetech STS): the control table in memory, answering instructions.
 
 The device holds the model's control table as a byte array. Reads refresh the
-present-state registers from the :class:`~hw.virtual_servo.joint.SimulatedJoint`
+present-state registers from the :class:`~frictionsim.hw.virtual_servo.joint.SimulatedJoint`
 (encoder counts, velocity, PWM or load, input voltage, temperature); writes to
 Torque Enable, Goal Position and the Position P gain drive the joint. It
 answers PING, READ, WRITE, SYNC READ, SYNC WRITE and REBOOT as the servo's
 firmware does, including the error statuses a real servo returns (data range,
 data length, access, instruction), with Status Return Level 2 (every
 instruction addressed to it alone is answered). A table of the ``feetech`` family
-(:data:`hw.feetech.control_table.STS3215`) gets the Feetech dialect: protocol 1.0
+(:data:`frictionsim.hw.feetech.control_table.STS3215`) gets the Feetech dialect: protocol 1.0
 framing plus SYNC READ, and silence instead of an error status for a bad request.
 """
 
@@ -16,10 +16,10 @@ from __future__ import annotations
 
 from types import ModuleType
 
-from hw.dynamixel import protocol1, protocol2
-from hw.serialbus import registers as rg
-from hw.serialbus.framing import FrameParser, Packet
-from hw.virtual_servo.joint import SimulatedJoint
+from frictionsim.hw.dynamixel import protocol1, protocol2
+from frictionsim.hw.serialbus import registers as rg
+from frictionsim.hw.serialbus.framing import FrameParser, Packet
+from frictionsim.hw.virtual_servo.joint import SimulatedJoint
 
 FIRMWARE_VERSION = 52
 TEMPERATURE = 31  # °C, constant: the bench runs are short

@@ -1,7 +1,7 @@
 """The physics behind the virtual servo: firmware, motor, friction and pendulum in real time.
 
 The joint is advanced with the compiled fixed-step kernel
-(:func:`solvers.fixed_step.step`, the one place the physics is written) in
+(:func:`frictionsim.solvers.fixed_step.step`, the one place the physics is written) in
 sub-steps of ``physics_dt``; its firmware runs at that rate on the last goal
 received. Reads return what a real servo reports: the encoder angle
 quantised to its resolution with a little noise, and the velocity at the
@@ -17,16 +17,9 @@ from collections.abc import Callable
 import numpy as np
 
 from frictionsim import layout, plausibility, schema
-from frictionsim.actuator_laws import (
-    firmware_control,
-    firmware_law,
-    measured,
-    motor_current,
-    reset_history,
-    source_voltage,
-)
 from frictionsim.params import ParameterSet
-from solvers.fixed_step import step
+from frictionsim.servo_unit import NO_LOG, servo_state
+from frictionsim.solvers.fixed_step import servo_step
 
 MAX_PHYSICS_DT = 0.01  # s: a servo's firmware runs at 1 kHz or so; 100 Hz is already coarse
 
@@ -60,25 +53,28 @@ class SimulatedJoint:
         self.t = clock()
         self.q = 0.0
         self.v = 0.0
-        self.q_smooth = 0.0
         self.goal = 0.0
         self.enable = 0.0
-        self.u = 0.0
-        # SPEC §9: the firmware's measurement history (latency) and the supply under load.
-        self.history = np.empty(layout.HISTORY_SIZE)
-        reset_history(self.history, 0.0, 0.0)
-        self.period = 0
-        self.current = 0.0
-        self.supply = source_voltage(0.0, self.theta, self.bench)
+        # The firmware's state (limiter, measurement history, supply current): the servo unit's.
+        self.servo = servo_state(0.0, 0.0)
         # Compile (or load from cache) the kernels now: a first request must not wait for Numba.
-        firmware_control(0.0, 0.0, 0.0, 0.0, self.theta, self.bench)
-        step(0.0, 0.0, 0.0, 0.0, physics_dt, self.theta, self.bench)
+        servo_step(self.servo, 0.0, 0.0, 0.0, 0.0, NO_LOG, physics_dt, self.theta, self.bench)
+        self.servo = servo_state(0.0, 0.0)
+
+    @property
+    def u(self) -> float:
+        """The control the firmware holds (V or A)."""
+        return float(self.servo[layout.SERVO_U])
 
     @property
     def vin(self) -> float:
         """The supply voltage at present (V): constant, or sagging under the motor current
         with the ``supply`` extension."""
-        return float(self.supply)
+        vin = self.servo[layout.SERVO_VIN]  # NaN before the first period: no current drawn yet
+        if math.isfinite(vin):
+            return float(vin)
+        return float(self.theta[layout.SUPPLY_EMF] if self.theta[layout.SUPPLY] > 0
+                     else self.bench[layout.VIN])
 
     @property
     def bench_kp(self) -> float:
@@ -108,14 +104,8 @@ class SimulatedJoint:
         now = self.clock()
         n = int((now - self.t) / self.physics_dt + 1e-9)
         for _ in range(min(n, 100_000)):
-            self.supply = source_voltage(self.current, self.theta, self.bench)
-            q_m, v_m = measured(self.history, self.period, self.q, self.v, self.theta)
-            self.period += 1
-            self.u, self.q_smooth = firmware_law(self.goal, q_m, v_m, self.q_smooth, self.supply,
-                                                 self.theta, self.bench)
-            self.current = self.enable * motor_current(self.u, self.v, self.theta)
-            self.q, self.v = step(self.q, self.v, self.u, self.enable, self.physics_dt,
-                                  self.theta, self.bench)
+            self.q, self.v = servo_step(self.servo, self.goal, self.q, self.v, self.enable,
+                                        NO_LOG, self.physics_dt, self.theta, self.bench)
         self.t = now if n > 100_000 else self.t + n * self.physics_dt
 
     def position_reading(self, resolution: float | None = None) -> float:
@@ -137,3 +127,4 @@ class SimulatedJoint:
         """The control signal as a fraction of its saturation, in [−1, 1] (0 with torque off)."""
         self.advance()
         return self.enable * self.u / self.max_control if self.max_control else 0.0
+

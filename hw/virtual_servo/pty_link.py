@@ -15,7 +15,7 @@ import threading
 import tty
 from typing import Protocol
 
-from hw.serialbus.framing import FrameParser, Packet
+from frictionsim.hw.serialbus.framing import FrameParser, Packet
 
 
 class Device(Protocol):

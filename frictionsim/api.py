@@ -1,0 +1,307 @@
+"""frictionsim's front door for Python users: load, simulate, identify, and a servo's kernels.
+
+Every name here is re-exported by ``import frictionsim`` (lazily: importing the package
+stays light). Arguments after the first are keyword-only; shapes are inferred and checked
+before any compiled code runs; results are named.
+
+    >>> import frictionsim as fs
+    >>> params = fs.load_params("m6.json")
+    >>> logs = fs.load_logs(["processed/"])
+    >>> runs = fs.simulate(logs, params)                  # one Rollout per log
+    >>> found = fs.identify(logs[:8], actuator="xl330", models=("m1", "m6"),
+    ...                     validation=logs[8:], budget=1000)
+    >>> found.fits["m6"].params, found.fits["m6"].validation_mae
+    >>> servo = fs.Servo(params, kp=400, mass=0.5, length=0.1)
+    >>> q, v = servo.rollout(goal)                        # compiled, checked
+
+This module sits on top of every room (it is the one module of ``frictionsim/`` that uses
+``frictionsim.solvers`` and ``frictionsim.experiments``, as the command line does); the
+physics modules never import it.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import tempfile
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import NamedTuple
+
+import numpy as np
+
+from frictionsim import layout, schema
+from frictionsim.logs import Log, load_log
+from frictionsim.params import ParameterSet, load_params
+
+ENGINES = ("fixed_step", "event_driven", "mujoco")
+
+
+def load_logs(paths: Sequence[str | os.PathLike] | str | os.PathLike, *,
+              processed: bool | None = True) -> list[Log]:
+    """Every log named (a folder stands for its ``*.json`` files), checked: LogError naming
+    the file, entry and field of anything wrong. ``processed``: True (default) requires
+    resampled logs, False raw ones, None either."""
+    from frictionsim.logs import load_logs as _load_logs
+
+    if isinstance(paths, (str, os.PathLike)):
+        paths = [paths]
+    return _load_logs(list(paths), processed)
+
+
+def load_actuator(path: str | os.PathLike) -> schema.Actuator:
+    """Read an actuator declaration (TOML) and register it, so that parameter files naming it
+    load; ActuatorFileError naming the file and key of anything wrong."""
+    return schema.ACTUATORS.load(path)
+
+
+def simulate(logs: Log | Sequence[Log], params: ParameterSet | str | os.PathLike, *,
+             scheme: str | None = None, engine: str = "fixed_step"):
+    """Simulate processed logs with a parameter set (a ParameterSet or a file's path).
+
+    ``scheme``: ``"reference"`` or ``"semi_implicit"`` (default: the parameter set's);
+    ``engine``: ``"fixed_step"`` (the compiled rollout), ``"event_driven"`` (exact stick–slip,
+    slower) or ``"mujoco"`` (the bench as an MJCF model stepped by MuJoCo with the servo
+    adapter; needs the ``mujoco`` extra, semi-implicit scheme). Returns a
+    :class:`~frictionsim.solvers.rollouts.Rollout` (``.q``, ``.v``, ``.mae``…) for one log, a
+    list of them for several; SimulationError naming the log when a rollout diverges.
+    """
+    from frictionsim.solvers.rollouts import Rollout, check_finite, rollout_inputs
+    from frictionsim.solvers.rollouts import simulate as fixed_step
+
+    if not isinstance(params, ParameterSet):
+        params = load_params(params)
+    if scheme is not None:
+        params = params.with_scheme(scheme)
+    if engine not in ENGINES:
+        raise ValueError(f"engine {engine!r}: expected one of {', '.join(ENGINES)}")
+    single = isinstance(logs, Log)
+    runs = []
+    for log in [logs] if single else list(logs):
+        if not isinstance(log, Log):
+            raise TypeError(f"simulate takes Log objects (frictionsim.load_log), got "
+                            f"{type(log).__name__}")
+        if engine == "fixed_step":
+            runs.append(fixed_step(log, params))
+        elif engine == "mujoco":
+            from frictionsim.solvers.mujoco_adapter import simulate_bench
+
+            runs.append(simulate_bench(log, params))
+        else:
+            from frictionsim.solvers.event_driven import simulate_log_events
+
+            x = rollout_inputs(log, params)
+            result = simulate_log_events(x.goal, x.enable, x.position[0], x.v0, x.theta,
+                                         x.bench, log.dt, supply=x.supply)
+            check_finite(log, result.q, x.what)
+            runs.append(Rollout(log, result.t, result.q, result.v, x.position))
+    return runs[0] if single else runs
+
+
+@dataclass(frozen=True)
+class ModelResult:
+    """One identified model: its parameters, its MAE (rad) on the training and validation
+    logs (mean, and per log name), and what the fit cost."""
+
+    params: ParameterSet
+    train_mae: float
+    validation_mae: float | None
+    train: dict[str, float]
+    validation: dict[str, float]
+    evaluations: int
+    seconds: float
+    history: list[tuple[int, float]]
+    restarts_confirmed: bool
+
+
+@dataclass(frozen=True)
+class Identification:
+    """What :func:`identify` found: one :class:`ModelResult` per model, in chain order, and
+    whether it was interrupted (Ctrl-C: each model holds its best so far)."""
+
+    fits: dict[str, ModelResult]
+    interrupted: bool
+
+    def figure(self):
+        """A matplotlib Figure: each model's training and validation MAE, and the loss against
+        evaluations (convergence). Nothing is written; ``fig.savefig(path)`` if wanted."""
+        from matplotlib.figure import Figure
+
+        fig = Figure(figsize=(10, 4), layout="constrained")
+        bars, conv = fig.subplots(1, 2)
+        names = list(self.fits)
+        x = np.arange(len(names))
+        bars.bar(x - 0.2, [1e3 * f.train_mae for f in self.fits.values()], 0.4, label="training")
+        if any(f.validation_mae is not None for f in self.fits.values()):
+            bars.bar(x + 0.2, [1e3 * (f.validation_mae or math.nan) for f in self.fits.values()],
+                     0.4, label="validation")
+        bars.set_xticks(x, names)
+        bars.set_ylabel("mean absolute error (mrad)")
+        bars.legend()
+        for name, f in self.fits.items():
+            if f.history:
+                evals, losses = zip(*f.history)
+                conv.plot(evals, 1e3 * np.asarray(losses), label=name)
+        conv.set_xlabel("loss evaluations")
+        conv.set_ylabel("best training loss (mrad)")
+        conv.legend()
+        return fig
+
+
+def identify(logs: Sequence[Log], *, actuator: str, models: Sequence[str] = ("m1", "m6"),
+             validation: Sequence[Log] = (), budget: int = 3000, seed: int = 0,
+             extensions: Sequence[str] = (), scheme: str = "reference",
+             fixed: dict[str, float] | None = None, init: ParameterSet | None = None,
+             progress: bool = False) -> Identification:
+    """Identify friction models from processed bench logs (the fitter of ``frictionsim
+    identify``: independent CMA-ES explorations, refinement, each richer model started from
+    the simpler one it contains).
+
+    ``actuator``: a built-in name or a registered declaration (:func:`load_actuator`);
+    ``models``: some of m1–m6; ``validation``: held-out logs (never training ones);
+    ``budget``: loss evaluations per model; ``extensions``: electrical extensions to fit with
+    (``supply``, ``current_limit``, ``latency``…); ``fixed``: parameters held at a value.
+    Returns an :class:`Identification`; writes nothing (the command line writes files).
+    """
+    from frictionsim.experiments.identification.pipeline import IdentifySettings
+    from frictionsim.experiments.identification.pipeline import identify as run_pipeline
+    from frictionsim.experiments.identification.schedule import FitSettings
+
+    schema.get_actuator(actuator)
+    asked = [models] if isinstance(models, str) else list(models)
+    unknown = sorted(set(asked) - set(schema.MODELS))
+    if not asked or unknown:
+        raise ValueError(f"models {unknown or asked}: expected some of {', '.join(schema.MODELS)}")
+    models = tuple(m for m in schema.MODELS if m in asked)
+    if not isinstance(budget, int) or not 10 <= budget <= 10_000_000:
+        raise ValueError(f"budget {budget!r}: an integer number of loss evaluations in "
+                         "[10, 10 000 000]")
+    logs, validation = list(logs), list(validation)
+    if not logs:
+        raise ValueError("identify needs at least one training log")
+    for log in logs + validation:
+        if not isinstance(log, Log):
+            raise TypeError(f"identify takes Log objects, got {type(log).__name__}")
+    trained = {id(log) for log in logs} | {log.path.resolve() for log in logs if log.path}
+    for log in validation:
+        if id(log) in trained or (log.path and log.path.resolve() in trained):
+            raise ValueError(f"validation log {log.name} is also a training log; a validation "
+                             "error must come from logs the fit has not seen")
+    settings = IdentifySettings(models, actuator, FitSettings(budget, seed),
+                                fixed=dict(fixed or {}), init=init, progress=progress,
+                                scheme=scheme, extensions=schema.check_extensions(extensions))
+    with tempfile.TemporaryDirectory(prefix="frictionsim-identify-") as folder:
+        fits, interrupted = run_pipeline(logs, validation, settings, Path(folder))
+    results = {
+        m: ModelResult(f.result.params, f.train_mae, f.validation_mae, dict(f.train),
+                       dict(f.validation), f.result.evaluations, f.result.seconds,
+                       list(f.result.history), f.result.exploration.confirmed())
+        for m, f in fits.items()}
+    return Identification(results, interrupted)
+
+
+class ServoKernels(NamedTuple):
+    """The compiled functions of a servo, for your own ``@njit`` loop (see :class:`Servo`)."""
+
+    servo_state: object
+    servo_reset: object
+    servo_control: object
+    servo_draw: object
+    servo_torque: object
+    step: object
+    servo_step: object
+
+
+class Servo:
+    """A servo ready to simulate: an identified parameter set on its bench (or robot joint)
+    with its firmware settings, as the flat vectors the compiled kernels take.
+
+    ``params``: a ParameterSet or a parameter file; ``kp``: the firmware gain (register units,
+    required); ``vin``/``damping``: defaults from the actuator; ``mass``, ``length``,
+    ``arm_mass``: the pendulum (kg, m; 0 on a robot joint, where the model supplies the
+    dynamics); ``dt``: the control period (s).
+
+    ``servo.theta`` and ``servo.bench`` are the vectors; ``servo.kernels`` the compiled
+    functions (:class:`ServoKernels`) to call from your own ``@njit`` code with them;
+    :meth:`rollout` runs a goal trajectory through the compiled rollout.
+    """
+
+    def __init__(self, params: ParameterSet | str | os.PathLike, *, kp: float,
+                 vin: float | None = None, damping: float | None = None, mass: float = 0.0,
+                 length: float = 0.0, arm_mass: float = 0.0, dt: float = 0.005) -> None:
+        if not isinstance(params, ParameterSet):
+            params = load_params(params)
+        act = schema.get_actuator(params.actuator)
+        vin = act.vin if vin is None else vin
+        damping = act.damping if damping is None else damping
+        named = {"kp": kp, "vin": vin, "damping": damping, "mass": mass, "length": length,
+                 "arm_mass": arm_mass, "dt": dt}
+        for name, value in named.items():
+            if isinstance(value, bool) or not isinstance(value, (int, float)) \
+                    or not math.isfinite(value):
+                raise ValueError(f"Servo: {name} = {value!r} must be a finite number")
+        for name in ("mass", "length", "arm_mass", "damping"):
+            if named[name] < 0:
+                raise ValueError(f"Servo: {name} = {named[name]!r} must not be negative")
+        if not kp > 0:
+            raise ValueError(f"Servo: kp = {kp!r} must be positive (the firmware gain)")
+        if not 0 < dt <= 1.0:
+            raise ValueError(f"Servo: dt = {dt!r} s must be in (0, 1]")
+        if act.law == "voltage" and not vin > 0:
+            raise ValueError(f"Servo: vin = {vin!r} V must be positive")
+        self.params = params
+        self.theta = params.theta()
+        self.bench = layout.bench_vector(mass=mass, length=length, arm_mass=arm_mass, kp=kp,
+                                         vin=vin, damping=damping, dt=dt)
+        self.theta.flags.writeable = False
+        self.bench.flags.writeable = False
+
+    @property
+    def kernels(self) -> ServoKernels:
+        """The compiled servo unit and step (imported on first use)."""
+        from frictionsim import servo_unit as su
+        from frictionsim.solvers import fixed_step as fs
+
+        return ServoKernels(su.servo_state, su.servo_reset, su.servo_control, su.servo_draw,
+                            su.servo_torque, fs.step, fs.servo_step)
+
+    def rollout(self, goal, *, enable=None, q0: float = 0.0, v0: float = 0.0,
+                supply=None) -> tuple[np.ndarray, np.ndarray]:
+        """The joint's position (rad) and velocity (rad/s) before each control period for the
+        goal positions ``goal`` (rad, one per period); ``enable`` (0/1 per period, default all
+        on); ``supply``: logged supply voltages (V) for the ``supply`` extension, else the
+        source model. Needs a pendulum with inertia (``mass``, ``length``)."""
+        from frictionsim.solvers.errors import check_inertia
+        from frictionsim.solvers.fixed_step import rollout
+
+        goal = _vector("goal", goal)
+        n = goal.shape[0]
+        enable = np.ones(n) if enable is None else _vector("enable", enable, n)
+        if not np.isin(enable, (0.0, 1.0)).all():
+            raise ValueError("enable must hold 0 or 1 per period")
+        supply = np.full(n, math.nan) if supply is None else _vector("supply", supply, n)
+        check_inertia(self.theta, self.bench, "Servo.rollout")
+        q, v = np.empty(n), np.empty(n)
+        rollout(goal, enable, supply, float(q0), float(v0), self.theta, self.bench,
+                float(self.bench[layout.DT]), q, v)
+        return q, v
+
+
+def _vector(name: str, values, n: int | None = None) -> np.ndarray:
+    """A contiguous float64 vector of finite values (of length n), or ValueError naming it."""
+    try:
+        array = np.ascontiguousarray(values, dtype=np.float64)
+    except (TypeError, ValueError):
+        raise ValueError(f"{name} must be numbers") from None
+    if array.ndim != 1 or array.shape[0] == 0:
+        raise ValueError(f"{name} must be a non-empty 1-D sequence, got shape {array.shape}")
+    if n is not None and array.shape[0] != n:
+        raise ValueError(f"{name} has {array.shape[0]} values; goal has {n}")
+    if name != "supply" and not np.isfinite(array).all():
+        raise ValueError(f"{name}[{int(np.argmax(~np.isfinite(array)))}] is not finite")
+    return array
+
+
+__all__ = ["ENGINES", "Identification", "ModelResult", "Servo", "ServoKernels", "identify",
+           "load_actuator", "load_log", "load_logs", "load_params", "simulate"]

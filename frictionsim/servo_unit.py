@@ -1,0 +1,183 @@
+"""One servo, one control period: the unit every simulation loop calls.
+
+A servo's firmware and motor carry a small state from one control period to the next: the
+control it holds, the sts3215 limiter's internal target, the positions it measured (for
+``latency``), the motor current it draws (for a sagging ``supply``). That state is one
+float64 vector, the *servo record* (``layout.SERVO_*``, :data:`~frictionsim.layout.SERVO_STATE_SIZE`
+doubles), and these functions are the only code that reads or writes it:
+
+- :func:`servo_reset` (or :func:`servo_state`, which allocates one): before the first period,
+  from the initial position q0 (rad) and velocity v0 (rad/s);
+- :func:`servo_control`, once per control period: what the firmware measures (the state of
+  ``latency_steps`` periods ago), the supply voltage of the moment (constant ``vin``; with
+  ``supply`` the logged ``input_volts``, or without a log E − R_s·|i_drawn|), and the firmware
+  law (:func:`frictionsim.actuator_laws.firmware_law`); returns the control u (V or A) it
+  then holds;
+- :func:`servo_torque`: the motor torque τ_m (N·m) of the held control at velocity v, with
+  ``current_limit`` (:func:`frictionsim.actuator_laws.motor_torque`); pure, so an
+  event-driven right-hand side may call it;
+- :func:`servo_draw`, once per physics step: records the motor current the servo draws
+  (with ``supply`` only: nothing else needs it);
+- :func:`share_supply`: servos on one supply see the sum of their currents.
+
+A loop of one servo on the bench (what :func:`frictionsim.solvers.fixed_step.rollout` does)::
+
+    servo_reset(servo, q, v)
+    for k in range(n):
+        u = servo_control(servo, goal[k], q, v, logged_vin[k], theta, bench)   # or NO_LOG
+        servo_draw(servo, enable[k], v, theta)
+        q, v = step(q, v, u, enable[k], dt, theta, bench)
+
+Every extension a ``theta`` enables is honoured here, so a loop built on this unit cannot
+silently drop one; a new firmware feature (a D term, a dead band) is a change of
+:func:`servo_control` and of :func:`lockstep_compatible`, nowhere else.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from numba import njit
+
+from frictionsim.actuator_laws import firmware_law, motor_current, motor_torque, supply_voltage
+from frictionsim.layout import (
+    CURRENT_LIMIT,
+    HISTORY_SIZE,
+    LATENCY,
+    LAW,
+    MAX_LATENCY,
+    SERVO_CURRENT,
+    SERVO_DRAWN,
+    SERVO_HISTORY,
+    SERVO_PERIODS,
+    SERVO_Q_SMOOTH,
+    SERVO_STATE_SIZE,
+    SERVO_U,
+    SERVO_VIN,
+    SUPPLY,
+    SUPPLY_EMF,
+    SUPPLY_RESISTANCE,
+    VIN,
+    VOLTAGE_LAW,
+)
+
+#: ``logged_vin`` of :func:`servo_control` when no supply voltage was logged (robots, the
+#: virtual servo, your own loop): with ``supply`` the source model E − R_s·|i| is used.
+NO_LOG = math.nan
+
+
+@njit(cache=True, inline="always")
+def reset_history(history: np.ndarray, q: float, v: float) -> None:
+    """Fill the firmware's measurement history with (q, v): before the first period, the
+    delayed measurement is the initial state."""
+    for slot in range(MAX_LATENCY + 1):
+        history[2 * slot] = q
+        history[2 * slot + 1] = v
+
+
+@njit(cache=True, inline="always")
+def measured(history: np.ndarray, k: int, q: float, v: float, theta: np.ndarray) -> tuple:
+    """(q, v) the firmware acts on at control period k (``latency``): the state of period
+    k − L; records the current state. L = 0: (q, v) unchanged."""
+    lag = int(theta[LATENCY])
+    if lag == 0:
+        return q, v
+    slot = k % (MAX_LATENCY + 1)
+    history[2 * slot] = q
+    history[2 * slot + 1] = v
+    old = (k - lag + MAX_LATENCY + 1) % (MAX_LATENCY + 1)
+    return history[2 * old], history[2 * old + 1]
+
+
+@njit(cache=True, inline="always")
+def servo_reset(servo: np.ndarray, q: float, v: float) -> None:
+    """Reset a servo record before the first control period, at position q (rad) and
+    velocity v (rad/s): no control yet, the limiter at q, the history full of (q, v)."""
+    servo[SERVO_U] = 0.0
+    servo[SERVO_Q_SMOOTH] = q
+    servo[SERVO_PERIODS] = 0.0
+    servo[SERVO_CURRENT] = 0.0
+    servo[SERVO_DRAWN] = 0.0
+    servo[SERVO_VIN] = math.nan
+    reset_history(servo[SERVO_HISTORY:SERVO_HISTORY + HISTORY_SIZE], q, v)
+
+
+@njit(cache=True)
+def servo_state(q: float, v: float) -> np.ndarray:
+    """A new servo record (length SERVO_STATE_SIZE), reset at (q, v)."""
+    servo = np.empty(SERVO_STATE_SIZE)
+    servo_reset(servo, q, v)
+    return servo
+
+
+@njit(cache=True, inline="always")
+def supply_at(servo: np.ndarray, logged_vin: float, theta: np.ndarray,
+              bench: np.ndarray) -> float:
+    """The supply voltage (V) of this period: ``bench[VIN]`` unless ``supply`` is on; then
+    ``logged_vin`` when finite, else E − R_s·|i| with i the current the servo's supply
+    delivered at the last physics step (:func:`servo_draw`, :func:`share_supply`)."""
+    return supply_voltage(logged_vin, servo[SERVO_DRAWN], theta[SUPPLY], theta[SUPPLY_EMF],
+                          theta[SUPPLY_RESISTANCE], bench[VIN])
+
+
+@njit(cache=True, inline="always")
+def servo_control(servo: np.ndarray, q_target: float, q: float, v: float, logged_vin: float,
+                  theta: np.ndarray, bench: np.ndarray) -> float:
+    """One control period of the firmware: the control u (V or A) it holds until the next.
+
+    q_target: goal position (rad); q, v: the joint's present position (rad) and velocity
+    (rad/s), as the encoder reports them (no ``q_offset``); logged_vin: the supply voltage
+    logged at this period (V), or :data:`NO_LOG`. With ``latency`` the law acts on the state
+    ``latency_steps`` periods ago; with ``supply`` on the supply of the moment
+    (:func:`supply_at`).
+    """
+    k = int(servo[SERVO_PERIODS])
+    q_m, v_m = measured(servo[SERVO_HISTORY:SERVO_HISTORY + HISTORY_SIZE], k, q, v, theta)
+    vin = supply_at(servo, logged_vin, theta, bench)
+    u, q_smooth = firmware_law(q_target, q_m, v_m, servo[SERVO_Q_SMOOTH], vin, theta, bench)
+    servo[SERVO_U] = u
+    servo[SERVO_Q_SMOOTH] = q_smooth
+    servo[SERVO_PERIODS] = k + 1
+    servo[SERVO_VIN] = vin
+    return u
+
+
+@njit(cache=True, inline="always")
+def servo_torque(servo: np.ndarray, enable: float, v: float, theta: np.ndarray) -> float:
+    """Motor torque τ_m (N·m) of the held control at joint velocity v (rad/s), torque enable
+    ``enable`` (0/1), with ``current_limit`` when on. Changes nothing."""
+    return motor_torque(servo[SERVO_U], enable, v, theta)
+
+
+@njit(cache=True, inline="always")
+def servo_draw(servo: np.ndarray, enable: float, v: float, theta: np.ndarray) -> None:
+    """Record the motor current (A) the servo draws at this physics step (joint velocity v),
+    for a sagging ``supply``; a no-op when ``supply`` is off."""
+    if theta[SUPPLY] > 0.0:
+        current = enable * motor_current(servo[SERVO_U], v, theta)
+        servo[SERVO_CURRENT] = current
+        servo[SERVO_DRAWN] = current
+
+
+@njit(cache=True, inline="always")
+def share_supply(servos: np.ndarray) -> None:
+    """Servos (rows of ``servos``) on one supply: each sees the sum of their currents."""
+    total = 0.0
+    for j in range(servos.shape[0]):
+        total += servos[j, SERVO_CURRENT]
+    for j in range(servos.shape[0]):
+        servos[j, SERVO_DRAWN] = total
+
+
+@njit(cache=True)
+def lockstep_compatible(thetas: np.ndarray) -> bool:
+    """Whether every row of ``thetas`` runs the plain voltage law that the lock-step vector
+    kernel (:mod:`frictionsim.solvers.lockstep`) writes out lane by lane: no ``current_limit``,
+    no ``latency``, a logged ``supply`` at most. A feature added to :func:`servo_control` that
+    the vector kernel lacks must be excluded here."""
+    for i in range(thetas.shape[0]):
+        if (thetas[i, LAW] != VOLTAGE_LAW or thetas[i, CURRENT_LIMIT] > 0.0
+                or thetas[i, LATENCY] != 0.0):
+            return False
+    return True
