@@ -43,7 +43,6 @@ from numba import njit
 from frictionsim.actuator_laws import firmware_law, motor_current, motor_torque, supply_voltage
 from frictionsim.layout import (
     CURRENT_LIMIT,
-    HISTORY_SIZE,
     LATENCY,
     LAW,
     MAX_LATENCY,
@@ -58,49 +57,56 @@ from frictionsim.layout import (
     SUPPLY,
     SUPPLY_EMF,
     SUPPLY_RESISTANCE,
+    THETA_SIZE,
     VIN,
     VOLTAGE_LAW,
 )
+from frictionsim.vector_checks import SERVO_MESSAGE, THETA_MESSAGE, check_servo
 
 #: ``logged_vin`` of :func:`servo_control` when no supply voltage was logged (robots, the
 #: virtual servo, your own loop): with ``supply`` the source model E − R_s·|i| is used.
 NO_LOG = math.nan
 
 
+# The history is indexed inside the record, never sliced out of it: a slice is a new array
+# view (reference counted) per call, which doubled the cost of a lock-step lane.
 @njit(cache=True, inline="always")
-def reset_history(history: np.ndarray, q: float, v: float) -> None:
+def reset_history(servo: np.ndarray, q: float, v: float) -> None:
     """Fill the firmware's measurement history with (q, v): before the first period, the
     delayed measurement is the initial state."""
     for slot in range(MAX_LATENCY + 1):
-        history[2 * slot] = q
-        history[2 * slot + 1] = v
+        servo[SERVO_HISTORY + 2 * slot] = q
+        servo[SERVO_HISTORY + 2 * slot + 1] = v
 
 
 @njit(cache=True, inline="always")
-def measured(history: np.ndarray, k: int, q: float, v: float, theta: np.ndarray) -> tuple:
-    """(q, v) the firmware acts on at control period k (``latency``): the state of period
-    k − L; records the current state. L = 0: (q, v) unchanged."""
+def measured(servo: np.ndarray, q: float, v: float, theta: np.ndarray) -> tuple:
+    """(q, v) the firmware acts on at this control period k (``latency``): the state of period
+    k − L; records the current state in the history. L = 0: (q, v) unchanged."""
     lag = int(theta[LATENCY])
     if lag == 0:
         return q, v
-    slot = k % (MAX_LATENCY + 1)
-    history[2 * slot] = q
-    history[2 * slot + 1] = v
-    old = (k - lag + MAX_LATENCY + 1) % (MAX_LATENCY + 1)
-    return history[2 * old], history[2 * old + 1]
+    k = int(servo[SERVO_PERIODS])
+    slot = SERVO_HISTORY + 2 * (k % (MAX_LATENCY + 1))
+    servo[slot] = q
+    servo[slot + 1] = v
+    old = SERVO_HISTORY + 2 * ((k - lag + MAX_LATENCY + 1) % (MAX_LATENCY + 1))
+    return servo[old], servo[old + 1]
 
 
 @njit(cache=True, inline="always")
 def servo_reset(servo: np.ndarray, q: float, v: float) -> None:
     """Reset a servo record before the first control period, at position q (rad) and
     velocity v (rad/s): no control yet, the limiter at q, the history full of (q, v)."""
+    if servo.shape[0] != SERVO_STATE_SIZE:
+        raise ValueError(SERVO_MESSAGE)
     servo[SERVO_U] = 0.0
     servo[SERVO_Q_SMOOTH] = q
     servo[SERVO_PERIODS] = 0.0
     servo[SERVO_CURRENT] = 0.0
     servo[SERVO_DRAWN] = 0.0
     servo[SERVO_VIN] = math.nan
-    reset_history(servo[SERVO_HISTORY:SERVO_HISTORY + HISTORY_SIZE], q, v)
+    reset_history(servo, q, v)
 
 
 @njit(cache=True)
@@ -130,15 +136,23 @@ def servo_control(servo: np.ndarray, q_target: float, q: float, v: float, logged
     (rad/s), as the encoder reports them (no ``q_offset``); logged_vin: the supply voltage
     logged at this period (V), or :data:`NO_LOG`. With ``latency`` the law acts on the state
     ``latency_steps`` periods ago; with ``supply`` on the supply of the moment
-    (:func:`supply_at`).
+    (:func:`supply_at`). ValueError when a vector has the wrong length.
     """
-    k = int(servo[SERVO_PERIODS])
-    q_m, v_m = measured(servo[SERVO_HISTORY:SERVO_HISTORY + HISTORY_SIZE], k, q, v, theta)
+    check_servo(servo, theta, bench)
+    return servo_period(servo, q_target, q, v, logged_vin, theta, bench)
+
+
+@njit(cache=True, inline="always")
+def servo_period(servo: np.ndarray, q_target: float, q: float, v: float, logged_vin: float,
+                 theta: np.ndarray, bench: np.ndarray) -> float:
+    """:func:`servo_control` without its size checks, for the package's loops that made them
+    once before the loop."""
+    q_m, v_m = measured(servo, q, v, theta)
     vin = supply_at(servo, logged_vin, theta, bench)
     u, q_smooth = firmware_law(q_target, q_m, v_m, servo[SERVO_Q_SMOOTH], vin, theta, bench)
     servo[SERVO_U] = u
     servo[SERVO_Q_SMOOTH] = q_smooth
-    servo[SERVO_PERIODS] = k + 1
+    servo[SERVO_PERIODS] += 1.0
     servo[SERVO_VIN] = vin
     return u
 
@@ -147,6 +161,10 @@ def servo_control(servo: np.ndarray, q_target: float, q: float, v: float, logged
 def servo_torque(servo: np.ndarray, enable: float, v: float, theta: np.ndarray) -> float:
     """Motor torque τ_m (N·m) of the held control at joint velocity v (rad/s), torque enable
     ``enable`` (0/1), with ``current_limit`` when on. Changes nothing."""
+    if servo.shape[0] != SERVO_STATE_SIZE:
+        raise ValueError(SERVO_MESSAGE)
+    if theta.shape[0] != THETA_SIZE:
+        raise ValueError(THETA_MESSAGE)
     return motor_torque(servo[SERVO_U], enable, v, theta)
 
 
@@ -154,6 +172,16 @@ def servo_torque(servo: np.ndarray, enable: float, v: float, theta: np.ndarray) 
 def servo_draw(servo: np.ndarray, enable: float, v: float, theta: np.ndarray) -> None:
     """Record the motor current (A) the servo draws at this physics step (joint velocity v),
     for a sagging ``supply``; a no-op when ``supply`` is off."""
+    if servo.shape[0] != SERVO_STATE_SIZE:
+        raise ValueError(SERVO_MESSAGE)
+    if theta.shape[0] != THETA_SIZE:
+        raise ValueError(THETA_MESSAGE)
+    draw_current(servo, enable, v, theta)
+
+
+@njit(cache=True, inline="always")
+def draw_current(servo: np.ndarray, enable: float, v: float, theta: np.ndarray) -> None:
+    """:func:`servo_draw` without its size checks, for the package's loops."""
     if theta[SUPPLY] > 0.0:
         current = enable * motor_current(servo[SERVO_U], v, theta)
         servo[SERVO_CURRENT] = current
@@ -163,6 +191,8 @@ def servo_draw(servo: np.ndarray, enable: float, v: float, theta: np.ndarray) ->
 @njit(cache=True, inline="always")
 def share_supply(servos: np.ndarray) -> None:
     """Servos (rows of ``servos``) on one supply: each sees the sum of their currents."""
+    if servos.shape[1] != SERVO_STATE_SIZE:
+        raise ValueError(SERVO_MESSAGE)
     total = 0.0
     for j in range(servos.shape[0]):
         total += servos[j, SERVO_CURRENT]

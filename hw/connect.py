@@ -9,7 +9,7 @@ port (``/dev/ttyUSB0``); ``ethercat`` drives (the eRob) on a network interface
 from __future__ import annotations
 
 from frictionsim import schema
-from frictionsim.hw.servo import Servo
+from frictionsim.hw.servo import BenchServo
 
 FAMILIES = ("dynamixel", "feetech", "ethercat")
 
@@ -20,8 +20,8 @@ def motors() -> list[str]:
 
 
 def open_servo(motor: str, port: str, servo_id: int = 1, protocol: int | None = None,
-               baudrate: int | None = None) -> Servo:
-    """The :class:`~frictionsim.hw.servo.Servo` for actuator ``motor`` on ``port`` (a serial device
+               baudrate: int | None = None) -> BenchServo:
+    """The :class:`~frictionsim.hw.servo.BenchServo` for actuator ``motor`` on ``port`` (a serial device
     path, or a network interface for an EtherCAT drive), checked to answer."""
     family = schema.get_actuator(motor).hardware.family
     if protocol is not None and family != "dynamixel":

@@ -23,7 +23,7 @@ import numpy as np
 from frictionsim import trajectories
 from frictionsim.atomic import write_json
 from frictionsim.bench_setup import BenchSetup
-from frictionsim.hw.servo import Servo, ServoError
+from frictionsim.hw.servo import BenchServo, ServoError
 from frictionsim.logs import load_log
 
 
@@ -57,7 +57,7 @@ class Recording:
         return write_json(self.path, {**header, "entries": self.entries}, indent=None)
 
 
-def return_to_zero(servo: Servo, start: float, duration: float = 1.5, rate: float = 100.0,
+def return_to_zero(servo: BenchServo, start: float, duration: float = 1.5, rate: float = 100.0,
                    clock: Clock | None = None) -> None:
     """Move the goal from ``start`` to 0 along a cubic over ``duration`` seconds."""
     clock = clock or Clock()
@@ -67,7 +67,7 @@ def return_to_zero(servo: Servo, start: float, duration: float = 1.5, rate: floa
         clock.sleep(1.0 / rate)
 
 
-def record(servo: Servo, trajectory: str, setup: BenchSetup, path: Path, rate: float = 200.0,
+def record(servo: BenchServo, trajectory: str, setup: BenchSetup, path: Path, rate: float = 200.0,
            clock: Clock | None = None, duration: float = trajectories.DURATION) -> Path:
     """Record ``trajectory`` on the bench into the raw log ``path``; returns the path.
 
@@ -115,7 +115,7 @@ def record(servo: Servo, trajectory: str, setup: BenchSetup, path: Path, rate: f
     return out
 
 
-def _make_safe(servo: Servo, clock: Clock) -> None:
+def _make_safe(servo: BenchServo, clock: Clock) -> None:
     """Bring the arm back to 0 if the servo still answers, then disable torque."""
     try:
         position = servo.read()["position"]
@@ -151,7 +151,7 @@ def summarise(path: Path, rate: float) -> str:
             f"{period.std():.2f} ms (max {period.max():.1f} ms, {late:.1f} % late by > 50 %)")
 
 
-def record_new(servo: Servo, trajectory: str, setup: BenchSetup, logdir: Path,
+def record_new(servo: BenchServo, trajectory: str, setup: BenchSetup, logdir: Path,
                rate: float = 200.0, duration: float = trajectories.DURATION) -> Path:
     """Record ``trajectory`` into a new log of ``logdir``, saying where and how it went."""
     path = new_log_path(logdir, trajectory, setup)

@@ -15,7 +15,7 @@ class ServoError(RuntimeError):
     """A servo that did not answer, answered garbage, or reported an error."""
 
 
-class Servo(Protocol):
+class BenchServo(Protocol):
     """One servo on a bench, already opened."""
 
     motor: str
@@ -36,7 +36,7 @@ class Servo(Protocol):
     def close(self) -> None:
         """Release the bus."""
 
-    def __enter__(self) -> Servo:
+    def __enter__(self) -> BenchServo:
         """The servo itself; leaving the ``with`` block makes it safe (torque off) and closes it."""
 
     def __exit__(self, *exc: object) -> None:

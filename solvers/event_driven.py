@@ -147,7 +147,12 @@ class Mechanism:
         rest = phase == STICK
         M, tau, b = self.forces(q, v)
         moving_friction = np.where(rest, 0.0, -phase * b)
-        f = clip_friction(M, tau + moving_friction, np.zeros(self.n), np.where(rest, b, 0.0), 1.0)
+        try:
+            f = clip_friction(M, tau + moving_friction, np.zeros(self.n), np.where(rest, b, 0.0),
+                              1.0)
+        except ValueError as e:
+            raise SimulationError(f"at q = {np.array2string(np.asarray(q), precision=6)}: "
+                                  f"{e}") from None
         a = np.linalg.solve(M, tau + moving_friction + f)
         scale = float(np.max(np.abs(np.linalg.solve(M, np.abs(tau) + b)))) + 1e-300
         at_budget = np.abs(f) >= b * (1.0 - 1e-12)

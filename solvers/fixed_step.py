@@ -50,6 +50,7 @@ from frictionsim.layout import SCHEME, SEMI_IMPLICIT, SERVO_STATE_SIZE
 from frictionsim.plant import bench_torques
 from frictionsim.servo_unit import servo_control, servo_draw, servo_reset
 from frictionsim.solvers.joint_friction import stop_friction
+from frictionsim.vector_checks import check_theta_bench
 
 MAX_SPEED = 100.0
 
@@ -87,7 +88,19 @@ def clipped_step(
 def step(
     q: float, v: float, u: float, enable: float, dt: float, theta: np.ndarray, bench: np.ndarray
 ) -> JointState:
-    """Advance the pendulum bench one fixed step; returns the new ``JointState(q, v)``."""
+    """Advance the pendulum bench one fixed step; returns the new ``JointState(q, v)``.
+    ValueError when theta or bench has the wrong length or dt is not positive."""
+    check_theta_bench(theta, bench)
+    if not dt > 0.0:
+        raise ValueError("step: dt must be positive (s)")
+    return bench_step(q, v, u, enable, dt, theta, bench)
+
+
+@njit(cache=True)
+def bench_step(
+    q: float, v: float, u: float, enable: float, dt: float, theta: np.ndarray, bench: np.ndarray
+) -> JointState:
+    """:func:`step` without its checks, for the package's loops that made them once."""
     t = bench_torques(q, v, u, enable, theta, bench)
     return clipped_step(q, v, t.motor + t.external, t.inertia, t.static + t.viscous * abs(v), dt,
                         theta[SCHEME] == SEMI_IMPLICIT)
@@ -102,9 +115,11 @@ def servo_step(servo: np.ndarray, q_target: float, q: float, v: float, enable: f
 
     q_target: goal (rad); enable: 0/1; logged_vin: the logged supply (V) or
     :data:`frictionsim.servo_unit.NO_LOG`; dt: the period (s)."""
+    if not dt > 0.0:
+        raise ValueError("servo_step: dt must be positive (s)")
     u = servo_control(servo, q_target, q, v, logged_vin, theta, bench)
     servo_draw(servo, enable, v, theta)
-    return step(q, v, u, enable, dt, theta, bench)
+    return bench_step(q, v, u, enable, dt, theta, bench)
 
 
 @njit(cache=True)
@@ -130,6 +145,23 @@ def rollout(
     rollout_substeps(goal, enable, supply, q0, v0, theta, bench, dt, 1, out_q, out_v)
 
 
+@njit(cache=True, inline="always")
+def check_log_arrays(goal: np.ndarray, enable: np.ndarray, supply: np.ndarray,
+                     theta: np.ndarray, bench: np.ndarray, dt: float) -> None:
+    """ValueError unless the log's columns have one length (≥ 1), theta and bench theirs, and
+    dt is positive."""
+    n = goal.shape[0]
+    if n == 0:
+        raise ValueError("the goal has no entry")
+    if enable.shape[0] != n:
+        raise ValueError("enable must have the length of goal")
+    if supply.shape[0] != n:
+        raise ValueError("supply must have the length of goal (NaN where none was logged)")
+    check_theta_bench(theta, bench)
+    if not dt > 0.0:
+        raise ValueError("dt must be positive (s)")
+
+
 @njit(cache=True)
 def rollout_error(
     goal: np.ndarray,
@@ -145,6 +177,9 @@ def rollout_error(
 
     Same rollout as :func:`rollout`, without storing the trajectory.
     """
+    check_log_arrays(goal, enable, supply, theta, bench, dt)
+    if position.shape[0] != goal.shape[0]:
+        raise ValueError("position must have the length of goal")
     q = position[0]
     v = v0
     servo = np.empty(SERVO_STATE_SIZE)
@@ -155,7 +190,7 @@ def rollout_error(
         total += abs(q - position[k])
         u = servo_control(servo, goal[k], q, v, supply[k], theta, bench)
         servo_draw(servo, enable[k], v, theta)
-        q, v = step(q, v, u, enable[k], dt, theta, bench)
+        q, v = bench_step(q, v, u, enable[k], dt, theta, bench)
     return total / n
 
 
@@ -177,8 +212,14 @@ def rollout_substeps(
 
     The firmware control is still computed once per period (zero-order hold),
     so as ``substeps`` grows the result converges to the event-driven solution.
-    With ``substeps = 1`` this is exactly :func:`rollout`.
+    With ``substeps = 1`` this is exactly :func:`rollout`. ValueError (before anything is
+    written) when an array is shorter than the goal or a vector has the wrong length.
     """
+    check_log_arrays(goal, enable, supply, theta, bench, period)
+    if out_q.shape[0] < goal.shape[0] or out_v.shape[0] < goal.shape[0]:
+        raise ValueError("out_q and out_v must hold at least as many entries as goal")
+    if substeps < 1:
+        raise ValueError("substeps must be at least 1")
     q = q0
     v = v0
     servo = np.empty(SERVO_STATE_SIZE)
@@ -190,4 +231,4 @@ def rollout_substeps(
         u = servo_control(servo, goal[k], q, v, supply[k], theta, bench)
         for _ in range(substeps):
             servo_draw(servo, enable[k], v, theta)
-            q, v = step(q, v, u, enable[k], dt, theta, bench)
+            q, v = bench_step(q, v, u, enable[k], dt, theta, bench)

@@ -38,6 +38,9 @@ from numba import njit
 MAX_JOINTS = 12
 #: Scratch doubles :func:`clip_friction_into` needs.
 WORK_SIZE = MAX_JOINTS * MAX_JOINTS + 7 * MAX_JOINTS
+#: :func:`clip_friction_into`'s results when it has no exact answer (a count otherwise).
+NOT_CONVERGED = -1
+BAD_SIZES = -2
 
 
 @njit(cache=True, inline="always")
@@ -107,8 +110,15 @@ def _solve_face(M: np.ndarray, s: np.ndarray, b: np.ndarray, held: np.ndarray,
 def clip_friction_into(mass_matrix: np.ndarray, tau: np.ndarray, v: np.ndarray,
                        budget: np.ndarray, dt: float, out: np.ndarray, work: np.ndarray) -> int:
     """:func:`clip_friction` into ``out`` (length n) with scratch ``work`` (≥ :data:`WORK_SIZE`
-    doubles); returns the number of active-set iterations (0 for one joint)."""
+    doubles); returns the number of active-set iterations (0 for one joint), :data:`NOT_CONVERGED`
+    when the active set cycled (``out`` feasible, maybe not optimal), or :data:`BAD_SIZES`
+    (nothing read or written) when n is not in 1…MAX_JOINTS or an array does not fit n. It
+    raises nothing, so a C callback may call it: the caller checks the result."""
     n = tau.shape[0]
+    if not (1 <= n <= MAX_JOINTS and mass_matrix.shape[0] == n and mass_matrix.shape[1] == n
+            and v.shape[0] == n and budget.shape[0] == n and out.shape[0] >= n
+            and work.shape[0] >= WORK_SIZE):
+        return BAD_SIZES
     if n == 1:
         out[0] = stop_friction(mass_matrix[0, 0], tau[0], v[0], budget[0], dt)
         return 0
@@ -170,7 +180,7 @@ def clip_friction_into(mass_matrix: np.ndarray, tau: np.ndarray, v: np.ndarray,
             return iteration
         held[worst] = 0.0
         side[worst] = 0.0
-    return -1  # not converged (degenerate cycling): out is feasible but maybe not optimal
+    return NOT_CONVERGED  # degenerate cycling: out is feasible but maybe not optimal
 
 
 @njit(cache=True)
@@ -180,12 +190,23 @@ def clip_friction(mass_matrix: np.ndarray, tau: np.ndarray, v: np.ndarray, budge
 
     mass_matrix: M (n × n, SPD, kg·m²); tau: every torque but friction (N·m); v: joint
     velocities (rad/s); budget: b_i ≥ 0 (N·m); dt: the step (s). Exact (see the module
-    docstring); for n = 1 exactly SPEC §4's τ_f.
+    docstring); for n = 1 exactly SPEC §4's τ_f. ValueError when the sizes do not fit
+    (n > 12, M not n × n…) or dt is not positive, and when the active set does not converge.
     """
     n = tau.shape[0]
+    if n > MAX_JOINTS:
+        raise ValueError("clip_friction takes at most MAX_JOINTS = 12 joints")
+    if not dt > 0.0:
+        raise ValueError("clip_friction: dt must be positive (s)")
     out = np.empty(n)
     work = np.empty(WORK_SIZE)
-    clip_friction_into(mass_matrix, tau, v, budget, dt, out, work)
+    status = clip_friction_into(mass_matrix, tau, v, budget, dt, out, work)
+    if status == BAD_SIZES:
+        raise ValueError("clip_friction: mass_matrix must be n × n and v, budget of length n "
+                         "(n = len(tau), 1 to 12)")
+    if status == NOT_CONVERGED:
+        raise ValueError("clip_friction: the active-set solve did not converge (a degenerate "
+                         "problem: check that M is symmetric positive definite)")
     return out
 
 

@@ -76,7 +76,7 @@ from frictionsim.layout import (
 )
 from frictionsim.pendulum import gravity_coefficient, load_inertia
 from frictionsim.plant import bench_torques
-from frictionsim.servo_unit import lockstep_compatible, servo_control, servo_draw, servo_reset
+from frictionsim.servo_unit import draw_current, lockstep_compatible, servo_period, servo_reset
 from frictionsim.solvers.fixed_step import clipped_step
 from frictionsim.solvers.vector_math import SIN_EXACT_LIMIT, vector_sin, vector_stribeck_factor
 
@@ -200,8 +200,9 @@ def interleaved_errors(thetas, goal, enable, supply, position, offsets, v0, benc
                 qp = q[p]
                 vp = v[p]
                 total[p] += abs(qp - logged_q)
-                u = servo_control(servos[p], g, qp, vp, logged_vin, theta, be)
-                servo_draw(servos[p], en, vp, theta)
+                servo = servos[p]
+                u = servo_period(servo, g, qp, vp, logged_vin, theta, be)
+                draw_current(servo, en, vp, theta)
                 t = bench_torques(qp, vp, u, en, theta, be)
                 q[p], v[p] = clipped_step(qp, vp, t.motor + t.external, t.inertia,
                                           t.static + t.viscous * abs(vp), dt,

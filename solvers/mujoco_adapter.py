@@ -76,7 +76,7 @@ from frictionsim.servo_unit import (
 from frictionsim.solvers.errors import SimulationError
 from frictionsim.solvers.joint_friction import MAX_JOINTS, WORK_SIZE, clip_friction_into
 from frictionsim.solvers.mujoco_dynamics import check_hinges, mj_fullM, mujoco
-from frictionsim.solvers.robot import Servo
+from frictionsim.solvers.robot import JointServo
 from frictionsim.solvers.rollouts import Rollout
 
 MODES = ("budget", "frictionloss")
@@ -338,7 +338,7 @@ class ServoModel:
     ``mujoco.rollout`` as usual, the goals in ``data.ctrl[servo_model.ctrl_index]``.
     """
 
-    def __init__(self, mjcf, servos: list[Servo], friction: str = "budget",
+    def __init__(self, mjcf, servos: list[JointServo], friction: str = "budget",
                  control_period: float = 0.005) -> None:
         if friction not in MODES:
             raise ValueError(f"friction mode {friction!r}: expected one of {', '.join(MODES)}")
@@ -522,7 +522,7 @@ def simulate_bench(log, params: ParameterSet, friction: str = "budget") -> Rollo
     A parameter file of the reference scheme gives a :class:`SchemeWarning`."""
     offset = params.values["q_offset"]
     act = schema.get_actuator(params.actuator)
-    servo = Servo("servo", params, kp=log.kp, vin=float(log.header.get("vin", act.vin)),
+    servo = JointServo("servo", params, kp=log.kp, vin=float(log.header.get("vin", act.vin)),
                   damping=float(log.header.get("damping", act.damping)))
     sm = ServoModel(bench_mjcf(log.mass, log.length, log.arm_mass, log.dt), [servo], friction,
                     control_period=log.dt)
@@ -546,5 +546,5 @@ def simulate_bench(log, params: ParameterSet, friction: str = "budget") -> Rollo
     return Rollout(log, np.arange(len(goal)) * log.dt, q, v, log.column("position"))
 
 
-__all__ = ["MODES", "SchemeWarning", "Servo", "ServoModel", "bench_mjcf", "data_offsets",
+__all__ = ["MODES", "SchemeWarning", "JointServo", "ServoModel", "bench_mjcf", "data_offsets",
            "simulate_bench"]

@@ -46,7 +46,7 @@ from frictionsim.solvers.mujoco_dynamics import check_hinges, dynamics_terms, mu
 
 
 @dataclass(frozen=True)
-class Servo:
+class JointServo:
     """An identified servo on joint ``joint``: its parameters and firmware settings (gain ``kp``;
     supply ``vin`` and damping ``damping`` when not the actuator's defaults)."""
 
@@ -155,7 +155,7 @@ class Robot:
     servos' parameter files' (they must agree).
     """
 
-    def __init__(self, model, servos: list[Servo], control_period: float = 0.005,
+    def __init__(self, model, servos: list[JointServo], control_period: float = 0.005,
                  scheme: str | None = None) -> None:
         self.model = load_model(model)
         if not 1 <= self.model.nv <= MAX_JOINTS:
@@ -243,8 +243,12 @@ class Robot:
                 servo_control(servos[j], goals[k, j], q[d], v[d], NO_LOG, self.thetas[j],
                               self.benches[j])
                 servo_draw(servos[j], mech.enable[j], v[d], self.thetas[j])
-            q, v, phase, armed = solver.advance(mech, k * self.period, (k + 1) * self.period, q, v,
-                                                phase, armed)
+            try:
+                q, v, phase, armed = solver.advance(mech, k * self.period, (k + 1) * self.period,
+                                                    q, v, phase, armed)
+            except SimulationError as e:
+                raise SimulationError(f"control period {k} (t = {k * self.period:g} s): {e}"
+                                      ) from None
         seconds = time.perf_counter() - start
         return RobotRun(np.arange(goals.shape[0]) * self.period, out_q, out_v, seconds,
                         solver.events)

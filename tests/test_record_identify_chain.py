@@ -18,7 +18,7 @@ TRUTH = ParameterSet("m1", "xl330", {"q_offset": 0.0, "kt": 0.45, "R": 3.2, "arm
 
 
 class JointServo:
-    """The Servo interface straight onto a SimulatedJoint (the bus is tested elsewhere)."""
+    """The BenchServo interface straight onto a SimulatedJoint (the bus is tested elsewhere)."""
 
     motor = "xl330"
 

@@ -32,7 +32,7 @@ from frictionsim.solvers.mujoco_adapter import (  # noqa: E402
     bench_mjcf,
     simulate_bench,
 )
-from frictionsim.solvers.robot import Robot, RobotMechanism, Servo  # noqa: E402
+from frictionsim.solvers.robot import JointServo, Robot, RobotMechanism  # noqa: E402
 from frictionsim.solvers.rollouts import simulate  # noqa: E402
 
 DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data"
@@ -46,8 +46,8 @@ def data():
 
 
 def arm_servos(data, model="m6", kp=32.0):
-    return [Servo("R1", load_params(data / "params" / "mx106" / f"{model}.json"), kp),
-            Servo("R2", load_params(data / "params" / "mx64" / f"{model}.json"), kp)]
+    return [JointServo("R1", load_params(data / "params" / "mx106" / f"{model}.json"), kp),
+            JointServo("R2", load_params(data / "params" / "mx64" / f"{model}.json"), kp)]
 
 
 # ----------------------------------------------------------------- one joint in MuJoCo
@@ -79,7 +79,7 @@ def test_the_standalone_simulator_on_the_bench_is_the_bench_kernel(data):
     log = load_log(data / "xl330" / "processed" / "2026-01-15_10h29m04.json")
     offset = params.values["q_offset"]
     robot = Robot(bench_mjcf(log.mass, log.length, log.arm_mass, log.dt),
-                  [Servo("servo", params, log.kp, float(log.header["vin"]))],
+                  [JointServo("servo", params, log.kp, float(log.header["vin"]))],
                   control_period=log.dt)
     run = robot.fixed_step(log.column("goal_position")[:, None] + offset,
                            log.column("torque_enable")[:, None],
@@ -215,7 +215,7 @@ def test_a_missing_joint_is_named(data):
     with pytest.raises(ValueError, match="no joint 'elbow'"), warnings.catch_warnings():
         warnings.simplefilter("ignore", SchemeWarning)
         ServoModel(data / "arm2r" / "mx_arm.xml",
-                   [Servo("elbow", load_params(data / "params" / "mx64" / "m1.json"), 32)])
+                   [JointServo("elbow", load_params(data / "params" / "mx64" / "m1.json"), 32)])
 
 
 # ------------------------------------------------------------------------- 2R arm paths

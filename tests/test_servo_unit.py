@@ -147,12 +147,12 @@ def test_robot_fixed_step_and_mujoco_adapter_give_the_rollout(extensions):
     import mujoco
 
     from frictionsim.solvers.mujoco_adapter import ServoModel, bench_mjcf
-    from frictionsim.solvers.robot import Robot, Servo
+    from frictionsim.solvers.robot import JointServo, Robot
 
     params = servo_params(extensions)
     goal, enable = goals()
     reference = package_rollout(params.theta(), bench(), goal, enable)
-    servo = Servo("servo", params, kp=400.0, vin=7.4)
+    servo = JointServo("servo", params, kp=400.0, vin=7.4)
     mjcf = bench_mjcf(MASS, LENGTH, 0.0, DT)
     robot = Robot(mjcf, [servo], control_period=DT)
     run = robot.fixed_step(goal[:, None], enable[:, None])

@@ -71,14 +71,14 @@ def engine_rows(repeats: int = 5, steps: int = 100_000) -> list[dict]:
     DATA = shared_data()
     from frictionsim.params import load_params
     from frictionsim.solvers.mujoco_adapter import SchemeWarning, ServoModel, bench_mjcf
-    from frictionsim.solvers.robot import Robot, Servo
+    from frictionsim.solvers.robot import JointServo, Robot
 
     def servos(setup: str, model: str) -> list:
         if setup == "bench":
-            return [Servo("servo", load_params(DATA / "xl330" / "params" / f"{model}.json"), 400,
+            return [JointServo("servo", load_params(DATA / "xl330" / "params" / f"{model}.json"), 400,
                           7.4)]
-        return [Servo("R1", load_params(DATA / "params" / "mx106" / f"{model}.json"), 32),
-                Servo("R2", load_params(DATA / "params" / "mx64" / f"{model}.json"), 32)]
+        return [JointServo("R1", load_params(DATA / "params" / "mx106" / f"{model}.json"), 32),
+                JointServo("R2", load_params(DATA / "params" / "mx64" / f"{model}.json"), 32)]
 
     setups = {"bench (1 joint)": bench_mjcf(0.49, 0.1, 0.0, 0.001),
               "MX 2R arm": str(DATA / "arm2r" / "mx_arm.xml")}

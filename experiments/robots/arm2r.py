@@ -191,10 +191,10 @@ def servos_of(arm: Arm, model: str, gain: str, data: Path | None = None):
     """The two servos of ``arm`` with the published parameters of ``model`` (in the data
     folder's ``params/``, :func:`~frictionsim.experiments.common.loading.shared_data`)."""
     from frictionsim.params import load_params
-    from frictionsim.solvers.robot import Servo
+    from frictionsim.solvers.robot import JointServo
 
     params_dir = shared_data(data) / "params"
-    return [Servo(joint, load_params(params_dir / actuator / f"{model}.json"), arm.gains[gain])
+    return [JointServo(joint, load_params(params_dir / actuator / f"{model}.json"), arm.gains[gain])
             for joint, actuator in zip(("R1", "R2"), arm.actuators)]
 
 

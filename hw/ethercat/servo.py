@@ -1,4 +1,4 @@
-"""An eRob joint as the bench recorder sees it (:class:`frictionsim.hw.servo.Servo`).
+"""An eRob joint as the bench recorder sees it (:class:`frictionsim.hw.servo.BenchServo`).
 
 The eRob is modelled (SPEC §3) as a current-controlled servo whose "firmware"
 is the proportional-derivative law ``i = clip(kp·(q_target − q) − d·√kp·v, ±12 A)``.
@@ -109,7 +109,7 @@ class ErobServo:
         if self._error is not None:
             raise EthercatError(f"eRob cyclic loop stopped: {self._error}") from self._error
 
-    # -- the Servo interface ----------------------------------------------------------------
+    # -- the BenchServo interface ----------------------------------------------------------------
     def configure(self, kp: float) -> None:
         """Set the gain ``kp`` (A/rad) of the host-side law."""
         if not kp >= 0:

@@ -1,4 +1,5 @@
-"""A servo of a serial bus as the bench recorder sees it (:class:`frictionsim.hw.servo.Servo`), by registers.
+"""A servo of a serial bus as the bench recorder sees it, by registers
+(:class:`frictionsim.hw.servo.BenchServo`).
 
 Each :meth:`RegisterServo.read` is one READ of the contiguous block holding the
 present PWM/load, velocity, position, input voltage and temperature, so a
