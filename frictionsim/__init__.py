@@ -61,6 +61,6 @@ __all__ = [
 ]
 __version__ = "0.1.0"
 
-# The registry of actuators reads declarations with the one loader (SPEC §11).
+# The registry of actuators reads declarations with the one loader (docs/model.md §11).
 schema.ACTUATORS.reader = actuator_files.load_actuator_file
 schema.ACTUATORS.builtins = actuator_files.builtin_actuators

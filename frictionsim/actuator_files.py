@@ -1,4 +1,4 @@
-"""Actuator declaration files (SPEC §11): the one way to define an actuator.
+"""Actuator declaration files (docs/model.md §11): the one way to define an actuator.
 
 The built-in actuators are TOML files shipped in ``frictionsim/actuators/``; a
 user's file (``--actuator-file FILE``) is read by the same :func:`load_actuator_file`
@@ -15,12 +15,12 @@ facts (bus family, model numbers, protocols, ids, encoder and velocity units)::
     error_gain = 0.16489            # duty per (kp · rad)
     max_pwm = 0.97
     target_speed_limit = true       # the sts3215-style limiter (max_velocity, error_gain_ratio)
-    recommended = ["supply"]        # SPEC §9 extensions: a hint, never switched on silently
+    recommended = ["supply"]        # docs/model.md §9 extensions: a hint, never switched on silently
     rotor_inertia = 1.2e-7          # optional, kg·m² at the motor shaft, with gear_ratio N:
     gear_ratio = 270.0              # armature's default becomes J_rotor·N² (reflected inertia)
     # current law instead: max_current, max_voltage, damping
     [parameters]                    # default and search bounds of the actuator's own parameters
-    # (max_velocity and error_gain_ratio, if the limiter is on: SPEC §3's when omitted)
+    # (max_velocity and error_gain_ratio, if the limiter is on: docs/model.md §3's when omitted)
     kt = { default = 1.0, min = 0.05, max = 5.0 }
     R = { default = 5.0, min = 0.1, max = 20.0 }
     armature = { default = 0.005, min = 1e-5, max = 0.1 }
@@ -55,12 +55,12 @@ BUILTIN_DIR = Path(__file__).with_name("actuators")
 
 LAWS = ("voltage", "current")
 FAMILIES = ("dynamixel", "feetech", "ethercat")
-#: SPEC §9 extensions an actuator may recommend.
+#: docs/model.md §9 extensions an actuator may recommend.
 EXTENSIONS = tuple(schema.EXTENSIONS)
 MOTOR_PARAMETERS = ("kt", "R", "armature")
 LIMITER_PARAMETERS = ("max_velocity", "error_gain_ratio")
 _OMEGA_MAX = 3400 * 2 * math.pi / 4096
-#: SPEC §3: (default, min, max) of the target-speed limiter's parameters when a declaration
+#: docs/model.md §3: (default, min, max) of the target-speed limiter's parameters when a declaration
 #: with ``target_speed_limit = true`` does not give them.
 LIMITER_DEFAULTS = {
     "max_velocity": (_OMEGA_MAX, 0.1 * _OMEGA_MAX, 10.0 * _OMEGA_MAX),

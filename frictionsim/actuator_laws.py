@@ -1,4 +1,4 @@
-"""Firmware control laws and motor torques of the servos (SPEC §3), as Numba kernels.
+"""Firmware control laws and motor torques of the servos (docs/model.md §3), as Numba kernels.
 
 Voltage-controlled servo (Dynamixel, Feetech)::
 
@@ -17,10 +17,10 @@ Current-controlled servo (eRob)::
 The back-EMF window is applied after the enable flag, so a disabled eRob spun
 faster than V_max/k_t brakes.
 
-The electrical extensions of SPEC §9, each off when its ``theta`` entry is 0:
+The electrical extensions of docs/model.md §9, each off when its ``theta`` entry is 0:
 
 - ``current_limit`` (voltage law): the motor current (V − k_t·v)/R levels off smoothly at
-  ±i_lim, i = i_lim·tanh((V − k_t·v)/(R·i_lim)), τ_m = enable·k_t·i. SPEC §9 writes a
+  ±i_lim, i = i_lim·tanh((V − k_t·v)/(R·i_lim)), τ_m = enable·k_t·i. docs/model.md §9 writes a
   hard clip; the smooth saturation is what the logs support (the firmware's current
   loop and the driver's limit act gradually): on the 12 XL330 logs, leave-one-gain-out
   over kp 200/400/800 with the limit at the e-manual's 1.75 A, M4 and M6 predict a

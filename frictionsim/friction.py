@@ -1,4 +1,4 @@
-"""Friction budget τ_fm of models M1–M6 (SPEC §2), one Numba kernel for all.
+"""Friction budget τ_fm of models M1–M6 (docs/model.md §2), one Numba kernel for all.
 
 The budget is the largest resistive torque friction can supply:
 
@@ -10,7 +10,7 @@ The budget is the largest resistive torque friction can supply:
     Q    = [sign τ_e ≠ sign τ_m]·([|τ_e| < |τ_m|]·K_eq·τ_e² + [|τ_e| > |τ_m|]·K_mq·τ_m²)
 
 Terms a model does not have are exactly 0 in ``theta``, so every model reduces
-bit-for-bit to its own formula in the SPEC table (adding an exact 0 changes no
+bit-for-bit to its own formula in docs/model.md §2's table (adding an exact 0 changes no
 bits). The additions run in the order of the reference simulator, which is what
 makes published parameter files reproduce their published errors exactly.
 """

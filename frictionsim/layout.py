@@ -34,7 +34,7 @@ index  name                 meaning                                      unit
 22     MAX_CURRENT          current saturation (current law)             A
 23     MAX_VOLTAGE          supply limit of the back-EMF window          V
 24     SCHEME               :data:`REFERENCE` or :data:`SEMI_IMPLICIT`   –
-25     SUPPLY               1: the ``supply`` extension is on (SPEC §9)  –
+25     SUPPLY               1: the ``supply`` extension is on (docs/model.md §9)  –
 26     SUPPLY_EMF           supply source voltage (no log)               V
 27     SUPPLY_RESISTANCE    supply internal resistance (no log)          Ω
 28     CURRENT_LIMIT        motor current saturation i_lim (0:           A
@@ -43,10 +43,10 @@ index  name                 meaning                                      unit
                             this many control periods earlier (0–3)
 =====  ===================  ===========================================  ==========
 
-The extensions of SPEC §9 (entries 25–29) are off when 0: the kernels then compute
+The extensions of docs/model.md §9 (entries 25–29) are off when 0: the kernels then compute
 exactly what they compute without them, bit for bit.
 
-``SCHEME`` selects the position update of the fixed step (SPEC §4): the reference
+``SCHEME`` selects the position update of the fixed step (docs/model.md §4): the reference
 ``q ← q + v·dt + ½·a·dt²``, or MuJoCo's semi-implicit Euler ``q ← q + v·dt``.
 
 ``bench`` (length :data:`BENCH_SIZE`) describes one recording: the pendulum
@@ -118,7 +118,7 @@ SUPPLY_RESISTANCE = 27
 CURRENT_LIMIT = 28
 LATENCY = 29
 THETA_SIZE = 30
-#: Most control periods of ``latency`` (SPEC §9); the firmware's measurement history holds
+#: Most control periods of ``latency`` (docs/model.md §9); the firmware's measurement history holds
 #: this many past samples and the current one.
 MAX_LATENCY = 3
 HISTORY_SIZE = 2 * (MAX_LATENCY + 1)

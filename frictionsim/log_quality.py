@@ -2,7 +2,7 @@
 
 - **load**: Dynamixel's present load / PWM is a 16-bit *signed* register that raw logs
   store as read, unsigned (65535 = −1); interpolating across the wrap invents values
-  near ±32768. :func:`decode_load` maps 32768…65535 to −32768…−1 (SPEC §9).
+  near ±32768. :func:`decode_load` maps 32768…65535 to −32768…−1 (docs/model.md §9).
 - **glitches**: an encoder glitch is a position jump of more than
   :data:`GLITCH_JUMP` rad between two samples at most :data:`GLITCH_WINDOW` s apart,
   which no servo on a bench makes (0.5 rad in 5 ms is 100 rad/s). The glitch lasts

@@ -1,4 +1,4 @@
-"""Bench log files (SPEC §6): read and validate, write, resample raw → processed.
+"""Bench log files (docs/model.md §6): read and validate, write, resample raw → processed.
 
 A log is one JSON object: header fields (``mass``, ``length``, ``kp`` required;
 ``vin``, ``motor``, ``trajectory``, ``arm_mass``/``arm-mass``, ``damping``
@@ -302,7 +302,7 @@ def load_logs(paths: list[str | os.PathLike], processed: bool | None = True) -> 
 
 
 def process(raw: Log, dt: float = DEFAULT_DT) -> Log:
-    """Resample a raw log at a fixed ``dt`` (SPEC §6).
+    """Resample a raw log at a fixed ``dt`` (docs/model.md §6).
 
     Sample times are ``numpy.arange(0, t_last, dt)``; each is interpolated on
     the raw pair (a, b) = (entries[i], entries[i+1]) where i is the smallest

@@ -1,10 +1,10 @@
-"""Parameter sets and parameter files (SPEC §7).
+"""Parameter sets and parameter files (docs/model.md §7).
 
 A parameter file is a flat JSON object: each parameter name → value, plus
 ``"model"`` and ``"actuator"``, and ``"scheme"`` when the parameters were identified
-with the ``semi_implicit`` position update (SPEC §4). The keys of the electrical
-extensions a set uses (SPEC §9) sit beside the model's. Only the parameters of that model and actuator
-belong in it; a missing one takes its default, an unknown key is an error
+with the ``semi_implicit`` position update (docs/model.md §4). The keys of the electrical
+extensions a set uses (docs/model.md §9) sit beside the model's. Only the parameters of
+that model and actuator belong in it; a missing one takes its default, an unknown key is an error
 naming it, and values are never clipped to the search bounds.
 """
 
@@ -46,9 +46,9 @@ class ParameterSet:
     values: dict[str, float] = field(default_factory=dict)
     source: str | None = None
     scheme: str = "reference"
-    """The fixed step's position update the parameters were identified with (SPEC §4)."""
+    """The fixed step's position update the parameters were identified with (docs/model.md §4)."""
     extensions: tuple[str, ...] = ()
-    """The electrical extensions of SPEC §9 switched on (their parameters are in ``values``)."""
+    """The electrical extensions of docs/model.md §9 switched on (their parameters are in ``values``)."""
 
     def __post_init__(self) -> None:
         if self.scheme not in layout.SCHEMES:
@@ -64,7 +64,7 @@ class ParameterSet:
         if extension:
             key = next(k for k in unknown if schema.extension_of(k) == extension)
             raise ParameterFileError(
-                f"{self._where()}: {key} belongs to the {extension!r} extension (SPEC §9), which "
+                f"{self._where()}: {key} belongs to the {extension!r} extension (docs/model.md §9), which "
                 f"this run does not enable: add --with {extension}, or remove the key")
         if unknown:
             raise ParameterFileError(
@@ -150,7 +150,7 @@ class ParameterSet:
                             self.extensions)
 
     def with_extensions(self, extensions) -> ParameterSet:
-        """The same parameters with the SPEC §9 ``extensions`` on (None: unchanged): the
+        """The same parameters with the docs/model.md §9 ``extensions`` on (None: unchanged): the
         parameters of an extension not yet on take their defaults; those of an extension
         turned off are dropped."""
         if extensions is None:
@@ -185,7 +185,7 @@ def theta_from_values(values: dict[str, float], actuator: schema.Actuator,
 def from_dict(data: dict, source: str | None = None, extensions=None) -> ParameterSet:
     """Parse a parameter-file object; errors name ``source``, the key and the value.
 
-    ``extensions``: the SPEC §9 extensions the run enables (``--with``); a key of another
+    ``extensions``: the docs/model.md §9 extensions the run enables (``--with``); a key of another
     extension is an error naming it. None: the extensions whose keys the file has.
     """
     where = source or "parameter set"
@@ -217,7 +217,7 @@ def from_dict(data: dict, source: str | None = None, extensions=None) -> Paramet
 
 
 def load_params(path: str | os.PathLike, extensions=None) -> ParameterSet:
-    """Read a parameter file (SPEC §7); ``extensions`` as in :func:`from_dict`."""
+    """Read a parameter file (docs/model.md §7); ``extensions`` as in :func:`from_dict`."""
     path = Path(path)
     return from_dict(read_json(path, ParameterFileError, "parameter file"), str(path), extensions)
 

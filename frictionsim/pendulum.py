@@ -1,4 +1,4 @@
-"""The pendulum test bench (SPEC §1): a rod with a point mass at its tip.
+"""The pendulum test bench (docs/model.md §1): a rod with a point mass at its tip.
 
     I_load = m·L² + (m_arm/3)·L²                       (kg·m²)
     τ_e(q) = (m + m_arm/2)·g·L·sin(q),   g = −9.80665   (N·m)

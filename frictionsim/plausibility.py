@@ -66,7 +66,7 @@ def warn(message: str) -> None:
     warnings.warn(message, PlausibilityWarning, stacklevel=3)
 
 
-#: Log header fields (SPEC §6).
+#: Log header fields (docs/model.md §6).
 HEADER: dict[str, Limit] = {
     "mass": Limit(0.0, 1000.0, "kg", warn_upper=100.0,
                   warn_zero="no point mass at the tip; only the arm (and the rotor) load the joint"),
@@ -90,7 +90,7 @@ ENTRY: dict[str, Limit] = {
 
 #: Timing of a recording.
 MAX_FIRST_TIMESTAMP = 1.0
-"""s: processing samples from t = 0 (SPEC §6); a log that starts later would be
+"""s: processing samples from t = 0 (docs/model.md §6); a log that starts later would be
 extrapolated back over that whole span (Unix-epoch timestamps, say)."""
 MAX_GAP = 1.0
 """s: a raw log's largest gap between entries, at least (see :data:`MAX_GAP_PERIODS`)."""

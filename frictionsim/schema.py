@@ -1,5 +1,5 @@
 """Parameter schema: which parameters each friction model and actuator has,
-their defaults and search bounds (SPEC §2–3).
+their defaults and search bounds (docs/model.md §2–3).
 
 A *parameter set* is a (model, actuator) pair; its parameters are
 ``q_offset``, the model's friction terms, and the actuator's motor terms.
@@ -75,11 +75,11 @@ class Hardware:
 class Actuator:
     """A servo: firmware control law constants, motor parameters and hardware facts.
 
-    Declared in a TOML file (:mod:`frictionsim.actuator_files`, SPEC §11). ``law`` is
+    Declared in a TOML file (:mod:`frictionsim.actuator_files`, docs/model.md §11). ``law`` is
     ``"voltage"`` (duty-cycle P controller, Dynamixel/Feetech) or ``"current"``
     (current P-D controller, eRob). ``vin`` and ``kp`` are the defaults used when a
     log does not say. ``current_limit`` (A, 0: not declared) is the firmware's current
-    limit, the default of SPEC §9's ``max_current_limit``; ``recommended`` the SPEC §9
+    limit, the default of docs/model.md §9's ``max_current_limit``; ``recommended`` the docs/model.md §9
     extensions cross-validation favours for it (a hint only). ``bound_overrides`` holds
     ``(name, default or None, min, max)`` for parameters whose section-2 bounds this
     actuator changes. ``rotor_inertia`` (kg·m², at the motor shaft) and ``gear_ratio``
@@ -251,7 +251,7 @@ FRICTION_DEFAULTS: dict[str, tuple[float, float, float | str, str]] = {
 }
 Q_OFFSET = (0.0, -0.1, 0.1)
 
-#: SPEC §9: each electrical extension and the parameter-file keys it adds.
+#: docs/model.md §9: each electrical extension and the parameter-file keys it adds.
 EXTENSIONS: dict[str, tuple[str, ...]] = {
     "supply": ("supply_emf", "supply_resistance"),
     "current_limit": ("max_current_limit",),
@@ -264,7 +264,7 @@ CURRENT_LIMIT_FALLBACK = 2.0
 
 
 def check_extensions(names) -> tuple[str, ...]:
-    """The extensions ``names`` in SPEC §9's order; ``ValueError`` naming an unknown one."""
+    """The extensions ``names`` in docs/model.md §9's order; ``ValueError`` naming an unknown one."""
     names = tuple(names or ())
     for name in names:
         if name not in EXTENSIONS:
@@ -279,7 +279,7 @@ def extension_of(key: str) -> str | None:
 
 
 def extension_parameters(name: str, actuator: Actuator) -> list[Parameter]:
-    """Default and bounds of the parameters extension ``name`` adds (SPEC §9)."""
+    """Default and bounds of the parameters extension ``name`` adds (docs/model.md §9)."""
     if name == "supply":
         return [Parameter("supply_emf", actuator.vin, 0.5 * actuator.vin, 1.5 * actuator.vin, "V"),
                 Parameter("supply_resistance", 0.0, 0.0, 2.0, "Ω")]
@@ -306,7 +306,7 @@ def _overridden(p: Parameter, actuator: Actuator) -> Parameter:
 
 
 def parameters(model: str, actuator: str, extensions=()) -> dict[str, Parameter]:
-    """Every parameter of a (model, actuator) pair with the SPEC §9 ``extensions``, in file
+    """Every parameter of a (model, actuator) pair with the docs/model.md §9 ``extensions``, in file
     order.
 
     Raises ``ValueError`` naming the unknown model, actuator or extension.

@@ -1,7 +1,7 @@
 """The static region at rest: the motor torques for which a joint at rest stays at rest.
 
 A joint at rest (or moving at ``v``, for the curves at speed) holds while friction can
-balance every other torque (SPEC §2):
+balance every other torque (docs/model.md §2):
 
     |τ_m + τ_e| ≤ τ_fm(v, τ_m, τ_e) = F(v, τ_m, τ_e) + K_v·|v|
 

@@ -1,7 +1,7 @@
 """Open the servo of a frictionsim actuator on a port: the one entry point of the recorder.
 
 Which driver drives an actuator is data: the ``family`` of its declaration's
-``[hardware]`` table (SPEC §11). ``dynamixel`` and ``feetech`` servos sit on a serial
+``[hardware]`` table (docs/model.md §11). ``dynamixel`` and ``feetech`` servos sit on a serial
 port (``/dev/ttyUSB0``); ``ethercat`` drives (the eRob) on a network interface
 (``--port eth0``).
 """

@@ -1,4 +1,4 @@
-"""The bench recorder: follow a trajectory at a fixed rate and log the servo (SPEC §6 raw log).
+"""The bench recorder: follow a trajectory at a fixed rate and log the servo (docs/model.md §6 raw log).
 
 Each control tick (nominally 1/rate s) the recorder reads the servo, sends the
 trajectory's goal and torque flag, and appends an entry with the time actually

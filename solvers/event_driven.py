@@ -1,4 +1,4 @@
-"""Event-driven (variable-step) simulation with exact stick–slip, for one joint or n (SPEC §8, §10).
+"""Event-driven (variable-step) simulation with exact stick–slip, for one joint or n (docs/model.md §8, §10).
 
 In continuous time ``M·v̇ = τ + τ_f`` (τ: every torque but friction) with each
 joint's friction set-valued at rest:
@@ -9,7 +9,7 @@ joint's friction set-valued at rest:
   in the direction of its acceleration.
 
 Which joints at rest stick is decided exactly (a segment's start, and each zero
-velocity): the friction of the resting joints is SPEC §10's box-constrained
+velocity): the friction of the resting joints is docs/model.md §10's box-constrained
 problem on accelerations, :func:`frictionsim.solvers.joint_friction.clip_friction` with v = 0
 and the moving joints' friction fixed; a resting joint whose friction lands on its
 budget with a non-zero acceleration breaks away. Within a segment the phases are
@@ -31,7 +31,7 @@ the right-hand sides are pure functions of (t, y) and the segment's constants.
 
 One engine, :class:`EventSolver`, integrates every :class:`Mechanism`: one joint
 (:class:`Joint`: the pendulum bench :class:`BenchJoint`, the Coulomb oscillator of
-SPEC §8 :class:`CoulombOscillator`, with compiled right-hand sides) is its n = 1
+docs/model.md §8 :class:`CoulombOscillator`, with compiled right-hand sides) is its n = 1
 case, and :class:`frictionsim.solvers.robot.RobotMechanism` (an MJCF model) its n-joint case.
 
 The work is bounded: a segment whose right-hand side turns non-finite, or that
@@ -140,7 +140,7 @@ class Mechanism:
 
     def rest_accelerations(self, q: np.ndarray, v: np.ndarray, phase: np.ndarray
                            ) -> tuple[np.ndarray, np.ndarray]:
-        """(v̇, breaking) with the joints of phase :data:`STICK` at rest: their friction is SPEC
+        """(v̇, breaking) with the joints of phase :data:`STICK` at rest: their friction is docs/model.md
         §10's problem on accelerations (clip_friction with v = 0), the others slip at their
         budget in the direction of their phase (a joint that just broke away has v = 0 but
         slips); ``breaking`` marks the resting joints that break away."""
@@ -209,7 +209,7 @@ class BenchJoint(Joint):
 
 @dataclass
 class CoulombOscillator(Joint):
-    """ẍ + k·x = F_f with |F_f| ≤ friction (unit mass): the benchmark of SPEC §8."""
+    """ẍ + k·x = F_f with |F_f| ≤ friction (unit mass): the benchmark of docs/model.md §8."""
 
     stiffness: float = 1.0
     friction: float = 1.0
@@ -558,7 +558,7 @@ def simulate_log_events(goal: np.ndarray, enable: np.ndarray, q0: float, v0: flo
     """Event-driven rollout of a log: the firmware's zero-order hold updated every ``period``.
 
     At each update k (t_k = k·period) the control is computed from the simulated
-    state, as in SPEC §5 (with SPEC §9's ``latency`` and ``supply`` when ``theta`` has
+    state, as in docs/model.md §5 (with docs/model.md §9's ``latency`` and ``supply`` when ``theta`` has
     them; ``supply``: the logged input_volts), and the joint is integrated exactly to
     t_{k+1}. Returns the states at the update times (before each update's control).
     """

@@ -1,4 +1,4 @@
-"""The fixed-step simulator (SPEC §4–5): friction-budget clipping, compiled with Numba.
+"""The fixed-step simulator (docs/model.md §4–5): friction-budget clipping, compiled with Numba.
 
 :func:`step` is a public API. Call it from your own ``@njit`` code with the
 flat vectors of :mod:`frictionsim.layout` (``theta`` from
@@ -31,7 +31,7 @@ One step, in this order (state q rad, v rad/s; control u V or A; enable 0/1; dt 
 
 or, when ``theta[SCHEME]`` is ``SEMI_IMPLICIT`` (MuJoCo's Euler), ``q ← q + v·dt``. The
 friction line is :func:`frictionsim.solvers.joint_friction.stop_friction`, the n = 1 case of the
-n-joint clipping of SPEC §10.
+n-joint clipping of docs/model.md §10.
 
 The rollouts take the log's ``supply`` (``input_volts`` per entry, V; NaN where none was
 logged), which the voltage law uses with the ``supply`` extension; with ``latency`` the
@@ -135,7 +135,7 @@ def rollout(
     out_q: np.ndarray,
     out_v: np.ndarray,
 ) -> None:
-    """Roll a log out (SPEC §5), writing the simulated state before each step.
+    """Roll a log out (docs/model.md §5), writing the simulated state before each step.
 
     goal, enable, supply: the log's goal positions (rad), torque-enable flags (0/1) and
     supply voltages (V; used with the ``supply`` extension only); q0, v0: initial state

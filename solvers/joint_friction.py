@@ -1,4 +1,4 @@
-"""Friction-budget clipping for n coupled joints (SPEC §10), written once, compiled.
+"""Friction-budget clipping for n coupled joints (docs/model.md §10), written once, compiled.
 
 Given the mass matrix M (symmetric positive definite, n × n), every torque but
 friction τ, the velocities v, the per-joint budgets b (b_i = F_i + K_v,i·|v_i|) and
@@ -21,7 +21,7 @@ push along its new velocity (σ_i·ν_i > 0) leaves W. The start is the box
 projection of the unconstrained optimum τ_f = −s, which is already the answer
 for one joint and for a diagonal M.
 
-For n = 1 the answer is SPEC §4's formula, τ_f = −sign(τ_stop)·min(|τ_stop|, b),
+For n = 1 the answer is docs/model.md §4's formula, τ_f = −sign(τ_stop)·min(|τ_stop|, b),
 computed by :func:`stop_friction`, the one place it is written: the single-joint
 step calls it too, so the single-joint results are bit-identical.
 
@@ -45,7 +45,7 @@ BAD_SIZES = -2
 
 @njit(cache=True, inline="always")
 def stop_friction(inertia: float, tau: float, v: float, budget: float, dt: float) -> float:
-    """One joint (SPEC §4): friction opposing the torque that would stop it within the step,
+    """One joint (docs/model.md §4): friction opposing the torque that would stop it within the step,
     up to the budget. τ_stop = (I/dt)·v + τ; τ_f = −sign(τ_stop)·min(|τ_stop|, b) (N·m)."""
     tau_stop = (inertia / dt) * v + tau
     return -np.sign(tau_stop) * min(abs(tau_stop), budget)
@@ -186,11 +186,11 @@ def clip_friction_into(mass_matrix: np.ndarray, tau: np.ndarray, v: np.ndarray,
 @njit(cache=True)
 def clip_friction(mass_matrix: np.ndarray, tau: np.ndarray, v: np.ndarray, budget: np.ndarray,
                   dt: float) -> np.ndarray:
-    """Friction torques τ_f (N·m, length n ≤ 12) of SPEC §10's box-constrained problem.
+    """Friction torques τ_f (N·m, length n ≤ 12) of docs/model.md §10's box-constrained problem.
 
     mass_matrix: M (n × n, SPD, kg·m²); tau: every torque but friction (N·m); v: joint
     velocities (rad/s); budget: b_i ≥ 0 (N·m); dt: the step (s). Exact (see the module
-    docstring); for n = 1 exactly SPEC §4's τ_f. ValueError when the sizes do not fit
+    docstring); for n = 1 exactly docs/model.md §4's τ_f. ValueError when the sizes do not fit
     (n > 12, M not n × n…) or dt is not positive, and when the active set does not converge.
     """
     n = tau.shape[0]

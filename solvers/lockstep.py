@@ -14,7 +14,7 @@ Two kernels, both calling the same formulas as the scalar step (the cores of
 arguments; no ``fastmath``: no reassociation, no fused multiply-add the scalar code does
 not have):
 
-- :func:`vector_errors`, for the voltage law without SPEC §9's ``current_limit`` and
+- :func:`vector_errors`, for the voltage law without docs/model.md §9's ``current_limit`` and
   ``latency``: each pass is a few branch-free loops over the lanes that LLVM vectorises
   (the ``if`` of the formulas become selects): the ``sin`` of the gravity torque and the
   Stribeck factor by the polynomials of :mod:`frictionsim.solvers.vector_math` (libm calls would not

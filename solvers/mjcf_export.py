@@ -1,6 +1,6 @@
 """An M1 parameter file as plain MuJoCo joint and actuator attributes (no adapter, no callback).
 
-For the voltage law (Dynamixel, Feetech) the servo of SPEC §3 with M1 friction is
+For the voltage law (Dynamixel, Feetech) the servo of docs/model.md §3 with M1 friction is
 exactly a MuJoCo ``<position>`` actuator plus joint attributes::
 
     τ_m = clip(kp·eg·egr·vin·(k_t/R)·(q_t − q), ±max_pwm·vin·k_t/R) − (k_t²/R)·v
@@ -9,7 +9,7 @@ so ``kp = KP·error_gain·error_gain_ratio·vin·k_t/R``, ``forcerange = ±max_p
 joint ``damping = k_t²/R + K_v``, ``armature``, ``frictionloss = K_c`` with the
 friction row stopping the joint within one step (``solreffriction = (−1, −dw/h)``,
 ``solimpfriction = (dw, dw, …)``, dw = 0.9999) and ``eulerdamp`` disabled. That is
-SPEC §4's ``semi_implicit`` scheme up to MuJoCo's soft friction row: on the 9 XL330
+docs/model.md §4's ``semi_implicit`` scheme up to MuJoCo's soft friction row: on the 9 XL330
 logs without torque-off, 0.007 mrad mean from frictionsim's rollout (tests check it). For the current law
 (eRob) the P-D law maps onto ``kp = k_t·KP``, ``kv = k_t·d·√KP`` and
 ``forcerange = ±k_t·max_current``, but the back-EMF window is not representable: that
@@ -64,7 +64,7 @@ def export_m1(params: ParameterSet, joint: str = "servo", kp: float | None = Non
         damping = kt**2 / resistance + v["friction_viscous"]
         header = (f"<!-- frictionsim export-mjcf: {params.model} on {params.actuator} "
                   f"({params.source or 'parameters'}), firmware kp {gain:g}, vin {supply:g} V.\n"
-                  "     SPEC §3's voltage law and M1 friction for MuJoCo's Euler step: 0.007 mrad "
+                  "     docs/model.md §3's voltage law and M1 friction for MuJoCo's Euler step: 0.007 mrad "
                   "mean from frictionsim's semi_implicit rollout on the XL330 logs." + note + " -->")
         actuator = (f'<position name="{joint}" joint="{joint}" kp="{stiffness:.9g}" '
                     f'forcelimited="true" forcerange="{-limit:.9g} {limit:.9g}"/>')

@@ -8,10 +8,10 @@ own, and an actuator whose force is 0 and whose ``ctrl`` is the servo's goal pos
 model runs, in a compiled control callback, per servo: the firmware law at its control
 period (zero-order hold, state kept per ``MjData``), the motor torque, and the friction:
 
-- ``budget`` (default): frictionsim's friction-budget clipping exactly, SPEC §10's
+- ``budget`` (default): frictionsim's friction-budget clipping exactly, docs/model.md §10's
   problem solved by :func:`frictionsim.solvers.joint_friction.clip_friction_into` with the mass
   matrix MuJoCo just computed, applied with the motor torque through ``qfrc_applied``.
-  MuJoCo's Euler step then makes it SPEC §4/§10's ``semi_implicit`` scheme: on the
+  MuJoCo's Euler step then makes it docs/model.md §4/§10's ``semi_implicit`` scheme: on the
   one-joint bench it reproduces frictionsim's own rollout with ``--scheme
   semi_implicit``. The alternative, writing the budget into MuJoCo's own friction
   constraint rows (``efc_frictionloss`` with stop-in-one-step solref/solimp), is exact
@@ -494,7 +494,7 @@ def _spec(mjcf):
 
 
 def bench_mjcf(mass: float, length: float, arm_mass: float, dt: float) -> str:
-    """The pendulum bench of SPEC §1 as MJCF: joint ``servo`` (a hinge, q = 0 hanging down),
+    """The pendulum bench of docs/model.md §1 as MJCF: joint ``servo`` (a hinge, q = 0 hanging down),
     inertia m·L² + (m_arm/3)·L² about it, gravity torque (m + m_arm/2)·g·L·sin q with
     g = −9.80665, timestep ``dt``, no joint limit."""
     total = mass + arm_mass
@@ -516,7 +516,7 @@ def bench_mjcf(mass: float, length: float, arm_mass: float, dt: float) -> str:
 
 
 def simulate_bench(log, params: ParameterSet, friction: str = "budget") -> Rollout:
-    """A processed bench log (SPEC §6) simulated in MuJoCo: the encoder position (rad) before
+    """A processed bench log (docs/model.md §6) simulated in MuJoCo: the encoder position (rad) before
     each entry, as :func:`frictionsim.solvers.rollouts.simulate` gives with the ``semi_implicit`` scheme
     (``q_offset`` honoured: MuJoCo's angle is the physical one, the encoder's plus q_offset).
     A parameter file of the reference scheme gives a :class:`SchemeWarning`."""

@@ -3,14 +3,14 @@
 MuJoCo provides the kinematics and dynamics terms only (:mod:`frictionsim.solvers.mujoco_dynamics`:
 M(q) and the bias forces; no ``mj_step``); the servos, their friction and the
 integration are frictionsim's. Each servo's firmware runs at its control period
-with a zero-order hold (SPEC §10: 200 Hz on the 2R arms), the physics at the model's
+with a zero-order hold (docs/model.md §10: 200 Hz on the 2R arms), the physics at the model's
 timestep. Goals are physical joint angles (rad, the MJCF joint's), so a servo's
 ``q_offset``, an encoder calibration, does not enter: the firmware acts on the
 difference of goal and position, the same in either frame.
 
 - :meth:`Robot.fixed_step`: the standalone n-joint fixed-step simulator, one compiled
   loop; per physics step, with τ = τ_m − bias and b_i = F_i + K_v,i·|v_i| of each servo
-  (its own τ_m,i and τ_e,i = −bias_i), friction by SPEC §10's clipping
+  (its own τ_m,i and τ_e,i = −bias_i), friction by docs/model.md §10's clipping
   (:func:`frictionsim.solvers.joint_friction.clip_friction_into`), then
   ``a = M⁻¹(τ + τ_f)``, ``v ← clip(v + a·dt, ±100)`` and ``q ← q + v·dt (+ ½·a·dt²)``
   (the ``semi_implicit`` scheme, MuJoCo's Euler, or the reference one). Joints without

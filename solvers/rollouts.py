@@ -30,7 +30,7 @@ class Rollout:
 
     @property
     def mae(self) -> float:
-        """Mean absolute position error (rad), SPEC §5."""
+        """Mean absolute position error (rad), docs/model.md §5."""
         return float(np.mean(np.abs(self.error)))
 
 
@@ -74,7 +74,7 @@ def check_finite(log: Log, q: np.ndarray, what: str) -> None:
 
 
 def simulate(log: Log, params: ParameterSet) -> Rollout:
-    """Roll a processed log out with a parameter set (SPEC §5).
+    """Roll a processed log out with a parameter set (docs/model.md §5).
 
     Raises :class:`~frictionsim.solvers.errors.SimulationError` naming the log and the
     parameters when the joint has no inertia or the state overflows.

@@ -37,7 +37,7 @@ COLUMNS = ("position", "velocity", "inertia", "external", "motor", "friction", "
 def rollout_torques(goal: np.ndarray, enable: np.ndarray, supply: np.ndarray, q0: float,
                     v0: float, theta: np.ndarray, bench: np.ndarray, dt: float,
                     out: np.ndarray) -> None:
-    """Roll a log out (SPEC §5) writing row k of ``out`` (shape (n, len(COLUMNS))) with the
+    """Roll a log out (docs/model.md §5) writing row k of ``out`` (shape (n, len(COLUMNS))) with the
     state before step k and the torques acting during it."""
     q = q0
     v = v0

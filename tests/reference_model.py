@@ -1,4 +1,4 @@
-"""A deliberately naive plain-Python reference of SPEC §1–§5.
+"""A deliberately naive plain-Python reference of docs/model.md §1–§5.
 
 Written from the SPEC text only: no import of the package's kernels, layout or
 schema. Parameters are plain dictionaries keyed by the parameter-file names;
@@ -10,11 +10,11 @@ from __future__ import annotations
 
 import math
 
-G = -9.80665  # SPEC §1: g is negative, part of the contract
+G = -9.80665  # docs/model.md §1: g is negative, part of the contract
 
 MODELS = ("m1", "m2", "m3", "m4", "m5", "m6")
 
-# SPEC §2: the friction parameters of each model.
+# docs/model.md §2: the friction parameters of each model.
 _M1 = ("friction_base", "friction_viscous")
 _M3 = ("friction_base", "load_friction_base", "friction_viscous")
 _M5 = (
@@ -37,7 +37,7 @@ MODEL_PARAMETERS: dict[str, tuple[str, ...]] = {
     "m6": _M5 + ("load_friction_motor_quad", "load_friction_external_quad"),
 }
 
-# SPEC §3: firmware constants and log defaults of each actuator.
+# docs/model.md §3: firmware constants and log defaults of each actuator.
 _XL330_GAIN = (4096 / (2 * math.pi)) / (256 * 885)
 ACTUATORS: dict[str, dict] = {
     "mx64": dict(law="voltage", vin=15.0, kp=32.0, error_gain=0.158, max_pwm=0.9625),
@@ -78,7 +78,7 @@ def clip(x: float, lo: float, hi: float) -> float:
 
 
 def bench_from_header(header: dict, actuator: str) -> dict:
-    """The pendulum and firmware settings of one log, for one actuator (SPEC §1, §3)."""
+    """The pendulum and firmware settings of one log, for one actuator (docs/model.md §1, §3)."""
     act = ACTUATORS[actuator]
     if "arm_mass" in header:
         arm_mass = header["arm_mass"]
@@ -118,7 +118,7 @@ def stribeck(v: float, v_s: float, alpha: float) -> float:
 
 
 def budget(model: str, p: dict, v: float, tau_m: float, tau_e: float) -> tuple[float, float]:
-    """(F, K_v) of SPEC §2's table, one branch per model, named parameters."""
+    """(F, K_v) of docs/model.md §2's table, one branch per model, named parameters."""
     Kc = p["friction_base"]
     Kv = p["friction_viscous"]
     if model == "m1":

@@ -1,4 +1,4 @@
-"""Actuator declaration files (SPEC §11): the built-in ones, a user's, and every malformed field."""
+"""Actuator declaration files (docs/model.md §11): the built-in ones, a user's, and every malformed field."""
 
 from __future__ import annotations
 
@@ -16,7 +16,7 @@ from frictionsim.experiments.synthetic.virtual_bench import SensorModel, record
 from frictionsim.logs import process, save_log
 from frictionsim.params import ParameterSet, load_params, save_params
 
-#: SPEC §11's example, verbatim.
+#: docs/model.md §11's example, verbatim.
 SPEC_EXAMPLE = '''\
 name = "sts3215_12v"
 law = "voltage"                 # or "current"
@@ -57,7 +57,7 @@ def test_the_built_in_actuators_are_declaration_files():
     assert files == sorted(schema.ACTUATORS) == ["erob80_100", "erob80_50", "mx106", "mx64",
                                                  "sts3215", "xl320", "xl330"]
     xl330 = schema.ACTUATORS["xl330"]
-    assert xl330.error_gain == (4096 / (2 * math.pi)) / (256 * 885)  # SPEC §3, to the bit
+    assert xl330.error_gain == (4096 / (2 * math.pi)) / (256 * 885)  # docs/model.md §3, to the bit
     assert xl330.hardware.model_numbers == (1200, 1190) and xl330.hardware.family == "dynamixel"
     sts = schema.ACTUATORS["sts3215"]
     assert sts.hardware.velocity_unit_rpm == 60 / 4096 and sts.target_speed_limit

@@ -1,4 +1,4 @@
-"""SPEC §9's electrical extensions: the laws by hand, every solver on them, parameter files,
+"""docs/model.md §9's electrical extensions: the laws by hand, every solver on them, parameter files,
 recovery by identification, and cross-validation by gain."""
 
 from __future__ import annotations
@@ -40,14 +40,14 @@ def test_current_limit_saturates_the_motor_current_smoothly():
         assert motor_torque(u, 1.0, v, theta) == pytest.approx(kt * 1.2 * math.tanh(i / 1.2),
                                                                rel=1e-14)
         assert motor_torque(u, 0.0, v, theta) == 0.0
-        assert motor_torque(u, 1.0, v, off) == kt * u / r - kt**2 * v / r  # off: SPEC §3 exactly
+        assert motor_torque(u, 1.0, v, off) == kt * u / r - kt**2 * v / r  # off: docs/model.md §3 exactly
     # small currents: the law without a limit, to second order
     assert motor_torque(0.01, 1.0, 0.0, theta) == pytest.approx(kt * 0.01 / r, rel=1e-4)
     assert abs(motor_torque(1e3, 1.0, 0.0, theta)) <= kt * 1.2
 
 
 def _hand_rollout(goal, supply, q0, theta, bench, lag, vin_of):
-    """SPEC §5 by hand, with the firmware acting on the state of ``lag`` periods earlier and
+    """docs/model.md §5 by hand, with the firmware acting on the state of ``lag`` periods earlier and
     the supply ``vin_of(k)``."""
     from frictionsim.actuator_laws import firmware_law
     from frictionsim.solvers.fixed_step import step

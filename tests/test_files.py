@@ -1,4 +1,4 @@
-"""Log files (SPEC §6) and parameter files (SPEC §7): validation, errors, round trips."""
+"""Log files (docs/model.md §6) and parameter files (docs/model.md §7): validation, errors, round trips."""
 
 from __future__ import annotations
 

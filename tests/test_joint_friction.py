@@ -1,4 +1,4 @@
-"""n-joint friction-budget clipping (SPEC §10) and the semi-implicit scheme (SPEC §4)."""
+"""n-joint friction-budget clipping (docs/model.md §10) and the semi-implicit scheme (docs/model.md §4)."""
 
 from __future__ import annotations
 
@@ -21,7 +21,7 @@ from frictionsim.solvers.joint_friction import (
 
 
 def kkt_residual(M, tau, v, b, dt, f) -> float:
-    """Largest violation (rad/s, or N·m for the box) of SPEC §10's KKT conditions."""
+    """Largest violation (rad/s, or N·m for the box) of docs/model.md §10's KKT conditions."""
     v_new = v + dt * np.linalg.solve(M, tau + f)
     worst = max(0.0, float(np.max(np.abs(f) - b)))
     for i in range(len(v)):
@@ -89,7 +89,7 @@ def test_two_joints_held_slipping_and_one_breaking_away():
 
 
 def test_a_freed_joint_never_accelerates_along_its_own_friction():
-    """The case the SPEC §8 iteration got wrong: strong coupling, several joints at rest."""
+    """The case the docs/model.md §8 iteration got wrong: strong coupling, several joints at rest."""
     rng = np.random.default_rng(3)
     for _ in range(3000):
         n = rng.integers(2, 6)
@@ -135,7 +135,7 @@ def test_the_two_schemes_differ_by_a_few_mrad_on_the_recorded_logs(shared):
     logs = load_logs([shared / "processed"])
     gaps = [np.mean(np.abs(simulate(log, params).q - simulate(log, params.with_scheme(
         "semi_implicit")).q)) for log in logs]
-    assert 3e-3 < np.mean(gaps) < 15e-3  # SPEC §4: about 7 mrad
+    assert 3e-3 < np.mean(gaps) < 15e-3  # docs/model.md §4: about 7 mrad
 
 
 def test_identify_writes_the_scheme_it_fitted_with(tmp_path, shared):

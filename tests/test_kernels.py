@@ -1,4 +1,4 @@
-"""The compiled kernels against the naive reference of SPEC §1–§5 (tests/reference_model.py).
+"""The compiled kernels against the naive reference of docs/model.md §1–§5 (tests/reference_model.py).
 
 Every (model, actuator) pair, random parameter values inside the schema bounds,
 random inputs, and rollouts of short synthetic logs (some entries with the
@@ -89,7 +89,7 @@ def test_friction_budget_matches_reference(model, actuator):
 def test_firmware_and_motor_match_reference(model, actuator):
     rng, values, params = make_case(model, actuator, "laws")
     theta = params.theta()
-    # the limiter state is only defined (SPEC §3) for the servo that has a limiter
+    # the limiter state is only defined (docs/model.md §3) for the servo that has a limiter
     limiter = bool(ref.ACTUATORS[actuator].get("limiter"))
     bad = []
     for trial in range(20):

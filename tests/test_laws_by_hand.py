@@ -1,4 +1,4 @@
-"""SPEC §1–§4 on small round numbers worked out by hand."""
+"""docs/model.md §1–§4 on small round numbers worked out by hand."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The published XL330 data: processing raw logs and the reference rollouts (SPEC §4–§6)."""
+"""The published XL330 data: processing raw logs and the reference rollouts (docs/model.md §4–§6)."""
 
 from __future__ import annotations
 
@@ -82,7 +82,7 @@ def test_processing_reproduces_published_processed_log(shared, name):
 
 
 def naive_process(header: dict, entries: list[dict], dt: float) -> dict:
-    """SPEC §6 as written: one forward pointer, interpolate every key but timestamp."""
+    """docs/model.md §6 as written: one forward pointer, interpolate every key but timestamp."""
     out = []
     i = 0
     for t in np.arange(0.0, entries[-1]["timestamp"], dt).tolist():
@@ -105,7 +105,7 @@ def naive_process(header: dict, entries: list[dict], dt: float) -> dict:
 def test_processing_matches_spec_exactly_on_synthetic_raw_logs(seed):
     """Irregular timestamps, some exactly on the sample grid (where the pair (a, b)
     ending at t must be used), a first timestamp after 0 (extrapolation), toggling
-    torque_enable, integer fields; the result must be bit-identical to SPEC §6."""
+    torque_enable, integer fields; the result must be bit-identical to docs/model.md §6."""
     rng = np.random.default_rng(seed)
     dt = 0.005
     grid = np.arange(0.0, 2.0, dt).tolist()

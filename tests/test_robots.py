@@ -1,5 +1,5 @@
 """Robots: the standalone n-joint simulator, its event-driven reference, the MuJoCo adapter,
-the M1 export and the 2R arms (SPEC §10). Needs the mujoco extra (CI installs it)."""
+the M1 export and the 2R arms (docs/model.md §10). Needs the mujoco extra (CI installs it)."""
 
 from __future__ import annotations
 
@@ -64,7 +64,7 @@ def test_mujoco_budget_mode_reproduces_the_semi_implicit_rollout(data, model):
 
 
 def test_the_adapter_runs_the_electrical_extensions_like_the_rollout(data):
-    """SPEC §9's current limit and latency inside MuJoCo's step: the same kernels."""
+    """docs/model.md §9's current limit and latency inside MuJoCo's step: the same kernels."""
     params = load_params(data / "xl330" / "params" / "m6.json").with_extensions(
         ["current_limit", "latency"]).with_values(latency_steps=2.0).with_scheme("semi_implicit")
     for log in load_logs([data / "xl330" / "processed"])[:3]:
@@ -74,7 +74,7 @@ def test_the_adapter_runs_the_electrical_extensions_like_the_rollout(data):
 
 
 def test_the_standalone_simulator_on_the_bench_is_the_bench_kernel(data):
-    """One joint: frictionsim's n-joint fixed step on the pendulum MJCF = SPEC §4's kernel."""
+    """One joint: frictionsim's n-joint fixed step on the pendulum MJCF = docs/model.md §4's kernel."""
     params = load_params(data / "xl330" / "params" / "m6.json").with_scheme("semi_implicit")
     log = load_log(data / "xl330" / "processed" / "2026-01-15_10h29m04.json")
     offset = params.values["q_offset"]

@@ -16,7 +16,7 @@ from frictionsim.solvers.fixed_step import rollout, step
 
 @njit
 def user_rollout(goal, enable, q0, v0, theta, bench):
-    """A user's loop: record the state, run the firmware, step (SPEC §5)."""
+    """A user's loop: record the state, run the firmware, step (docs/model.md §5)."""
     n = goal.shape[0]
     qs = np.empty(n)
     vs = np.empty(n)

@@ -1,4 +1,4 @@
-"""The Coulomb oscillator of SPEC §8, solved four ways (``frictionsim run oscillator``).
+"""The Coulomb oscillator of docs/model.md §8, solved four ways (``frictionsim run oscillator``).
 
 ẍ + x = F_f, |F_f| ≤ 1, x(0) = 2.75, ẋ(0) = 0: each half-swing loses 2 of
 amplitude, the mass comes to rest at t = π at x = −0.75 and sticks for ever.

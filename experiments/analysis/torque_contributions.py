@@ -68,7 +68,7 @@ def contributions(log: Log, params: ParameterSet) -> Contributions:
     return Contributions(log, np.arange(len(trace)) * log.dt, series, rms, shares)
 
 
-#: The parameters behind each friction term (SPEC §2's names).
+#: The parameters behind each friction term (docs/model.md §2's names).
 TERM_PARAMETERS = {
     "coulomb": ("friction_base",),
     "stribeck": ("friction_stribeck",),
@@ -81,7 +81,7 @@ TERM_PARAMETERS = {
 
 
 def model_terms(params: ParameterSet) -> set[str]:
-    """The friction terms ``params``' model has (SPEC §2's table), as "friction.NAME"."""
+    """The friction terms ``params``' model has (docs/model.md §2's table), as "friction.NAME"."""
     own = set(MODELS[params.model].friction)
     return {f"friction.{term}" for term, names in TERM_PARAMETERS.items() if own & set(names)}
 

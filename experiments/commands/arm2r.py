@@ -1,4 +1,4 @@
-"""``frictionsim run arm2r``: the 2R arms of SPEC §10 on every engine."""
+"""``frictionsim run arm2r``: the 2R arms of docs/model.md §10 on every engine."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from frictionsim.experiments.runner.arguments import FIGURE, JSON, add_output_ar
 
 DESCRIPTION = (
     "The paper's 2R arms (MX-106 + MX-64, eRob80:100 + eRob80:50) with their published "
-    "parameters on the four paths of SPEC §10, at low and high gain, with M1 and M6, simulated "
+    "parameters on the four paths of docs/model.md §10, at low and high gain, with M1 and M6, simulated "
     "by the event-driven n-joint solver (the exact reference), frictionsim's standalone fixed "
     "step, and MuJoCo with the servo adapter in both friction modes. Prints each engine's joint "
     "and end-effector error against the event-driven run, and how far M1 lands from M6."

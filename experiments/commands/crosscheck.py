@@ -24,7 +24,7 @@ DESCRIPTION = (
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--params", required=True, type=Path, help="parameter file (SPEC §7)")
+    p.add_argument("--params", required=True, type=Path, help="parameter file (docs/model.md §7)")
     p.add_argument("--logs", nargs="+", required=True, type=Path,
                    help="processed logs, or directories of them")
     p.add_argument("--dts", nargs="+", type=float,

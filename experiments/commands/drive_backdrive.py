@@ -9,7 +9,7 @@ from frictionsim.experiments.runner.arguments import FIGURE, JSON, add_actuator_
 
 DESCRIPTION = (
     "For a grid of external torques τ_e, the static interval of motor torques τ_m for which a "
-    "joint at rest stays at rest, |τ_m + τ_e| ≤ F(0, τ_m, τ_e) (SPEC §2), of each parameter "
+    "joint at rest stays at rest, |τ_m + τ_e| ≤ F(0, τ_m, τ_e) (docs/model.md §2), of each parameter "
     "file: its edge where the motor wins against the load is the drive torque, the other the "
     "backdrive torque (seed 000, figures 2-4). Exact for M1 (−τ_e ± K_c); for the "
     "load-dependent models each edge is found by walking out from the equilibrium τ_m = −τ_e "
@@ -19,7 +19,7 @@ DESCRIPTION = (
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--params", nargs="+", required=True, type=Path, metavar="FILE",
-                   help="parameter files (SPEC §7); several are overlaid (e.g. M1-M6 of a servo)")
+                   help="parameter files (docs/model.md §7); several are overlaid (e.g. M1-M6 of a servo)")
     p.add_argument("--velocity", nargs="+", type=float, default=[], metavar="V",
                    help="also the edges at these speeds (rad/s), e.g. 1 2 3")
     p.add_argument("--tau-e-max", type=float, metavar="T",

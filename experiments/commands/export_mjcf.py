@@ -17,7 +17,7 @@ DESCRIPTION = (
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--params", required=True, type=Path, help="an M1 parameter file (SPEC §7)")
+    p.add_argument("--params", required=True, type=Path, help="an M1 parameter file (docs/model.md §7)")
     p.add_argument("--joint", default="servo", help="the joint's name in your model (default servo)")
     p.add_argument("--kp", type=float, default=None,
                    help="firmware gain (default: the actuator's declared default)")

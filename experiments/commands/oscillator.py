@@ -1,4 +1,4 @@
-"""``frictionsim run oscillator``: the Coulomb oscillator of SPEC §8, solved four ways."""
+"""``frictionsim run oscillator``: the Coulomb oscillator of docs/model.md §8, solved four ways."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import argparse
 from frictionsim.experiments.runner.arguments import FIGURE, JSON, add_output_argument
 
 DESCRIPTION = (
-    "Solve the Coulomb oscillator of SPEC §8 with the event-driven simulator, with plain "
+    "Solve the Coulomb oscillator of docs/model.md §8 with the event-driven simulator, with plain "
     "solve_ivp on the discontinuous right-hand side, with tanh-smoothed friction and with the "
     "fixed-step clipping kernel; print the stick time and position, their errors, the cost."
 )

@@ -1,4 +1,4 @@
-"""``frictionsim process``: resample raw logs at a fixed dt (SPEC §6)."""
+"""``frictionsim process``: resample raw logs at a fixed dt (docs/model.md §6)."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from pathlib import Path
 from frictionsim.experiments.runner.arguments import add_overwrite_argument, add_progress_argument
 
 DESCRIPTION = (
-    "Resample every raw log of RAW_DIR at a fixed period (SPEC §6: sample times "
+    "Resample every raw log of RAW_DIR at a fixed period (docs/model.md §6: sample times "
     "numpy.arange(0, t_last, dt), linear interpolation, torque_enable thresholded at 0.5) "
     "and write them, same file names, to OUT_DIR. Before resampling, the load register is "
     "decoded as signed 16-bit (--raw-load: as stored), encoder glitches are reported "
@@ -82,7 +82,7 @@ def plan_outputs(inputs: list[Path], out_dir: Path, overwrite: bool) -> list[Pat
 
 
 def clean(raw, args: argparse.Namespace) -> tuple:
-    """A raw log trimmed, its load decoded and its glitches handled (SPEC §9 data quality):
+    """A raw log trimmed, its load decoded and its glitches handled (docs/model.md §9 data quality):
     (the cleaned log, the warnings to print)."""
     from frictionsim.log_quality import (
         decode_load,

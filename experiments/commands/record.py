@@ -1,4 +1,4 @@
-"""``frictionsim record``: record one bench log from a servo (SPEC §6 raw log)."""
+"""``frictionsim record``: record one bench log from a servo (docs/model.md §6 raw log)."""
 
 from __future__ import annotations
 
@@ -15,7 +15,7 @@ from frictionsim.experiments.runner.arguments import (
 
 DESCRIPTION = (
     "Set the servo's P gain, follow TRAJECTORY at a fixed rate (actual period logged) and "
-    "write a raw log (SPEC §6) to LOGDIR incrementally and atomically: an interrupted or "
+    "write a raw log (docs/model.md §6) to LOGDIR incrementally and atomically: an interrupted or "
     "failed run keeps what it recorded, marked incomplete. On exit the arm returns slowly "
     "to 0 and the torque is disabled. Works the same against `frictionsim virtual-servo`."
 )

@@ -16,7 +16,7 @@ from frictionsim.experiments.runner.arguments import (
 )
 
 DESCRIPTION = (
-    "Roll every processed log out with the fixed-step simulator (SPEC §4-5) and the given "
+    "Roll every processed log out with the fixed-step simulator (docs/model.md §4-5) and the given "
     "parameter file, print the position MAE of each, and optionally plot logged vs simulated "
     "position with the goal and the torque-off spans shaded. --engine mujoco simulates the "
     "bench in MuJoCo instead (a pendulum built from each log's header, the servo attached "
@@ -25,7 +25,7 @@ DESCRIPTION = (
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--params", required=True, type=Path, help="parameter file (SPEC §7)")
+    p.add_argument("--params", required=True, type=Path, help="parameter file (docs/model.md §7)")
     p.add_argument("logs", nargs="+", type=Path,
                    help="processed logs, or directories of them")
     add_output_argument(p, "--plot", FIGURE, "figure of logged vs simulated position (png/pdf/svg)")

@@ -26,7 +26,7 @@ DESCRIPTION = (
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--params", required=True, type=Path, help="parameter file (SPEC §7)")
+    p.add_argument("--params", required=True, type=Path, help="parameter file (docs/model.md §7)")
     p.add_argument("--logs", nargs="+", required=True, type=Path, metavar="LOG",
                    help="processed logs, or directories of them")
     add_output_argument(p, "--json", JSON, 'write {"terms": {TERM: {"max_share", "verdict", '

@@ -19,7 +19,7 @@ DESCRIPTION = (
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--params", type=Path, required=True,
-                   help="parameter file (SPEC §7) of the simulated servo: its model and actuator")
+                   help="parameter file (docs/model.md §7) of the simulated servo: its model and actuator")
     p.add_argument("--motor", default=None,
                    help="servo to emulate (default: the parameter file's actuator)")
     p.add_argument("--mass", type=float, default=0.5, help="point mass at the arm's end, kg "

@@ -9,7 +9,7 @@ result, per model::
     {"per_gain": {G: {"train_mae", "validation_mae"}}, "mean_validation_mae"}
 
 (MAE in rad; G as text, the gain as the logs give it). The mean over the held-out
-gains is the figure of merit for choosing a model and its SPEC §9 extensions: a
+gains is the figure of merit for choosing a model and its docs/model.md §9 extensions: a
 training error can always be lowered by a richer model, a held-out gain cannot be
 fitted to.
 """

@@ -1,6 +1,6 @@
 """CMA-ES identification of one model: the best of its start points, then a schedule of CMA runs.
 
-The loss of a candidate is the mean of its per-log position MAE (SPEC §5), every
+The loss of a candidate is the mean of its per-log position MAE (docs/model.md §5), every
 generation evaluated in one batched compiled call (population × training logs on
 all cores, :class:`frictionsim.solvers.batch.PackedLogs`). The start points are evaluated
 exactly first, so the result is never worse than them; the budget is then spent by

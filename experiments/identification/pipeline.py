@@ -33,7 +33,7 @@ class IdentifySettings:
     """What to identify and how: the models (in chain order), the actuator, the fitter's
     settings, parameters held fixed, a start file, whether richer models start from
     simpler ones, a Dask scheduler address, whether to draw progress bars, and the
-    fixed step's scheme (SPEC §4) the models are simulated with."""
+    fixed step's scheme (docs/model.md §4) the models are simulated with."""
 
     models: tuple[str, ...]
     actuator: str
@@ -45,7 +45,7 @@ class IdentifySettings:
     progress: bool = True
     scheme: str = "reference"
     extensions: tuple[str, ...] = ()
-    """The electrical extensions of SPEC §9 the models are fitted with (``--with``)."""
+    """The electrical extensions of docs/model.md §9 the models are fitted with (``--with``)."""
 
 
 @dataclass

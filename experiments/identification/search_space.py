@@ -66,7 +66,7 @@ class SearchSpace:
 
     @property
     def free(self) -> list[str]:
-        """The parameters CMA searches: all but the fixed ones and the discrete ones (SPEC §9's
+        """The parameters CMA searches: all but the fixed ones and the discrete ones (docs/model.md §9's
         latency, tried value by value at their default unless fixed)."""
         return [n for n in self.spec if n not in self.fixed and n not in schema.DISCRETE]
 

@@ -47,7 +47,7 @@ def start_for(model: str, fitted: dict[str, ParameterSet], init: ParameterSet | 
             return Start(shared, shared, frozenset(shared), alternatives)
     if source is None:
         return Start(alternatives=alternatives)
-    # The electrical extensions (SPEC §9) are the same in every model: carried over as they are.
+    # The electrical extensions (docs/model.md §9) are the same in every model: carried over as they are.
     electrical = {k: v for k, v in source.values.items() if schema.extension_of(k)}
     return Start({**embed(source, model), **electrical},
                  {**embed(source, model, exact=False), **electrical},
@@ -73,7 +73,7 @@ def fit_model(model: str, actuator: str, fixed: dict[str, float], train: PackedL
               settings: FitSettings, out: Path, start: Start, progress: bool = True,
               scheme: str = "reference", extensions: tuple[str, ...] = ()
               ) -> tuple[FitResult, Path]:
-    """Fit one model (simulated with ``scheme``, with the SPEC §9 ``extensions``), saving the
+    """Fit one model (simulated with ``scheme``, with the docs/model.md §9 ``extensions``), saving the
     best so far to ``out/<model>.json`` on every improvement.
 
     With ``latency`` (and ``latency_steps`` not fixed) the model is fitted once per latency

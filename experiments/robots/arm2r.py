@@ -1,4 +1,4 @@
-"""The 2R arms of SPEC §10: paths, closed-form inverse kinematics, and every engine on them.
+"""The 2R arms of docs/model.md §10: paths, closed-form inverse kinematics, and every engine on them.
 
 Paths live in the arm's vertical plane, in coordinates (x, z) relative to the
 shoulder axis, z up; L is the reach (sum of the link lengths). Every segment is a

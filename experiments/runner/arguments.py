@@ -5,7 +5,7 @@
   unless ``--overwrite``, a figure needs a suffix matplotlib writes, the folder must
   be writable; so no work is lost to a bad path at the end and nothing a user had is
   replaced without being asked;
-- ``--actuator-file FILE`` (:func:`add_actuator_arguments`) declares actuators (SPEC §11)
+- ``--actuator-file FILE`` (:func:`add_actuator_arguments`) declares actuators (docs/model.md §11)
   that :func:`prepare` registers before the command runs;
 - ``--seed`` (:func:`seed`), ``--no-progress`` (:func:`add_progress_argument`) and
   ``--workers N`` (:func:`add_workers_argument`: the rollout threads, set before the
@@ -52,7 +52,7 @@ def add_actuator_arguments(p: argparse.ArgumentParser, actuator: bool = False) -
                             "(frictionsim/actuators/*.toml) or one declared by --actuator-file; "
                             "with one --actuator-file, its actuator by default")
     p.add_argument("--actuator-file", nargs="+", type=Path, default=[], metavar="FILE",
-                   help="actuator declaration files (TOML, SPEC §11) of servos that are not "
+                   help="actuator declaration files (TOML, docs/model.md §11) of servos that are not "
                         "built in; parameter files name them by their 'name'")
 
 
@@ -60,23 +60,23 @@ SCHEMES = ("reference", "semi_implicit")  # frictionsim.layout.SCHEMES, without 
 
 
 def add_scheme_argument(p: argparse.ArgumentParser, default: str | None = None) -> None:
-    """``--scheme``: the fixed step's position update (SPEC §4); default: the parameter file's."""
+    """``--scheme``: the fixed step's position update (docs/model.md §4); default: the parameter file's."""
     p.add_argument("--scheme", choices=SCHEMES, default=default,
                    help="position update of the fixed step: reference (q += v·dt + ½·a·dt², the "
                         "published parameters') or semi_implicit (q += v·dt, MuJoCo's Euler); "
                         + (f"default {default}" if default else "default: the parameter file's"))
 
 
-#: SPEC §9's electrical extensions (kept here, not imported from frictionsim.schema, so that
+#: docs/model.md §9's electrical extensions (kept here, not imported from frictionsim.schema, so that
 #: building the parser imports nothing heavy; tests check the two agree).
 EXTENSIONS = ("supply", "current_limit", "latency")
 
 
 def add_extensions_argument(p: argparse.ArgumentParser) -> None:
-    """``--with NAME …``: switch on SPEC §9's electrical extensions for this run."""
+    """``--with NAME …``: switch on docs/model.md §9's electrical extensions for this run."""
     p.add_argument("--with", dest="extensions", nargs="+", choices=EXTENSIONS, default=(),
                    metavar="NAME",
-                   help="electrical extensions (SPEC §9), off by default: supply (the logged "
+                   help="electrical extensions (docs/model.md §9), off by default: supply (the logged "
                         "input_volts instead of a constant vin), current_limit (motor current "
                         "clipped to max_current_limit), latency (control from the position "
                         "latency_steps periods old); a parameter file's extension keys need "

@@ -50,7 +50,7 @@ COMMANDS: tuple[Command, ...] = (
             "frictionsim.experiments.commands.export_mjcf"),
     Command("oscillator", "Coulomb oscillator: event-driven vs plain, smoothed and fixed-step "
             "friction", "frictionsim.experiments.commands.oscillator", subcommand=False),
-    Command("arm2r", "the 2R arms of SPEC §10 on every engine: event-driven, fixed step, MuJoCo",
+    Command("arm2r", "the 2R arms of docs/model.md §10 on every engine: event-driven, fixed step, MuJoCo",
             "frictionsim.experiments.commands.arm2r", subcommand=False),
     Command("drive-backdrive", "drive/backdrive diagram: the static area of parameter files "
             "against the external torque", "frictionsim.experiments.commands.drive_backdrive",

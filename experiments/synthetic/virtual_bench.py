@@ -11,7 +11,7 @@ and the recorded sensors carry realistic effects:
 - load: the duty cycle (voltage servos) or current fraction in ‰, as an integer;
 - input_volts: supply with noise at 0.1 V resolution; temp: slowly rising, integer.
 
-A ground truth with SPEC §9's extensions records them: with ``supply`` the supply sags
+A ground truth with docs/model.md §9's extensions records them: with ``supply`` the supply sags
 under the motor current (vin = E − R_s·|i|, logged in ``input_volts``), with
 ``current_limit`` the torque levels off, with ``latency`` the firmware acts on the state
 of ``latency_steps`` firmware periods earlier (the physics step here; use

@@ -1,6 +1,6 @@
 """An eRob joint as the bench recorder sees it (:class:`frictionsim.hw.servo.BenchServo`).
 
-The eRob is modelled (SPEC §3) as a current-controlled servo whose "firmware"
+The eRob is modelled (docs/model.md §3) as a current-controlled servo whose "firmware"
 is the proportional-derivative law ``i = clip(kp·(q_target − q) − d·√kp·v, ±12 A)``.
 The drive's own position loop is not that law, so the joint runs in cyclic
 synchronous torque (CST) mode and this adapter computes the law on the host,
