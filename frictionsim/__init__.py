@@ -21,46 +21,36 @@ from frictionsim import kernel_cache
 kernel_cache.purge_stale()  # before any kernel is loaded from Numba's cache
 
 from frictionsim import actuator_files, schema  # noqa: E402
-from frictionsim.api import (  # noqa: E402
-    Identification,
-    ModelResult,
-    Servo,
-    identify,
-    load_actuator,
-    load_logs,
-    simulate,
-)
-from frictionsim.logs import Log, LogError, load_log, process, save_log  # noqa: E402
-from frictionsim.params import (  # noqa: E402
-    ParameterFileError,
-    ParameterSet,
-    load_params,
-    save_params,
-)
 from frictionsim.schema import ACTUATORS, MODELS  # noqa: E402
-
-__all__ = [
-    "ACTUATORS",
-    "MODELS",
-    "Identification",
-    "ModelResult",
-    "Servo",
-    "identify",
-    "load_actuator",
-    "simulate",
-    "Log",
-    "LogError",
-    "ParameterFileError",
-    "ParameterSet",
-    "load_log",
-    "load_logs",
-    "load_params",
-    "process",
-    "save_log",
-    "save_params",
-]
-__version__ = "0.1.0"
 
 # The registry of actuators reads declarations with the one loader (docs/model.md §11).
 schema.ACTUATORS.reader = actuator_files.load_actuator_file
 schema.ACTUATORS.builtins = actuator_files.builtin_actuators
+
+#: Public name -> the module that defines it. Imported on first use (PEP 562), so that
+#: ``import frictionsim`` (and the command line's ``--help``) stays light: no numpy yet.
+_LAZY = {
+    **dict.fromkeys(("Identification", "ModelResult", "Servo", "identify", "load_actuator",
+                     "load_logs", "simulate"), "frictionsim.api"),
+    **dict.fromkeys(("Log", "LogError", "load_log", "process", "save_log"), "frictionsim.logs"),
+    **dict.fromkeys(("ParameterFileError", "ParameterSet", "load_params", "save_params"),
+                    "frictionsim.params"),
+}
+
+__all__ = ["ACTUATORS", "MODELS", *_LAZY]
+__version__ = "0.1.0"
+
+
+def __getattr__(name: str):
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'frictionsim' has no attribute {name!r}")
+    import importlib
+
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(_LAZY))

@@ -89,7 +89,7 @@ def simulate(logs: Log | Sequence[Log], params: ParameterSet | str | os.PathLike
 
             runs.append(simulate_bench(log, params))
         else:
-            from frictionsim.solvers.event_driven import simulate_log_events
+            from frictionsim.solvers.one_joint import simulate_log_events
 
             x = rollout_inputs(log, params)
             result = simulate_log_events(x.goal, x.enable, x.position[0], x.v0, x.theta,

@@ -85,8 +85,6 @@ index  name                meaning                                          unit
 =====  ==================  ===============================================  =======
 """
 
-import numpy as np
-
 Q_OFFSET = 0
 KT = 1
 RESISTANCE = 2
@@ -151,9 +149,25 @@ DAMPING = 5
 DT = 6
 BENCH_SIZE = 7
 
-def bench_vector(mass: float = 0.0, length: float = 0.0, arm_mass: float = 0.0, kp: float = 0.0,
-                 vin: float = 0.0, damping: float = 0.0, dt: float = 0.0) -> np.ndarray:
-    """A ``bench`` vector from named values (SI units; see the table above)."""
+def bench_vector(*, mass: float = 0.0, length: float = 0.0, arm_mass: float = 0.0, kp: float,
+                 vin: float, dt: float, damping: float = 0.0):
+    """A ``bench`` vector (a float64 numpy array) from named values (SI units; see the table
+    above). ``kp``, ``vin`` and ``dt`` have no default: a servo without supply never moves
+    and a step of 0 s divides by zero (a current-law drive ignores ``vin``: pass its
+    actuator's). ValueError naming a value that is not finite, a negative one, or dt ≤ 0."""
+    import math
+    import numbers
+
+    import numpy as np  # here: importing the layout's constants needs no numpy
+
+    named = {"mass": mass, "length": length, "arm_mass": arm_mass, "kp": kp, "vin": vin,
+             "damping": damping, "dt": dt}
+    for name, value in named.items():
+        if isinstance(value, bool) or not isinstance(value, numbers.Real) \
+                or not math.isfinite(value) or value < 0:
+            raise ValueError(f"bench_vector: {name} = {value!r} must be a finite number ≥ 0")
+    if dt == 0:
+        raise ValueError("bench_vector: dt must be positive (the control period, s)")
     bench = np.zeros(BENCH_SIZE)
     bench[MASS] = mass
     bench[LENGTH] = length

@@ -10,6 +10,7 @@ naming it, and values are never clipped to the search bounds.
 
 from __future__ import annotations
 
+import json
 import math
 import os
 from dataclasses import dataclass, field
@@ -182,6 +183,11 @@ def theta_from_values(values: dict[str, float], actuator: schema.Actuator,
     return theta
 
 
+#: Keys other tools write beside the parameters that describe the fit, not the servo (the
+#: reference fitter's ``score`` and ``trial_number``): read and set aside, never parameters.
+METADATA_KEYS = ("score", "trial_number")
+
+
 def from_dict(data: dict, source: str | None = None, extensions=None) -> ParameterSet:
     """Parse a parameter-file object; errors name ``source``, the key and the value.
 
@@ -205,7 +211,7 @@ def from_dict(data: dict, source: str | None = None, extensions=None) -> Paramet
                                  f"{', '.join(layout.SCHEMES)}")
     values = {}
     for key, value in data.items():
-        if key in ("model", "actuator", "scheme"):
+        if key in ("model", "actuator", "scheme") or key in METADATA_KEYS:
             continue
         if isinstance(value, bool) or not isinstance(value, (int, float)):
             raise ParameterFileError(f"{where}: {key} = {value!r} is not a number")
@@ -225,3 +231,32 @@ def load_params(path: str | os.PathLike, extensions=None) -> ParameterSet:
 def save_params(path: str | os.PathLike, params: ParameterSet) -> Path:
     """Write a parameter file atomically."""
     return atomic.write_json(path, params.to_dict())
+
+
+def parameter_files(paths: list[str | os.PathLike]) -> list[Path]:
+    """The parameter files named: a file as given (it must be one when loaded), a folder for
+    its ``*.json`` files that are parameter files (an object with ``model`` and ``actuator``),
+    so an identification's output folder, with its report.json, stands for its fits.
+    ParameterFileError for a missing path or a folder without one."""
+    out: list[Path] = []
+    for p in map(Path, paths):
+        if p.is_dir():
+            found = [f for f in sorted(p.glob("*.json")) if _is_parameter_file(f)]
+            if not found:
+                raise ParameterFileError(f"{p}: the folder holds no parameter file (*.json with "
+                                         "'model' and 'actuator')")
+            out.extend(found)
+        elif p.exists():
+            out.append(p)
+        else:
+            raise ParameterFileError(f"{p}: no such file or directory")
+    return out
+
+
+def _is_parameter_file(path: Path) -> bool:
+    try:
+        with open(path, encoding="utf-8") as f:
+            data = json.load(f)
+    except (OSError, ValueError):
+        return False
+    return isinstance(data, dict) and "model" in data and "actuator" in data

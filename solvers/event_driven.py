@@ -29,10 +29,10 @@ The sign variables ``s`` are fixed per segment, so the integrator may step acros
 v = 0 before the event is located, and rejected trial steps cannot flip a phase:
 the right-hand sides are pure functions of (t, y) and the segment's constants.
 
-One engine, :class:`EventSolver`, integrates every :class:`Mechanism`: one joint
-(:class:`Joint`: the pendulum bench :class:`BenchJoint`, the Coulomb oscillator of
-docs/model.md §8 :class:`CoulombOscillator`, with compiled right-hand sides) is its n = 1
-case, and :class:`frictionsim.solvers.robot.RobotMechanism` (an MJCF model) its n-joint case.
+This module is the engine: :class:`EventSolver` integrates any :class:`Mechanism`. The
+mechanisms live with what they model: one joint (the pendulum bench, the Coulomb
+oscillator of docs/model.md §8) in :mod:`frictionsim.solvers.one_joint`, a robot from an
+MJCF model in :mod:`frictionsim.solvers.robot` (:class:`~frictionsim.solvers.robot.RobotMechanism`).
 
 The work is bounded: a segment whose right-hand side turns non-finite, or that
 needs more than ``Tolerances.max_nfev`` evaluations (a step size collapsing on a
@@ -49,11 +49,8 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 
 import numpy as np
-from numba import njit
 from scipy.integrate import solve_ivp
 
-from frictionsim.plant import bench_torques
-from frictionsim.servo_unit import NO_LOG, servo_control, servo_draw, servo_state
 from frictionsim.solvers import METHODS
 from frictionsim.solvers.errors import SimulationError
 from frictionsim.solvers.joint_friction import clip_friction
@@ -72,22 +69,6 @@ class EventKind(StrEnum):
     REVERSAL = "reversal"  # zero velocity, and slip resumes the other way
     TOUCH = "touch"  # zero velocity, and slip resumes the same way
     MARGIN = "margin"  # |v| = Δ after a break-away: zero-velocity detection re-armed
-
-
-@njit(cache=True)
-def bench_slip_acceleration(q: float, v: float, sign: float, u: float, enable: float,
-                            theta: np.ndarray, bench: np.ndarray) -> float:
-    """v̇ (rad/s²) of the bench slipping in direction ``sign``: (τ_m + τ_e − sign·τ_fm)/I."""
-    t = bench_torques(q, v, u, enable, theta, bench)
-    return (t.motor + t.external - sign * (t.static + t.viscous * abs(v))) / t.inertia
-
-
-@njit(cache=True)
-def bench_rest_torques(q: float, u: float, enable: float, theta: np.ndarray,
-                       bench: np.ndarray) -> tuple:
-    """(τ_m + τ_e, τ_fm(0)) at rest (N·m): the torque friction must hold, and the static budget."""
-    t = bench_torques(q, 0.0, u, enable, theta, bench)
-    return t.motor + t.external, t.static
 
 
 def solve_with_mask(M: np.ndarray, tau: np.ndarray, f_known: np.ndarray,
@@ -157,68 +138,6 @@ class Mechanism:
         scale = float(np.max(np.abs(np.linalg.solve(M, np.abs(tau) + b)))) + 1e-300
         at_budget = np.abs(f) >= b * (1.0 - 1e-12)
         return a, rest & at_budget & (np.abs(a) > 1e-12 * scale)
-
-
-class Joint(Mechanism):
-    """One joint: its slip acceleration, and the torque and static budget at rest."""
-
-    n = 1
-
-    def slip_acceleration(self, q: float, v: float, sign: float) -> float:
-        raise NotImplementedError
-
-    def rest_torques(self, q: float) -> tuple[float, float]:
-        """(torque to hold, static friction budget) at rest at q."""
-        raise NotImplementedError
-
-    def accelerations(self, q, v, signs, stuck) -> np.ndarray:
-        if stuck[0]:
-            return np.zeros(1)
-        return np.array([self.slip_acceleration(q[0], v[0], signs[0])])
-
-    def held_friction(self, q, v, signs, stuck) -> tuple[np.ndarray, np.ndarray]:
-        torque, budget = self.rest_torques(q[0])
-        return np.array([-torque]), np.array([budget])
-
-    def held_excess(self, q, v, signs, stuck) -> np.ndarray:
-        torque, budget = self.rest_torques(q[0])
-        return np.array([abs(torque) - budget])
-
-    def rest_accelerations(self, q, v, phase) -> tuple[np.ndarray, np.ndarray]:
-        # One joint: it breaks away exactly when |τ| > F(0), in the direction of τ.
-        torque, budget = self.rest_torques(q[0])
-        breaking = phase[0] == STICK and abs(torque) > budget
-        return np.array([torque if breaking else 0.0]), np.array([breaking])
-
-
-@dataclass
-class BenchJoint(Joint):
-    """The servo on its pendulum bench, with control u and enable held (zero-order hold)."""
-
-    theta: np.ndarray
-    bench: np.ndarray
-    u: float = 0.0
-    enable: float = 1.0
-
-    def slip_acceleration(self, q: float, v: float, sign: float) -> float:
-        return bench_slip_acceleration(q, v, sign, self.u, self.enable, self.theta, self.bench)
-
-    def rest_torques(self, q: float) -> tuple[float, float]:
-        return bench_rest_torques(q, self.u, self.enable, self.theta, self.bench)
-
-
-@dataclass
-class CoulombOscillator(Joint):
-    """ẍ + k·x = F_f with |F_f| ≤ friction (unit mass): the benchmark of docs/model.md §8."""
-
-    stiffness: float = 1.0
-    friction: float = 1.0
-
-    def slip_acceleration(self, q: float, v: float, sign: float) -> float:
-        return -self.stiffness * q - sign * self.friction
-
-    def rest_torques(self, q: float) -> tuple[float, float]:
-        return -self.stiffness * q, self.friction
 
 
 @dataclass(frozen=True)
@@ -536,50 +455,6 @@ class EventResult:
         if entry is not None:
             intervals.append((entry, float(self.t[-1])))
         return intervals
-
-
-def simulate_oscillator(x0: float, v0: float, t_end: float, tolerances: Tolerances | None = None,
-                        stiffness: float = 1.0, friction: float = 1.0) -> EventResult:
-    """The Coulomb oscillator ẍ + k·x = F_f, |F_f| ≤ friction, event-driven from (x0, v0)."""
-    solver = EventSolver(tolerances or Tolerances())
-    joint = CoulombOscillator(stiffness, friction)
-    phase, armed = solver.begin(joint, 0.0, x0, v0)
-    solver.advance(joint, 0.0, t_end, x0, v0, phase, armed)
-    t = np.array([0.0, t_end])
-    states = solver.dense(t)
-    return EventResult(t, states[0], states[1], solver.events, solver, solver.nfev,
-                       len(solver.segments))
-
-
-def simulate_log_events(goal: np.ndarray, enable: np.ndarray, q0: float, v0: float,
-                        theta: np.ndarray, bench: np.ndarray, period: float,
-                        tolerances: Tolerances | None = None,
-                        supply: np.ndarray | None = None) -> EventResult:
-    """Event-driven rollout of a log: the firmware's zero-order hold updated every ``period``.
-
-    At each update k (t_k = k·period) the control is computed from the simulated
-    state, as in docs/model.md §5 (with docs/model.md §9's ``latency`` and ``supply`` when ``theta`` has
-    them; ``supply``: the logged input_volts), and the joint is integrated exactly to
-    t_{k+1}. Returns the states at the update times (before each update's control).
-    """
-    solver = EventSolver(tolerances or Tolerances())
-    n = goal.shape[0]
-    q_out = np.empty(n)
-    v_out = np.empty(n)
-    joint = BenchJoint(theta, bench)
-    q, v = float(q0), float(v0)
-    servo = servo_state(q, v)
-    volts = np.full(n, NO_LOG) if supply is None else supply
-    phase, armed = solver.begin(joint, 0.0, q, v)
-    for k in range(n):
-        q_out[k] = q
-        v_out[k] = v
-        joint.u = servo_control(servo, goal[k], q, v, volts[k], theta, bench)
-        joint.enable = float(enable[k])
-        servo_draw(servo, joint.enable, v, theta)
-        q, v, phase, armed = solver.advance(joint, k * period, (k + 1) * period, q, v, phase, armed)
-    t = np.arange(n) * period
-    return EventResult(t, q_out, v_out, solver.events, solver, solver.nfev, len(solver.segments))
 
 
 def stick_time_and_position(result: EventResult) -> tuple[float, float]:

@@ -253,19 +253,6 @@ class Robot:
         return RobotRun(np.arange(goals.shape[0]) * self.period, out_q, out_v, seconds,
                         solver.events)
 
-    def site_positions(self, q: np.ndarray, site: str) -> np.ndarray:
-        """World position (m) of ``site`` at each row of joint positions ``q``."""
-        sid = mujoco.mj_name2id(self.model, mujoco.mjtObj.mjOBJ_SITE, site)
-        if sid < 0:
-            raise ValueError(f"the model has no site {site!r}")
-        data = mujoco.MjData(self.model)
-        out = np.empty((len(q), 3))
-        for k, row in enumerate(q):
-            data.qpos[:] = row
-            mujoco.mj_kinematics(self.model, data)
-            out[k] = data.site_xpos[sid]
-        return out
-
 
 class RobotMechanism(Mechanism):
     """The robot for the event-driven engine: its forces with the controls u, enable held."""

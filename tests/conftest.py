@@ -17,6 +17,16 @@ SHARED = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "xl330
 if str(ROOT) not in sys.path:  # run from anywhere, not only from the project root
     sys.path.insert(0, str(ROOT))
 
+try:  # no test may depend on timing: hypothesis' 200 ms deadline per example fails when the
+    # machine is busy (an example of 253 stuffed bytes took longer with both cores loaded)
+    from hypothesis import HealthCheck, settings
+
+    settings.register_profile("frictionsim", deadline=None,
+                              suppress_health_check=[HealthCheck.too_slow])
+    settings.load_profile("frictionsim")
+except ImportError:  # hypothesis is a dev extra; the tests that use it import it themselves
+    pass
+
 
 def require_shared() -> Path:
     """SHARED, or skip the calling test with a message saying what is missing."""

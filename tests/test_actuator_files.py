@@ -187,6 +187,11 @@ def test_a_declared_servo_is_compared_and_identified(user_logs, tmp_path, capsys
     assert main(["compare", "--params", str(params), "--logs", str(folder), "--actuator-file",
                  str(path), "--json", str(out)]) == 0
     assert json.loads(out.read_text())["truth"]["mean"] < 1e-9  # the truth reproduces its logs
+    # one file per --actuator-file: the positional logs after it are logs, not declarations
+    log = sorted(folder.glob("*.json"))[0]
+    assert main(["simulate", "--params", str(params), "--actuator-file", str(path),
+                 str(log)]) == 0
+    assert log.stem in capsys.readouterr().out
     assert main(["identify", "--actuator-file", str(path), "--model", "m1", "--logs", str(folder),
                  "--validation-kp", "48", "--budget", "400", "--out", str(tmp_path / "fit"),
                  "--json", str(tmp_path / "fit.json"), "--no-progress"]) == 0

@@ -190,3 +190,25 @@ def test_bench_scale_reports_every_size_and_kernel(tmp_path, capsys):
 def test_workers_outside_the_thread_pool_are_refused(capsys):
     assert main(["bench", "--models", "m1", "--workers", "0"]) != 0
     assert "--workers must be 1" in capsys.readouterr().err
+
+
+def test_compare_takes_an_identify_output_folder_for_its_fits(tmp_path, capsys):
+    data = need_shared()
+    folder = tmp_path / "fit"
+    assert main(["identify", "--actuator", "xl330", "--model", "m1", "--logs",
+                 str(data / "processed"), "--budget", "40", "--out", str(folder),
+                 "--no-progress"]) == 0
+    assert (folder / "report.json").exists()
+    capsys.readouterr()
+    assert main(["compare", "--params", str(folder), str(data / "params" / "m6.json"),
+                 "--logs", str(data / "processed"), "--no-progress"]) == 0
+    out = capsys.readouterr().out
+    assert "2 parameter files" in out and "report" not in out
+
+
+def test_a_warning_about_many_logs_is_one_line(capsys):
+    data = need_shared()
+    mx64 = data.parent / "params" / "mx64" / "m1.json"
+    assert main(["simulate", "--params", str(mx64), str(data / "processed")]) == 0
+    warnings = [line for line in capsys.readouterr().err.splitlines() if "recorded with" in line]
+    assert len(warnings) == 1 and "12 logs" in warnings[0]

@@ -13,15 +13,17 @@ from frictionsim.experiments.runner.cli import main
 from frictionsim.params import ParameterSet
 from frictionsim.solvers.event_driven import (
     STICK,
-    BenchJoint,
     EventSolver,
     Tolerances,
-    bench_rest_torques,
-    simulate_log_events,
-    simulate_oscillator,
     stick_time_and_position,
 )
 from frictionsim.solvers.fixed_step import rollout_substeps
+from frictionsim.solvers.one_joint import (
+    BenchJoint,
+    bench_rest_torques,
+    simulate_log_events,
+    simulate_oscillator,
+)
 
 
 def make_bench(mass=0.5, length=0.1, kp=400.0, vin=7.4, dt=0.005) -> np.ndarray:

@@ -18,8 +18,8 @@ from frictionsim.experiments.runner.cli import main
 from frictionsim.experiments.synthetic.virtual_bench import SensorModel, record
 from frictionsim.logs import Log, load_logs, process, save_log
 from frictionsim.params import ParameterFileError, ParameterSet, from_dict, load_params
-from frictionsim.solvers.event_driven import simulate_log_events
 from frictionsim.solvers.fixed_step import rollout
+from frictionsim.solvers.one_joint import simulate_log_events
 from frictionsim.solvers.rollouts import simulate
 
 TRUTH = ParameterSet("m1", "xl330", {"q_offset": 0.0, "kt": 0.45, "R": 3.2, "armature": 0.002,

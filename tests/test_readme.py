@@ -19,8 +19,16 @@ def test_readme_quick_start_has_exactly_two_commands():
     assert commands[1] in ci
 
 
+def example(marker: str) -> str:
+    """The README's Python block that contains ``marker``."""
+    blocks = [b for b in re.findall(r"```python\n(.*?)```", README.read_text(), re.S)
+              if marker in b]
+    assert len(blocks) == 1, marker
+    return blocks[0]
+
+
 def test_readme_njit_example_runs(capsys):
-    code = re.findall(r"```python\n(.*?)```", README.read_text(), re.S)[0]
+    code = example("def hold(")
     namespace: dict = {}
     exec(compile(code, str(README), "exec"), namespace)
     q, v = namespace["q"], namespace["v"]
@@ -37,8 +45,7 @@ def test_readme_robot_example_runs(monkeypatch, capsys):
     pytest.importorskip("mujoco")
     if not (README.parent.parent / "shared" / "data" / "arm2r").is_dir():
         pytest.skip("shared data not found")
-    code = re.findall(r"```python\n(.*?)```", README.read_text(), re.S)[1]
-    assert "ServoModel" in code
+    code = example("ServoModel(")
     monkeypatch.chdir(README.parent)  # the example's paths are relative to the project
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # the published files' scheme warning

@@ -25,7 +25,8 @@ from frictionsim.logs import Log, process, save_log
 from frictionsim.params import ParameterSet, load_params, save_params
 from frictionsim.solvers.batch import PackedLogs
 from frictionsim.solvers.errors import SimulationError
-from frictionsim.solvers.event_driven import CoulombOscillator, EventSolver, Tolerances
+from frictionsim.solvers.event_driven import EventSolver, Tolerances
+from frictionsim.solvers.one_joint import CoulombOscillator
 
 TRUTH = restrict(GROUND_TRUTH, "m1")
 

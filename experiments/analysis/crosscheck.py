@@ -23,8 +23,9 @@ from frictionsim.experiments.common.progress import progress
 from frictionsim.logs import Log
 from frictionsim.params import ParameterSet
 from frictionsim.solvers.errors import SimulationError, check_inertia
-from frictionsim.solvers.event_driven import EventResult, Tolerances, simulate_log_events
+from frictionsim.solvers.event_driven import EventResult, Tolerances
 from frictionsim.solvers.fixed_step import rollout_substeps
+from frictionsim.solvers.one_joint import simulate_log_events
 
 DIVISORS = (1, 2, 4, 8, 16)
 #: The finest fixed step, as sub-steps of a log period (beyond it the comparison is rounding).

@@ -26,8 +26,9 @@ from numba import njit
 from scipy.integrate import solve_ivp
 
 from frictionsim.experiments.common.output import save_figure
-from frictionsim.solvers.event_driven import Tolerances, simulate_oscillator, stick_time_and_position
+from frictionsim.solvers.event_driven import Tolerances, stick_time_and_position
 from frictionsim.solvers.fixed_step import clipped_step
+from frictionsim.solvers.one_joint import simulate_oscillator
 
 X0 = 2.75
 T_END = 10.0

@@ -25,7 +25,8 @@ DESCRIPTION = (
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--params", nargs="+", required=True, type=Path,
-                   help="parameter files, or directories of them")
+                   help="parameter files, or directories of them (an identify output folder "
+                        "stands for its m*.json fits)")
     p.add_argument("--logs", nargs="+", required=True, type=Path,
                    help="processed logs, or directories of them")
     add_output_argument(p, "--json", JSON,
@@ -41,10 +42,9 @@ def run(args: argparse.Namespace) -> int:
     from frictionsim.experiments.analysis.comparison import compare, comparison_table, labels
     from frictionsim.experiments.common.loading import load_logs, warn_motor_mismatch
     from frictionsim.experiments.common.output import write_json
-    from frictionsim.logs import json_files
-    from frictionsim.params import load_params
+    from frictionsim.params import load_params, parameter_files
 
-    files = json_files(args.params)
+    files = parameter_files(args.params)
     params = {label: load_params(f, args.extensions).with_scheme(args.scheme)
               for label, f in zip(labels(files), files)}
     logs = load_logs(args.logs, processed=True, show_progress=not args.no_progress)

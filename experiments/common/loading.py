@@ -69,12 +69,16 @@ def check_quality(logs: list[Log]) -> None:
 
 
 def warn_motor_mismatch(logs: list[Log], actuator: str) -> None:
-    """Warn (stderr) about logs whose informative ``motor`` field names another actuator."""
+    """Warn (stderr) about logs whose informative ``motor`` field names another actuator: one
+    line per motor named, however many logs name it."""
+    by_motor: dict[str, list[str]] = {}
     for log in logs:
         motor = log.header.get("motor")
         if motor is not None and motor != actuator:
-            print(
-                f"warning: {log.name} was recorded with motor {motor!r}; "
-                f"simulating it as {actuator!r} (from the parameter file)",
-                file=sys.stderr,
-            )
+            by_motor.setdefault(str(motor), []).append(log.name)
+    for motor, names in by_motor.items():
+        which = names[0] if len(names) == 1 else (
+            f"{len(names)} logs ({', '.join(names[:3])}{', …' if len(names) > 3 else ''})")
+        print(f"warning: {which} {'was' if len(names) == 1 else 'were'} recorded with motor "
+              f"{motor!r}; simulating {'it' if len(names) == 1 else 'them'} as {actuator!r} "
+              "(from the parameter file)", file=sys.stderr)

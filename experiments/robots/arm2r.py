@@ -26,6 +26,7 @@ firmware runs at 200 Hz (zero-order hold), the physics at the model's 1 ms. Gain
 from __future__ import annotations
 
 import math
+import sys
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -217,7 +218,9 @@ def run_mujoco(mjcf: Path, servos, goals: np.ndarray, friction: str) -> tuple[np
         q[k] = data.qpos[sm.qpos_adr]
         sm.set_goals(data, goal)
         mujoco.mj_step(sm.model, data, nstep=substeps)
-    return q, time.perf_counter() - start
+    seconds = time.perf_counter() - start
+    sm.check(data)  # a step whose coupled friction was not solved exactly is an error
+    return q, seconds
 
 
 def simulate_arm(arm: Arm, path: str, gain: str, model: str, engines=ENGINES,
@@ -267,12 +270,16 @@ def arm2r(arms: list[str], paths=PATHS, gains=("low", "high"), models=("m1", "m6
     """
     import mujoco
 
-    from frictionsim.experiments.common.progress import progress
+    from frictionsim.experiments.common.progress import interactive, progress
 
     data = shared_data(data)
     combos = [(a, p, g, m) for a in arms for p in paths for g in gains for m in models]
     runs, gaps, kept = [], [], {}
-    for a, p, g, m in progress(combos, desc="arm2r", unit="run", enabled=show_progress):
+    for i, (a, p, g, m) in enumerate(progress(combos, desc="arm2r", unit="run",
+                                              enabled=show_progress)):
+        if show_progress and not interactive():  # off a terminal: a line per run, no bar
+            print(f"arm2r: run {i + 1}/{len(combos)}: {a} arm, {p}, {g} gain, {m}",
+                  file=sys.stderr, flush=True)
         arm = ARMS[a]
         geometry = measure_geometry(mujoco.MjModel.from_xml_path(str(arm.path(data))))
         done = simulate_arm(arm, p, g, m, ("event_driven", *[e for e in engines

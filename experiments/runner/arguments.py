@@ -45,15 +45,18 @@ def add_progress_argument(p: argparse.ArgumentParser) -> None:
 
 
 def add_actuator_arguments(p: argparse.ArgumentParser, actuator: bool = False) -> None:
-    """``--actuator-file FILE…`` (and ``--actuator NAME`` when ``actuator``)."""
+    """``--actuator-file FILE`` (repeatable; and ``--actuator NAME`` when ``actuator``).
+
+    One file per flag: a list option would swallow the positional logs that follow it."""
     if actuator:
         p.add_argument("--actuator", metavar="NAME",
                        help="the servo the logs were recorded with: a built-in actuator "
                             "(frictionsim/actuators/*.toml) or one declared by --actuator-file; "
                             "with one --actuator-file, its actuator by default")
-    p.add_argument("--actuator-file", nargs="+", type=Path, default=[], metavar="FILE",
-                   help="actuator declaration files (TOML, docs/model.md §11) of servos that are not "
-                        "built in; parameter files name them by their 'name'")
+    p.add_argument("--actuator-file", action="append", type=Path, default=[], metavar="FILE",
+                   help="an actuator declaration file (TOML, docs/model.md §11) of a servo that "
+                        "is not built in; parameter files name it by its 'name'; repeat the "
+                        "option for several")
 
 
 SCHEMES = ("reference", "semi_implicit")  # frictionsim.layout.SCHEMES, without importing numpy

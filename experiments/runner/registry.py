@@ -61,4 +61,3 @@ COMMANDS: tuple[Command, ...] = (
             "frictionsim.experiments.commands.jitter", subcommand=False),
 )
 
-BY_NAME: dict[str, Command] = {c.name: c for c in COMMANDS}

@@ -79,15 +79,6 @@ XL320 = ControlTable(
 TABLES: tuple[ControlTable, ...] = (XL330_M288, XL330_M077, MX64_P1, MX64_P2, MX106_P1, MX106_P2, XL320)
 
 
-def table_for_model_number(model_number: int) -> ControlTable:
-    """The table of the model a PING returned ``model_number`` for."""
-    for table in TABLES:
-        if table.model_number == model_number:
-            return table
-    known = ", ".join(f"{t.model_number} ({t.model})" for t in TABLES)
-    raise KeyError(f"unsupported Dynamixel model number {model_number}; known: {known}")
-
-
 def table_for(model: str, protocol: int) -> ControlTable:
     """The table of ``model`` (e.g. ``"XL330-M288"``, ``"MX-64"``, ``"XL-320"``) under ``protocol``."""
     key = model.upper().replace("_", "-").replace("(2.0)", "")

@@ -44,7 +44,8 @@ class ErobServo:
         self.drive = drive
         self.clock = clock
         self.theta = ParameterSet("m1", motor, {}).theta()
-        self.bench = layout.bench_vector(kp=act.kp, damping=act.damping, dt=drive.cycle)
+        self.bench = layout.bench_vector(kp=act.kp, vin=act.vin, damping=act.damping,
+                                         dt=drive.cycle)
         self._goal = 0.0
         self._enable = False
         self._sample: dict | None = None

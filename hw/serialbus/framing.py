@@ -168,8 +168,3 @@ def sync_write_params(head: bytes, length: int, data: Mapping[int, bytes], max_i
 def le_bytes(value: int, size: int) -> bytes:
     """``value`` as ``size`` little-endian bytes (two's complement if negative)."""
     return (value & ((1 << (8 * size)) - 1)).to_bytes(size, "little")
-
-
-def from_le(data: bytes, signed: bool = False) -> int:
-    """Little-endian bytes to an integer (two's complement if ``signed``)."""
-    return int.from_bytes(data, "little", signed=signed)

@@ -1,0 +1,230 @@
+"""The front door (``import frictionsim``) and the public compiled kernels called badly.
+
+Every public kernel checks sizes before compiled code indexes an array: wrong lengths give a
+ValueError naming what is wrong, never a crash, garbage or a write past an array.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+from synthetic_logs import synthetic_log
+
+import frictionsim as fs
+from frictionsim import layout
+from frictionsim.params import ParameterSet
+from frictionsim.servo_unit import (
+    NO_LOG,
+    servo_control,
+    servo_draw,
+    servo_reset,
+    servo_state,
+    servo_torque,
+    share_supply,
+)
+from frictionsim.solvers.fixed_step import rollout, rollout_error, rollout_substeps, servo_step, step
+from frictionsim.solvers.joint_friction import (
+    BAD_SIZES,
+    MAX_JOINTS,
+    WORK_SIZE,
+    clip_friction,
+    clip_friction_into,
+)
+from frictionsim.solvers.one_joint import simulate_log_events
+
+THETA = ParameterSet.defaults("m6", "xl330").theta()
+BENCH = layout.bench_vector(mass=0.3, length=0.1, kp=400, vin=7.4, dt=0.005)
+
+
+def test_import_frictionsim_is_light_and_the_compiled_core_needs_no_plotting():
+    code = ("import sys\nimport frictionsim\nprint(' '.join(m for m in ('numpy', 'numba', "
+            "'matplotlib', 'nevergrad', 'tqdm', 'scipy') if m in sys.modules))\n"
+            "import frictionsim.servo_unit, frictionsim.solvers.fixed_step, "
+            "frictionsim.solvers.c_abi, frictionsim.solvers.batch\n"
+            "print(' '.join(m for m in ('matplotlib', 'nevergrad', 'tqdm') if m in sys.modules))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    front, core = out.stdout.split("\n")[:2]
+    assert front == "" and core == ""
+
+
+def test_the_front_door_names_are_there():
+    for name in ("load_log", "load_logs", "load_params", "load_actuator", "simulate", "identify",
+                 "Servo", "ParameterSet", "Log"):
+        assert name in dir(fs) and getattr(fs, name) is not None
+    with pytest.raises(AttributeError):
+        fs.no_such_thing  # noqa: B018
+
+
+@pytest.fixture(scope="module")
+def logs():
+    rng = np.random.default_rng(3)
+    params = ParameterSet("m1", "xl330", {"friction_base": 0.03, "friction_viscous": 0.02})
+    out = []
+    for k in range(4):
+        log = synthetic_log("xl330", rng, params.values, n=300)
+        out.append(fs.Log(log.header, log.entries, Path(f"l{k}.json")))
+    return params, out
+
+
+def test_simulate_takes_one_log_or_several_and_every_engine(logs):
+    params, logs = logs
+    one = fs.simulate(logs[0], params)
+    many = fs.simulate(logs, params)
+    assert isinstance(many, list) and len(many) == 4
+    np.testing.assert_array_equal(one.q, many[0].q)
+    exact = fs.simulate(logs[0], params, engine="event_driven")
+    direct = simulate_log_events(logs[0].column("goal_position"), logs[0].column("torque_enable"),
+                                 logs[0].entries[0]["position"], logs[0].entries[0]["speed"],
+                                 params.theta(), logs[0].bench("xl330"), logs[0].dt,
+                                 supply=logs[0].supply())
+    np.testing.assert_array_equal(exact.q, direct.q)
+    assert exact.mae > 0 and np.mean(np.abs(exact.q - one.q)) < exact.mae
+    with pytest.raises(ValueError, match="engine"):
+        fs.simulate(logs, params, engine="ode45")
+    with pytest.raises(TypeError, match="Log"):
+        fs.simulate(["not a log"], params)
+
+
+def test_identify_returns_fits_and_writes_nothing(logs, tmp_path, monkeypatch):
+    params, logs = logs
+    monkeypatch.chdir(tmp_path)
+    found = fs.identify(logs[:3], actuator="xl330", models=["m1"], validation=logs[3:],
+                        budget=60, seed=1)
+    fit = found.fits["m1"]
+    assert fit.params.model == "m1" and fit.evaluations >= 60
+    assert math.isfinite(fit.train_mae) and math.isfinite(fit.validation_mae)
+    assert set(fit.train) == {"l0.json", "l1.json", "l2.json"}
+    assert list(tmp_path.iterdir()) == []
+    found.figure().savefig(tmp_path / "f.png")
+    assert (tmp_path / "f.png").stat().st_size > 1000
+    with pytest.raises(ValueError, match="also a training log"):
+        fs.identify(logs[:2], actuator="xl330", models=["m1"], validation=logs[1:2], budget=60)
+    with pytest.raises(ValueError, match="m7"):
+        fs.identify(logs, actuator="xl330", models=["m7"], budget=60)
+    with pytest.raises(ValueError, match="budget"):
+        fs.identify(logs, actuator="xl330", models=["m1"], budget=0)
+
+
+def test_servo_rollout_checks_its_inputs_and_matches_the_kernel():
+    servo = fs.Servo(ParameterSet.defaults("m4", "sts3215"), kp=32, mass=0.4, length=0.12)
+    goal = 0.5 * np.sin(np.linspace(0, 6, 500))
+    q, v = servo.rollout(goal)
+    q2, v2 = np.empty(500), np.empty(500)
+    rollout(goal, np.ones(500), np.full(500, NO_LOG), 0.0, 0.0, servo.theta, servo.bench,
+            0.005, q2, v2)
+    np.testing.assert_array_equal(q, q2)
+    assert np.ptp(q) > 0.1
+    with pytest.raises(ValueError, match="enable has 3 values"):
+        servo.rollout(goal, enable=[1, 1, 1])
+    with pytest.raises(ValueError, match="goal"):
+        servo.rollout([[0.1, 0.2]])
+    with pytest.raises(ValueError, match="not finite"):
+        servo.rollout([0.1, math.nan])
+    with pytest.raises(ValueError, match="kp"):
+        fs.Servo(ParameterSet.defaults("m1", "xl330"), kp=-4)
+    with pytest.raises(ValueError, match="read-only"):
+        servo.theta[0] = 1.0
+    assert servo.kernels.servo_control is servo_control
+
+
+@pytest.mark.parametrize("bad", [np.zeros(13), np.zeros(layout.THETA_SIZE + 5)],
+                         ids=["short", "long"])
+def test_kernels_refuse_a_theta_of_the_wrong_length(bad):
+    servo = servo_state(0.0, 0.0)
+    for call in (lambda: step(0.0, 0.0, 1.0, 1.0, 0.005, bad, BENCH),
+                 lambda: servo_control(servo, 0.5, 0.0, 0.0, NO_LOG, bad, BENCH),
+                 lambda: servo_torque(servo, 1.0, 0.0, bad),
+                 lambda: servo_draw(servo, 1.0, 0.0, bad),
+                 lambda: servo_step(servo, 0.5, 0.0, 0.0, 1.0, NO_LOG, 0.005, bad, BENCH)):
+        with pytest.raises(ValueError, match="THETA_SIZE"):
+            call()
+    with pytest.raises(ValueError, match="BENCH_SIZE"):
+        step(0.0, 0.0, 1.0, 1.0, 0.005, THETA, BENCH[:4].copy())
+
+
+@pytest.mark.parametrize("size", [3, layout.SERVO_STATE_SIZE + 1])
+def test_kernels_refuse_a_servo_record_of_the_wrong_length(size):
+    bad = np.zeros(size)
+    for call in (lambda: servo_reset(bad, 0.0, 0.0),
+                 lambda: servo_control(bad, 0.5, 0.0, 0.0, NO_LOG, THETA, BENCH),
+                 lambda: servo_torque(bad, 1.0, 0.0, THETA)):
+        with pytest.raises(ValueError, match="SERVO_STATE_SIZE"):
+            call()
+    with pytest.raises(ValueError, match="SERVO_STATE_SIZE"):
+        share_supply(np.zeros((2, 5)))
+
+
+def test_rollouts_refuse_short_outputs_and_mismatched_columns_before_writing():
+    n = 200
+    goal = np.full(n, 0.3)
+    sentinel = np.full(n + 10, 7.0)
+    out_q, out_v = sentinel[:n // 2].copy(), sentinel[:n // 2].copy()
+    with pytest.raises(ValueError, match="out_q"):
+        rollout(goal, np.ones(n), np.full(n, NO_LOG), 0.0, 0.0, THETA, BENCH, 0.005, out_q, out_v)
+    assert (out_q == 7.0).all() and (out_v == 7.0).all()
+    q, v = np.empty(n), np.empty(n)
+    with pytest.raises(ValueError, match="enable"):
+        rollout(goal, np.ones(n - 1), np.full(n, NO_LOG), 0.0, 0.0, THETA, BENCH, 0.005, q, v)
+    with pytest.raises(ValueError, match="supply"):
+        rollout(goal, np.ones(n), np.full(3, NO_LOG), 0.0, 0.0, THETA, BENCH, 0.005, q, v)
+    with pytest.raises(ValueError, match="dt"):
+        rollout(goal, np.ones(n), np.full(n, NO_LOG), 0.0, 0.0, THETA, BENCH, 0.0, q, v)
+    with pytest.raises(ValueError, match="substeps"):
+        rollout_substeps(goal, np.ones(n), np.full(n, NO_LOG), 0.0, 0.0, THETA, BENCH, 0.005,
+                         0, q, v)
+    with pytest.raises(ValueError, match="no entry"):
+        rollout_error(goal[:0], goal[:0], goal[:0], goal[:0], 0.0, THETA, BENCH, 0.005)
+    with pytest.raises(ValueError, match="position"):
+        rollout_error(goal, np.ones(n), np.full(n, 7.4), goal[:5], 0.0, THETA, BENCH, 0.005)
+
+
+@pytest.mark.parametrize("n", [13, 40])
+def test_clip_friction_refuses_too_many_joints(n):
+    with pytest.raises(ValueError, match="12"):
+        clip_friction(np.eye(n), np.ones(n), np.zeros(n), np.ones(n), 0.001)
+
+
+def test_clip_friction_refuses_mismatched_sizes_and_the_into_form_reports_them():
+    with pytest.raises(ValueError, match="n × n"):
+        clip_friction(np.eye(3), np.ones(2), np.zeros(2), np.ones(2), 0.001)
+    with pytest.raises(ValueError, match="n × n"):
+        clip_friction(np.eye(2), np.ones(2), np.zeros(3), np.ones(2), 0.001)
+    out, work = np.full(4, 9.0), np.empty(WORK_SIZE)
+    assert clip_friction_into(np.eye(2), np.ones(2), np.zeros(2), np.ones(3), 0.001, out,
+                              work) == BAD_SIZES
+    assert clip_friction_into(np.eye(2), np.ones(2), np.zeros(2), np.ones(2), 0.001, out,
+                              np.empty(10)) == BAD_SIZES
+    assert (out == 9.0).all()
+    big = MAX_JOINTS + 1
+    assert clip_friction_into(np.eye(big), np.ones(big), np.zeros(big), np.ones(big), 0.001,
+                              np.empty(big), work) == BAD_SIZES
+
+
+def test_bench_vector_requires_gain_supply_and_period():
+    with pytest.raises(TypeError):
+        layout.bench_vector(mass=0.5, length=0.1, kp=400, dt=0.005)  # no vin
+    with pytest.raises(TypeError):
+        layout.bench_vector(mass=0.5, length=0.1, kp=400, vin=7.4)  # no dt
+    with pytest.raises(ValueError, match="dt must be positive"):
+        layout.bench_vector(kp=400, vin=7.4, dt=0.0)
+    with pytest.raises(ValueError, match="vin"):
+        layout.bench_vector(kp=400, vin=math.nan, dt=0.005)
+    with pytest.raises(ValueError, match="mass"):
+        layout.bench_vector(mass=-1.0, kp=400, vin=7.4, dt=0.005)
+
+
+def test_reference_fitter_files_load_with_their_metadata_set_aside(tmp_path):
+    path = tmp_path / "best.json"
+    path.write_text(json.dumps({"model": "m1", "actuator": "xl330", "friction_base": 0.04,
+                                "friction_viscous": 0.1, "kt": 1.5, "R": 2.6,
+                                "armature": 0.005, "q_offset": 0.0, "score": 0.0612,
+                                "trial_number": 417}))
+    params = fs.load_params(path)
+    assert params.values["friction_base"] == 0.04
+    assert "score" not in params.values and "trial_number" not in params.values
