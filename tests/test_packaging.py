@@ -12,6 +12,7 @@ from __future__ import annotations
 import configparser
 import os
 import re
+import shutil
 import subprocess
 import sys
 import sysconfig
@@ -54,9 +55,16 @@ def test_no_import_names_a_bare_solvers_hw_or_experiments():
 def wheel_env(tmp_path_factory):
     """(python, frictionsim command, wheel) of a fresh venv with the built wheel installed."""
     tmp = tmp_path_factory.mktemp("wheel")
+    source = tmp / "source"  # built from a copy: setuptools writes build/ beside the sources
+    ignore = shutil.ignore_patterns("__pycache__", "*.pyc", "*.nbi", "*.nbc", "*.egg-info")
+    for name in (*FOLDERS, "pyproject.toml", "setup.cfg", "README.md"):
+        if (ROOT / name).is_dir():
+            shutil.copytree(ROOT / name, source / name, ignore=ignore)
+        else:
+            shutil.copy2(ROOT / name, source / name)
     build = subprocess.run(
         [sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "-q",
-         "-w", str(tmp / "dist"), str(ROOT)], capture_output=True, text=True)
+         "-w", str(tmp / "dist"), str(source)], capture_output=True, text=True)
     if build.returncode != 0:
         pytest.fail(f"building the wheel failed:\n{build.stdout}\n{build.stderr}")
     wheel = next((tmp / "dist").glob("frictionsim-*.whl"))
