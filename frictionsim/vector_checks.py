@@ -10,7 +10,9 @@ the package call the unchecked cores once the sizes are known.
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
+from numba import njit, types
+from numba.core.errors import TypingError
+from numba.extending import overload
 
 from frictionsim.layout import BENCH_SIZE, SERVO_STATE_SIZE, THETA_SIZE
 
@@ -20,9 +22,30 @@ SERVO_MESSAGE = (f"the servo record must hold layout.SERVO_STATE_SIZE = {SERVO_S
                  "doubles (servo_unit.servo_state)")
 
 
+DTYPE_MESSAGE = ("frictionsim's kernels take float64 arrays (numpy.float64); convert with "
+                 "numpy.asarray(x, dtype=float)")
+
+
+def check_float64(array) -> None:
+    """Refuse anything but a float64 array, when the kernel is compiled for the argument's
+    type (no cost at run time): Numba's TypingError then carries :data:`DTYPE_MESSAGE`. An
+    integer or float32 array would otherwise be accepted, and an output written into it
+    truncated or rounded without a word."""
+
+
+@overload(check_float64, jit_options={"cache": True})
+def _check_float64(array):
+    if isinstance(array, types.Array) and array.dtype == types.float64:
+        return lambda array: None
+    raise TypingError(f"{DTYPE_MESSAGE}; got {array}")
+
+
 @njit(cache=True, inline="always")
 def check_theta_bench(theta: np.ndarray, bench: np.ndarray) -> None:
-    """ValueError unless theta and bench have their layouts' lengths."""
+    """TypeError unless theta and bench are float64 arrays; ValueError unless they have their
+    layouts' lengths."""
+    check_float64(theta)
+    check_float64(bench)
     if theta.shape[0] != THETA_SIZE:
         raise ValueError(THETA_MESSAGE)
     if bench.shape[0] != BENCH_SIZE:
@@ -31,7 +54,9 @@ def check_theta_bench(theta: np.ndarray, bench: np.ndarray) -> None:
 
 @njit(cache=True, inline="always")
 def check_servo(servo: np.ndarray, theta: np.ndarray, bench: np.ndarray) -> None:
-    """ValueError unless the servo record, theta and bench have their layouts' lengths."""
+    """ValueError unless the servo record, theta and bench have their layouts' lengths (and
+    TypeError unless they are float64 arrays)."""
+    check_float64(servo)
     if servo.shape[0] != SERVO_STATE_SIZE:
         raise ValueError(SERVO_MESSAGE)
     check_theta_bench(theta, bench)

@@ -50,7 +50,7 @@ from frictionsim.layout import SCHEME, SEMI_IMPLICIT, SERVO_STATE_SIZE
 from frictionsim.plant import bench_torques
 from frictionsim.servo_unit import servo_control, servo_draw, servo_reset
 from frictionsim.solvers.joint_friction import stop_friction
-from frictionsim.vector_checks import check_theta_bench
+from frictionsim.vector_checks import check_float64, check_theta_bench
 
 MAX_SPEED = 100.0
 
@@ -150,6 +150,9 @@ def check_log_arrays(goal: np.ndarray, enable: np.ndarray, supply: np.ndarray,
                      theta: np.ndarray, bench: np.ndarray, dt: float) -> None:
     """ValueError unless the log's columns have one length (≥ 1), theta and bench theirs, and
     dt is positive."""
+    check_float64(goal)
+    check_float64(enable)
+    check_float64(supply)
     n = goal.shape[0]
     if n == 0:
         raise ValueError("the goal has no entry")
@@ -216,6 +219,8 @@ def rollout_substeps(
     written) when an array is shorter than the goal or a vector has the wrong length.
     """
     check_log_arrays(goal, enable, supply, theta, bench, period)
+    check_float64(out_q)
+    check_float64(out_v)
     if out_q.shape[0] < goal.shape[0] or out_v.shape[0] < goal.shape[0]:
         raise ValueError("out_q and out_v must hold at least as many entries as goal")
     if substeps < 1:

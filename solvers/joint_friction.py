@@ -34,6 +34,8 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+from frictionsim.vector_checks import check_float64
+
 #: Most joints a problem may have (scratch arrays are sized for it).
 MAX_JOINTS = 12
 #: Scratch doubles :func:`clip_friction_into` needs.
@@ -193,6 +195,9 @@ def clip_friction(mass_matrix: np.ndarray, tau: np.ndarray, v: np.ndarray, budge
     docstring); for n = 1 exactly docs/model.md §4's τ_f. ValueError when the sizes do not fit
     (n > 12, M not n × n…) or dt is not positive, and when the active set does not converge.
     """
+    for array in (tau, v, budget):
+        check_float64(array)
+    check_float64(mass_matrix)
     n = tau.shape[0]
     if n > MAX_JOINTS:
         raise ValueError("clip_friction takes at most MAX_JOINTS = 12 joints")

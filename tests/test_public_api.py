@@ -228,3 +228,22 @@ def test_reference_fitter_files_load_with_their_metadata_set_aside(tmp_path):
     params = fs.load_params(path)
     assert params.values["friction_base"] == 0.04
     assert "score" not in params.values and "trial_number" not in params.values
+
+
+@pytest.mark.parametrize("dtype", [np.int64, np.float32])
+def test_kernels_refuse_arrays_that_are_not_float64(dtype):
+    n = 20
+    good = {"goal": np.ones(n), "enable": np.ones(n), "supply": np.full(n, 7.4),
+            "out_q": np.zeros(n), "out_v": np.zeros(n)}
+    for name in good:
+        args = {**good, name: good[name].astype(dtype)}
+        with pytest.raises(Exception, match="float64 arrays"):
+            rollout(args["goal"], args["enable"], args["supply"], 0.0, 0.0, THETA, BENCH, 0.005,
+                    args["out_q"], args["out_v"])
+    with pytest.raises(Exception, match="float64 arrays"):
+        step(0.0, 0.0, 1.0, 1.0, 0.005, THETA.astype(dtype), BENCH)
+    with pytest.raises(Exception, match="float64 arrays"):
+        servo_control(np.zeros(layout.SERVO_STATE_SIZE, dtype), 0.5, 0.0, 0.0, NO_LOG, THETA,
+                      BENCH)
+    with pytest.raises(Exception, match="float64 arrays"):
+        clip_friction(np.eye(2).astype(dtype), np.ones(2), np.zeros(2), np.ones(2), 0.001)
