@@ -23,6 +23,10 @@ def _umask() -> int:
 def write_text(path: str | os.PathLike, text: str) -> Path:
     """Write ``text`` to ``path`` atomically (temporary file in the same folder, fsync, rename)."""
     path = Path(path)
+    if path.is_symlink() or (path.exists() and not path.is_file()):
+        # the rename would replace the link or the special file itself (as root, /dev/stdout)
+        raise ValueError(f"{path} is {'a symbolic link' if path.is_symlink() else 'not a regular file'}"
+                         "; it is not replaced")
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     try:

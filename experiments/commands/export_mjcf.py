@@ -5,7 +5,11 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from frictionsim.experiments.runner.arguments import add_actuator_arguments, add_overwrite_argument
+from frictionsim.experiments.runner.arguments import (
+    TEXT,
+    add_actuator_arguments,
+    add_output_argument,
+)
 
 DESCRIPTION = (
     "Print the MuJoCo attributes (joint armature, damping, frictionloss with a friction row "
@@ -26,19 +30,15 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--timestep", type=float, default=0.001,
                    help="your model's timestep, s: the friction row's stiffness depends on it "
                         "(default 0.001)")
-    p.add_argument("--out", type=Path, default=None, help="write the snippet to this file")
-    add_overwrite_argument(p)
+    add_output_argument(p, "--out", TEXT, "write the snippet to this file")
     add_actuator_arguments(p)
 
 
 def run(args: argparse.Namespace) -> int:
     from frictionsim import atomic
-    from frictionsim.experiments.common.output import check_writable
     from frictionsim.params import load_params
     from frictionsim.solvers.mjcf_export import export_m1
 
-    if args.out is not None:
-        check_writable(args.out, args.overwrite)
     snippet = export_m1(load_params(args.params), args.joint, args.kp, args.vin, args.timestep)
     if args.out is not None:
         atomic.write_text(args.out, snippet)

@@ -137,6 +137,14 @@ def run(args: argparse.Namespace) -> int:
         else None
     train, validation = split_logs(logs, held, args.validation_kp, args.split, args.seed)
     warn_motor_mismatch(train + validation, actuator)
+    if args.overwrite and args.out.is_dir():
+        from frictionsim.experiments.identification.pipeline import OUTPUT_FILES
+        from frictionsim.experiments.runner.arguments import check_not_an_input, input_paths
+
+        inputs = input_paths(args)
+        for path in sorted(args.out.iterdir()):
+            if OUTPUT_FILES.match(path.name):
+                check_not_an_input(path, "--out", inputs)
     earlier = prepare_out(args.out, actuator, args.resume, args.overwrite)
     print(f"{actuator}: {len(train)} training logs, {len(validation)} validation logs; "
           f"models {' '.join(models)}; budget {args.budget} evaluations each"

@@ -29,9 +29,15 @@ def figure_formats() -> dict[str, str]:
 
 
 def check_writable(path: Path, overwrite: bool) -> None:
-    """``ValueError`` unless ``path`` can be written as a new file (or replaced, with ``overwrite``)."""
+    """``ValueError`` unless ``path`` can be written as a new file (or replaced, with
+    ``overwrite``, when it is a regular file: a symlink, a device or a FIFO is never replaced
+    by the atomic rename, which would replace the link itself)."""
     if path.is_dir():
         raise ValueError(f"{path} is a directory; give a file name")
+    if path.is_symlink() or (path.exists() and not path.is_file()):
+        kind = "a symbolic link" if path.is_symlink() else "not a regular file"
+        raise ValueError(f"{path} is {kind}; an output is written as a new regular file and "
+                         "never replaces one, even with --overwrite: choose another name")
     if path.exists() and not overwrite:
         raise ValueError(f"{path} exists; pass --overwrite to replace it, or choose another name")
     folder = path.parent

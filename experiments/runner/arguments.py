@@ -17,7 +17,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-JSON, FIGURE = "json", "figure"
+JSON, FIGURE, TEXT = "json", "figure", "text"
 _OUTPUTS = "_output_files"
 
 
@@ -97,13 +97,58 @@ def seed(text: str) -> int:
     return value
 
 
+def input_paths(args: argparse.Namespace) -> dict[Path, str]:
+    """Every file the command reads, resolved, with the option that named it: the path-valued
+    arguments that are not outputs, a folder standing for the files in it."""
+    outputs = {dest for dest, _ in getattr(args, _OUTPUTS, None) or []} | {"out"}
+    found: dict[Path, str] = {}
+    for dest, value in vars(args).items():
+        if dest.startswith("_") or dest in outputs:
+            continue
+        for path in value if isinstance(value, (list, tuple)) else [value]:
+            if not isinstance(path, Path):
+                continue
+            flag = "--" + dest.replace("_", "-")
+            try:
+                if path.is_dir():
+                    for child in path.iterdir():
+                        found.setdefault(child.resolve(), f"{flag} {path}")
+                elif path.exists():
+                    found.setdefault(path.resolve(), f"{flag} {path}")
+            except OSError:
+                continue  # the command's own loading reports an unreadable input
+    return found
+
+
+def check_not_an_input(path: Path, flag: str, inputs: dict[Path, str]) -> None:
+    """ValueError when the output ``path`` is one of the command's inputs (the same file, by
+    any name): ``--overwrite`` never makes a command replace what it reads."""
+    resolved = path.resolve()
+    culprit = inputs.get(resolved)
+    if culprit is None and path.exists():
+        for known, named in inputs.items():
+            try:
+                if known.exists() and path.samefile(known):
+                    culprit = named
+                    break
+            except OSError:
+                continue
+    if culprit is not None:
+        raise ValueError(f"{flag} {path} is one of the command's inputs ({culprit}); an output "
+                         "never replaces an input, even with --overwrite: choose another name")
+
+
 def check_outputs(args: argparse.Namespace) -> None:
-    """Check every output file the command declared (see :func:`add_output_argument`)."""
+    """Check every output file the command declared (see :func:`add_output_argument`): a
+    writable new file, or an existing regular one with ``--overwrite``, never one of the
+    command's inputs, never the same file for two outputs."""
     from frictionsim.experiments.common.output import check_figure_path, check_writable
 
     overwrite = bool(getattr(args, "overwrite", False))
+    declared = getattr(args, _OUTPUTS, None) or []
+    inputs = input_paths(args) if declared else {}
     seen: dict[Path, str] = {}
-    for dest, kind in getattr(args, _OUTPUTS, None) or []:
+    for dest, kind in declared:
         path = getattr(args, dest, None)
         if path is None:
             continue
@@ -114,6 +159,7 @@ def check_outputs(args: argparse.Namespace) -> None:
         seen[key] = flag
         if kind == FIGURE:
             check_figure_path(path)
+        check_not_an_input(path, flag, inputs)
         check_writable(path, overwrite)
 
 

@@ -13,7 +13,9 @@ from __future__ import annotations
 
 import argparse
 import os
+import signal
 import sys
+import threading
 import warnings
 
 from frictionsim.experiments.runner.registry import COMMANDS, Command
@@ -95,10 +97,69 @@ def _expected_errors() -> tuple[type[BaseException], ...]:
             ImportError)
 
 
+class Terminated(KeyboardInterrupt):
+    """SIGTERM or SIGHUP, raised where the program is, so every ``finally`` runs (a recording
+    releases the servo's torque and closes its log) exactly as for Ctrl-C."""
+
+
+#: The first signal received (its number), or None. Later ones are ignored while the
+#: command unwinds: a second Ctrl-C must not cut short the cleanup of the first.
+_SIGNALLED: int | None = None
+_NAMES = {signal.SIGINT: "interrupted", signal.SIGTERM: "terminated (SIGTERM)",
+          signal.SIGHUP: "terminated (SIGHUP)"}
+
+
+def _on_signal(signum, frame) -> None:
+    global _SIGNALLED
+    if _SIGNALLED is not None:
+        return
+    _SIGNALLED = signum
+    raise KeyboardInterrupt if signum == signal.SIGINT else Terminated
+
+
+def _quiet_unraisable(unraisable) -> None:
+    """An interrupt that landed in a finaliser (llvmlite's, while a kernel was compiling) is
+    the interrupt already being handled, not a second error to print."""
+    if _SIGNALLED is not None or issubclass(unraisable.exc_type, KeyboardInterrupt):
+        return
+    _default_unraisable(unraisable)
+
+
+_default_unraisable = sys.unraisablehook
+
+
+def _install_signals() -> dict:
+    """Our handlers for SIGINT, SIGTERM, SIGHUP (main thread only); the previous ones."""
+    global _SIGNALLED
+    _SIGNALLED = None
+    if threading.current_thread() is not threading.main_thread():
+        return {}
+    previous = {}
+    for sig in _NAMES:
+        previous[sig] = signal.signal(sig, _on_signal)
+    sys.unraisablehook = _quiet_unraisable
+    return previous
+
+
+def _restore_signals(previous: dict) -> None:
+    for sig, handler in previous.items():
+        signal.signal(sig, handler)
+    sys.unraisablehook = _default_unraisable
+
+
+def _signal_exit(command: str) -> int:
+    """One line, and the shell's exit code for the signal (130 for Ctrl-C)."""
+    signum = _SIGNALLED if _SIGNALLED is not None else signal.SIGINT
+    print(f"{command}: {_NAMES.get(signum, 'interrupted')}", file=sys.stderr)
+    return 128 + int(signum)
+
+
 def main(argv: list[str] | None = None) -> int:
+    """Run the command line ``argv``; returns the exit code (130 when interrupted)."""
     os.environ.setdefault("MPLBACKEND", "Agg")  # figures go to files, never a window
     argv = sys.argv[1:] if argv is None else list(argv)
     command = "frictionsim"
+    previous = _install_signals()
     try:
         warnings.showwarning = _show_warning
         parser = build_parser(argv)
@@ -115,10 +176,12 @@ def main(argv: list[str] | None = None) -> int:
         from frictionsim.experiments.runner.arguments import prepare
 
         prepare(args)
-        return args.command_module.run(args)
+        code = args.command_module.run(args)
+        if _SIGNALLED is not None:  # an interrupt swallowed on the way (by a finaliser)
+            return _signal_exit(command)
+        return code
     except KeyboardInterrupt:
-        print(f"{command}: interrupted", file=sys.stderr)
-        return 130
+        return _signal_exit(command)
     except BrokenPipeError:
         # The reader went away (| head): say nothing more, and let no flush at exit complain.
         sys.stdout = open(os.devnull, "w")  # noqa: SIM115
@@ -127,6 +190,8 @@ def main(argv: list[str] | None = None) -> int:
         print(f"{command}: error: out of memory", file=sys.stderr)
         return 1
     except Exception as e:
+        if _SIGNALLED is not None:  # a consequence of the interrupt (a compilation cut short)
+            return _signal_exit(command)
         if isinstance(e, _expected_errors()):
             print(f"{command}: error: {e}", file=sys.stderr)
             return 1
@@ -138,7 +203,23 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     finally:
         warnings.showwarning = _default_show
+        _restore_signals(previous)
+
+
+def entry() -> None:
+    """The ``frictionsim`` command. After a signal the process ends at once, once its outputs
+    are written or removed and its streams flushed: the interpreter's teardown would run the
+    finalisers of a kernel whose compilation the signal cut short, and those can crash."""
+    code = main()
+    if _SIGNALLED is not None:
+        for stream in (sys.stdout, sys.stderr):
+            try:
+                stream.flush()
+            except (OSError, ValueError):
+                pass
+        os._exit(code)
+    sys.exit(code)
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    entry()
