@@ -49,32 +49,116 @@ def kernel_sources() -> list[Path]:
     return out
 
 
+def _suitable_subpath(source_dir: Path) -> str:
+    """The folder name Numba gives a source folder's kernels inside a cache root other than
+    ``__pycache__`` (``numba.core.caching._CacheLocator.get_suitable_cache_subpath``)."""
+    path = os.path.abspath(source_dir)
+    return f"{os.path.split(path)[-1]}_{hashlib.sha1(path.encode()).hexdigest()}"
+
+
+def user_wide_root() -> Path:
+    """Numba's user-wide cache (used where a package's ``__pycache__`` is not writable)."""
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return Path(base) / "numba"
+
+
+def cache_places(sources: list[Path]) -> list[tuple[Path, list[Path]]]:
+    """(marker file, cache folders) of every place Numba may keep our kernels: the in-tree
+    ``__pycache__`` folders, ``$NUMBA_CACHE_DIR``, the user-wide cache."""
+    dirs = sorted({p.parent for p in sources})
+    places = [(MARKER, [d / "__pycache__" for d in dirs])]
+    roots = [Path(os.environ["NUMBA_CACHE_DIR"])] if os.environ.get("NUMBA_CACHE_DIR") else []
+    roots.append(user_wide_root())
+    for root in roots:
+        places.append((root / "frictionsim-kernels.sha256",
+                       [root / _suitable_subpath(d) for d in dirs]))
+    return places
+
+
+def _remove_cached(folders: list[Path]) -> int:
+    removed = 0
+    for folder in folders:
+        try:
+            cached = list(folder.glob("*.nbi")) + list(folder.glob("*.nbc"))
+        except OSError:
+            continue
+        for path in cached:
+            try:
+                path.unlink()
+                removed += 1
+            except OSError:
+                pass
+    return removed
+
+
 def purge_stale() -> bool:
     """Delete the cached kernels if their sources changed since they were cached; True if it
-    did. Quiet and harmless where the cache folders are not writable."""
-    if os.environ.get("NUMBA_CACHE_DIR") or os.environ.get("NUMBA_DISABLE_JIT"):
+    did. Every place Numba may cache them is kept apart (``cache_places``), with its own
+    record of the sources. Quiet and harmless where a place is not writable."""
+    if os.environ.get("NUMBA_DISABLE_JIT"):
         return False
+    use_writable_cache()
     sources = kernel_sources()
     digest = hashlib.sha256()
     for path in sources:
         digest.update(path.read_bytes())
     stamp = digest.hexdigest()
-    try:
-        if MARKER.read_text() == stamp:
-            return False
-    except OSError:
-        pass
     purged = False
-    for folder in {p.parent / "__pycache__" for p in sources}:
-        for cached in list(folder.glob("*.nbi")) + list(folder.glob("*.nbc")):
+    for marker, folders in cache_places(sources):
+        try:
+            if marker.read_text() == stamp:
+                continue
+        except OSError:
+            pass
+        purged |= _remove_cached(folders) > 0
+        user_root = os.environ.get("NUMBA_CACHE_DIR")
+        if marker.parent.is_dir() or marker == MARKER or (
+                user_root and marker.parent == Path(user_root)):  # not ~/.cache uninvited
             try:
-                cached.unlink()
-                purged = True
+                marker.parent.mkdir(parents=True, exist_ok=True)
+                marker.write_text(stamp)
             except OSError:
                 pass
-    try:
-        MARKER.parent.mkdir(exist_ok=True)
-        MARKER.write_text(stamp)
-    except OSError:
-        pass
     return purged
+
+
+def purge_all() -> int:
+    """Delete every cached kernel of the project wherever Numba keeps it (a damaged cache
+    file); the number of files removed."""
+    sources = kernel_sources()
+    return sum(_remove_cached(folders) for _, folders in cache_places(sources))
+
+
+def _writable(folder: Path) -> bool:
+    """Whether ``folder`` can be created or written (its nearest existing ancestor)."""
+    while not folder.exists():
+        if folder.parent == folder:
+            return False
+        folder = folder.parent
+    return folder.is_dir() and os.access(folder, os.W_OK | os.X_OK)
+
+
+def use_writable_cache() -> str | None:
+    """Where neither the packages' ``__pycache__`` folders nor the user-wide cache can be
+    written (a read-only install, no writable home), Numba refuses every ``cache=True``
+    kernel; point ``NUMBA_CACHE_DIR`` at a private folder of the temporary directory then.
+    Returns the folder chosen, or None when nothing needed changing."""
+    if os.environ.get("NUMBA_CACHE_DIR"):
+        return None
+    in_tree = all(_writable(folder / "__pycache__") for folder in package_folders())
+    if in_tree or _writable(user_wide_root()):
+        return None
+    import tempfile
+
+    folder = Path(tempfile.gettempdir()) / f"frictionsim-numba-cache-{os.getuid()}"
+    try:
+        folder.mkdir(mode=0o700, exist_ok=True)
+    except OSError:
+        return None
+    os.environ["NUMBA_CACHE_DIR"] = str(folder)
+    import sys
+
+    config = sys.modules.get("numba.core.config")
+    if config is not None:  # numba already imported: its config read the environment
+        config.CACHE_DIR = str(folder)
+    return str(folder)

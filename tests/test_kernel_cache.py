@@ -1,26 +1,44 @@
-"""Numba's cache cannot serve kernels compiled from older sources of another module."""
+"""Numba's cache cannot serve kernels compiled from older sources of another module, wherever
+it keeps them; a damaged cache file costs a compilation, not a failed command; a read-only
+install still runs."""
 
 from __future__ import annotations
 
+import json
+import os
+import subprocess
+import sys
 from pathlib import Path
+
+import pytest
 
 from frictionsim import kernel_cache
 
+XL330 = Path(__file__).resolve().parents[2] / "shared" / "data" / "xl330"
 
-def test_a_changed_kernel_source_purges_every_cached_kernel(tmp_path, monkeypatch):
+
+@pytest.mark.parametrize("where", ["in-tree", "NUMBA_CACHE_DIR"])
+def test_a_changed_kernel_source_purges_every_cached_kernel(tmp_path, monkeypatch, where):
+    monkeypatch.setattr(kernel_cache, "user_wide_root", lambda: tmp_path / "user-wide")
     folders = [tmp_path / name for name in ("frictionsim", "solvers", "experiments", "hw")]
     for folder in folders:
         (folder / "__pycache__").mkdir(parents=True)
     (tmp_path / "solvers" / "step.py").write_text("@njit(cache=True)\ndef step(): pass\n")
     (tmp_path / "solvers" / "batch.py").write_text("@njit(cache=True)\ndef batch(): step()\n")
     (tmp_path / "solvers" / "plain.py").write_text("def helper(): pass\n")
-    cached = [tmp_path / "solvers" / "__pycache__" / name
-              for name in ("batch.batch-1.py311.nbi", "batch.batch-1.py311.1.nbc")]
+    if where == "in-tree":
+        monkeypatch.delenv("NUMBA_CACHE_DIR", raising=False)
+        cache = tmp_path / "solvers" / "__pycache__"
+    else:  # Numba's layout under a user-provided cache root
+        monkeypatch.setenv("NUMBA_CACHE_DIR", str(tmp_path / "numba-cache"))
+        cache = (tmp_path / "numba-cache"
+                 / kernel_cache._suitable_subpath(tmp_path / "solvers"))
+        cache.mkdir(parents=True)
+    cached = [cache / name for name in ("batch.batch-1.py311.nbi", "batch.batch-1.py311.1.nbc")]
     for path in cached:
         path.write_text("machine code")
     monkeypatch.setattr(kernel_cache, "package_folders", lambda: folders)
     monkeypatch.setattr(kernel_cache, "MARKER", tmp_path / "frictionsim" / "__pycache__" / "k")
-    monkeypatch.delenv("NUMBA_CACHE_DIR", raising=False)
     monkeypatch.delenv("NUMBA_DISABLE_JIT", raising=False)
     assert [p.name for p in kernel_cache.kernel_sources()] == ["batch.py", "step.py"]
     assert kernel_cache.purge_stale()  # first run: no record of the sources
@@ -40,3 +58,40 @@ def test_the_package_folders_are_found_where_they_are_installed():
     folders = kernel_cache.package_folders()
     assert len(folders) == len(kernel_cache.PACKAGES)  # editable: four folders; wheel: nested
     assert Path(frictionsim.solvers.__file__).parent in folders
+
+
+def test_without_a_writable_cache_place_a_private_temporary_one_is_used(monkeypatch, tmp_path):
+    monkeypatch.delenv("NUMBA_CACHE_DIR", raising=False)
+    monkeypatch.setattr(kernel_cache, "_writable", lambda folder: False)
+    monkeypatch.setattr("tempfile.gettempdir", lambda: str(tmp_path))
+    chosen = kernel_cache.use_writable_cache()
+    assert chosen == os.environ["NUMBA_CACHE_DIR"]
+    assert Path(chosen).is_dir() and Path(chosen).parent == tmp_path
+    import numba.core.config
+
+    assert numba.core.config.CACHE_DIR == chosen
+    monkeypatch.setattr(kernel_cache, "_writable", lambda folder: True)
+    monkeypatch.delenv("NUMBA_CACHE_DIR")
+    assert kernel_cache.use_writable_cache() is None and "NUMBA_CACHE_DIR" not in os.environ
+
+
+@pytest.mark.skipif(not XL330.is_dir(), reason="shared data not found")
+@pytest.mark.parametrize("damage", ["truncated", "garbage"])
+def test_a_damaged_cache_file_is_removed_and_the_command_runs(tmp_path, damage):
+    env = {**os.environ, "NUMBA_CACHE_DIR": str(tmp_path / "cache")}
+    argv = [sys.executable, "-m", "frictionsim.experiments.runner.cli", "simulate", "--params",
+            str(XL330 / "params" / "m6.json"), str(XL330 / "processed" / "2026-01-15_10h28m42.json"),
+            "--json", "out.json"]
+    first = subprocess.run(argv, cwd=tmp_path, env=env, capture_output=True, text=True)
+    assert first.returncode == 0, first.stderr
+    expected = json.loads((tmp_path / "out.json").read_text())
+    files = sorted((tmp_path / "cache").rglob("fixed_step.rollout-*.nb*"))
+    assert files
+    for path in files:
+        data = path.read_bytes()
+        path.write_bytes(data[:30] if damage == "truncated" else data[:40] + b"\x8f" * 400)
+    (tmp_path / "out.json").unlink()
+    second = subprocess.run(argv, cwd=tmp_path, env=env, capture_output=True, text=True)
+    assert second.returncode == 0, second.stderr
+    assert "damaged" in second.stderr and "Traceback" not in second.stderr
+    assert json.loads((tmp_path / "out.json").read_text()) == expected

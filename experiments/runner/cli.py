@@ -154,6 +154,33 @@ def _signal_exit(command: str) -> int:
     return 128 + int(signum)
 
 
+def _from_kernel_cache(error: BaseException) -> bool:
+    """Whether ``error`` was raised while Numba read a cached kernel (a truncated or damaged
+    ``.nbi``/``.nbc`` file, however it got so)."""
+    tb = error.__traceback__
+    while tb is not None:
+        if tb.tb_frame.f_code.co_filename.replace("\\", "/").endswith("numba/core/caching.py"):
+            return True
+        tb = tb.tb_next
+    return False
+
+
+def _run_with_sound_cache(args: argparse.Namespace) -> int:
+    """Run the command; if a damaged cached kernel stops it, remove the project's cached
+    kernels, say so, and run it once more (compiling afresh)."""
+    try:
+        return args.command_module.run(args)
+    except Exception as e:
+        if isinstance(e, KeyboardInterrupt) or not _from_kernel_cache(e):
+            raise
+        from frictionsim import kernel_cache
+
+        removed = kernel_cache.purge_all()
+        print(f"warning: a cached compiled kernel was damaged ({type(e).__name__}: {e}); "
+              f"removed the {removed} cached kernel files, compiling again", file=sys.stderr)
+        return args.command_module.run(args)
+
+
 def main(argv: list[str] | None = None) -> int:
     """Run the command line ``argv``; returns the exit code (130 when interrupted)."""
     os.environ.setdefault("MPLBACKEND", "Agg")  # figures go to files, never a window
@@ -176,7 +203,7 @@ def main(argv: list[str] | None = None) -> int:
         from frictionsim.experiments.runner.arguments import prepare
 
         prepare(args)
-        code = args.command_module.run(args)
+        code = _run_with_sound_cache(args)
         if _SIGNALLED is not None:  # an interrupt swallowed on the way (by a finaliser)
             return _signal_exit(command)
         return code
