@@ -48,6 +48,7 @@ import tomllib
 from pathlib import Path
 
 from frictionsim import schema
+from frictionsim.jsonfile import check_regular_file
 from frictionsim.schema import Actuator, Hardware, Parameter
 
 #: Where the built-in declarations live.
@@ -78,6 +79,13 @@ _HARDWARE = {"family", "model_numbers", "protocols", "baudrate", "ids", "counts_
              "velocity_unit_rpm"}
 
 
+#: The largest magnitude of any number in a declaration: beyond it a square (k_t², the
+#: reflected inertia J·N²) overflows, and no servo's constant comes near it.
+LARGEST = 1e9
+#: The smallest duty-cycle limit that still moves a servo.
+MIN_PWM = 0.01
+
+
 class ActuatorFileError(ValueError):
     """An actuator file that cannot be used; the message names the file and the key."""
 
@@ -92,14 +100,24 @@ class _Reader:
         return ActuatorFileError(f"{self.source}: {key}: {why}")
 
     def number(self, table: dict, key: str, where: str, *, positive: bool = False,
-               non_negative: bool = False, at_most: float | None = None) -> float:
+               non_negative: bool = False, at_most: float | None = None,
+               at_least: float | None = None) -> float:
+        """A finite number of plausible size (|x| ≤ :data:`LARGEST`; no servo constant is
+        larger, and larger ones overflow the kernels' arithmetic), with the limits asked."""
         value = table[key]
         name = f"{where}{key}"
         if isinstance(value, bool) or not isinstance(value, (int, float)):
             raise self.fail(name, f"{value!r} is not a number")
-        value = float(value)
+        try:
+            value = float(value)
+        except OverflowError:
+            raise self.fail(name, "the number is too large to be a servo constant") from None
         if not math.isfinite(value):
             raise self.fail(name, f"{value!r} is not finite")
+        if abs(value) > LARGEST:
+            raise self.fail(name, f"{value:g} is implausibly large (|value| ≤ {LARGEST:g})")
+        if at_least is not None and value < at_least:
+            raise self.fail(name, f"{value!r} must be ≥ {at_least:g}")
         if positive and value <= 0:
             raise self.fail(name, f"{value!r} must be > 0")
         if non_negative and value < 0:
@@ -185,19 +203,20 @@ def parse_actuator(data: dict, source: str) -> Actuator:
     if not isinstance(limiter, bool):
         raise r.fail("target_speed_limit", f"{limiter!r} must be true or false")
     if "kp" in data:
-        kp = r.number(data, "kp", "", non_negative=True)
+        kp = r.number(data, "kp", "", non_negative=True, at_most=1e6)
     else:
         kp = 32.0 if law == "voltage" else 0.0
     if law == "voltage":
-        constants = dict(vin=r.number(data, "vin", "", positive=True),
-                         error_gain=r.number(data, "error_gain", "", positive=True),
-                         max_pwm=r.number(data, "max_pwm", "", positive=True, at_most=1.0))
+        constants = dict(vin=r.number(data, "vin", "", positive=True, at_most=1e3),
+                         error_gain=r.number(data, "error_gain", "", positive=True, at_most=100.0),
+                         max_pwm=r.number(data, "max_pwm", "", positive=True, at_most=1.0,
+                                          at_least=MIN_PWM))
         if "current_limit" in data:
             constants["current_limit"] = r.number(data, "current_limit", "", positive=True)
     else:
         constants = dict(vin=0.0, error_gain=0.0, max_pwm=0.0,
-                         max_current=r.number(data, "max_current", "", positive=True),
-                         max_voltage=r.number(data, "max_voltage", "", positive=True),
+                         max_current=r.number(data, "max_current", "", positive=True, at_most=1e4),
+                         max_voltage=r.number(data, "max_voltage", "", positive=True, at_most=1e4),
                          damping=r.number(data, "damping", "", non_negative=True))
     recommended = data.get("recommended", [])
     if not isinstance(recommended, list) or any(x not in EXTENSIONS for x in recommended):
@@ -234,11 +253,13 @@ def parse_actuator(data: dict, source: str) -> Actuator:
     bounds = r.table(data, "bounds")
     overridable = {"q_offset", *schema.FRICTION_DEFAULTS}
     r.keys(bounds, {"Fmax", "Lmax", "Vmax", *overridable}, "bounds.")
-    limits = {k: r.number(bounds, k, "bounds.", positive=True)
+    limits = {k: r.number(bounds, k, "bounds.", positive=True, at_most=1e4)
               for k in ("Fmax", "Lmax", "Vmax") if k in bounds}
     overrides = []
     for key in sorted(set(bounds) & overridable):
         default, lo, hi = r.bounds(bounds[key], f"bounds.{key}", need_default=False)
+        if key != "q_offset" and lo < 0:  # friction that pushes: the fit would leave the box
+            raise r.fail(f"bounds.{key}.min", f"{lo:g} must be ≥ 0 (a friction coefficient)")
         overrides.append((key, default, lo, hi))
 
     return Actuator(
@@ -260,8 +281,8 @@ def _rotor(r: _Reader, data: dict) -> tuple[float, float] | None:
                             "J_rotor·N² needs both")
     if not given:
         return None
-    return (r.number(data, "rotor_inertia", "", positive=True),
-            r.number(data, "gear_ratio", "", positive=True))
+    return (r.number(data, "rotor_inertia", "", positive=True, at_most=1.0),
+            r.number(data, "gear_ratio", "", positive=True, at_most=1e4))
 
 
 def _hardware(r: _Reader, hw: dict) -> Hardware:
@@ -295,6 +316,7 @@ def _hardware(r: _Reader, hw: dict) -> Hardware:
 def load_actuator_file(path: str | os.PathLike) -> Actuator:
     """Read and check one declaration file; :class:`ActuatorFileError` naming file and key."""
     path = Path(path)
+    check_regular_file(path, ActuatorFileError, "actuator file")
     try:
         text = path.read_text(encoding="utf-8")
     except FileNotFoundError:

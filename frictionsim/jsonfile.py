@@ -13,16 +13,61 @@ from __future__ import annotations
 import json
 import math
 import os
+import stat
 from pathlib import Path
 from typing import Any
+
+#: Larger files are refused before they are read: a log of a long recording is a few MB.
+MAX_BYTES = 1 << 30
+
+
+def check_regular_file(path: Path, error: type[Exception], what: str) -> None:
+    """``error`` unless ``path`` is a regular file of at most :data:`MAX_BYTES`: a FIFO with no
+    writer would block for ever, a device such as /dev/zero never ends."""
+    try:
+        st = path.stat()
+    except FileNotFoundError:
+        raise error(f"{path}: no such {what}") from None
+    except OSError as e:
+        raise error(f"{path}: cannot read the {what} ({e.strerror or e})") from None
+    if stat.S_ISDIR(st.st_mode):
+        raise error(f"{path}: is a directory, not a {what}")
+    if not stat.S_ISREG(st.st_mode):
+        raise error(f"{path}: not a regular file (a FIFO, socket or device); a {what} must "
+                    "be a file")
+    if st.st_size > MAX_BYTES:
+        raise error(f"{path}: {st.st_size / 2**30:.1f} GiB is too large for a {what} "
+                    f"(at most {MAX_BYTES / 2**30:g} GiB)")
+
+
+class _DuplicateKey(ValueError):
+    pass
+
+
+def _no_duplicates(pairs: list[tuple[str, Any]]) -> dict:
+    """A JSON object, refusing a key written twice (json.loads would keep the last silently)."""
+    out: dict = {}
+    for key, value in pairs:
+        if key in out:
+            raise _DuplicateKey(key)
+        out[key] = value
+    return out
+
+
+def _number(text: str) -> int | float:
+    """An integer of JSON, as float when it has too many digits to be a count: a number of
+    hundreds of digits becomes infinity, which the validators name, not an overflow later."""
+    return int(text) if len(text) <= 18 else float(text)
 
 
 def read_json(path: str | os.PathLike, error: type[Exception], what: str) -> Any:
     """The parsed content of ``path``; ``error(message)`` naming the path on any failure.
 
-    ``what`` names the kind of file in messages ("log file", "parameter file").
+    ``what`` names the kind of file in messages ("log file", "parameter file"). Refused too:
+    a file that is not a regular one (FIFO, device), a key written twice in an object.
     """
     path = Path(path)
+    check_regular_file(path, error, what)
     try:
         text = path.read_text(encoding="utf-8")
     except FileNotFoundError:
@@ -36,7 +81,10 @@ def read_json(path: str | os.PathLike, error: type[Exception], what: str) -> Any
     except OSError as e:
         raise error(f"{path}: cannot read the {what} ({e.strerror or e})") from None
     try:
-        return json.loads(text)
+        return json.loads(text, object_pairs_hook=_no_duplicates, parse_int=_number)
+    except _DuplicateKey as e:
+        raise error(f"{path}: the key {e} is written twice in one object; which one is "
+                    "meant is not clear") from None
     except json.JSONDecodeError as e:
         raise error(f"{path}: not valid JSON ({e})") from None
     except RecursionError:

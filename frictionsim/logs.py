@@ -35,9 +35,14 @@ class Log:
     header: dict
     entries: list[dict]
     path: Path | None = None
+    alias: str | None = None
+    """The name to show when another loaded log has the same file name (:func:`disambiguate`)."""
 
     @property
     def name(self) -> str:
+        """The file name, or the alias that tells it from a namesake in another folder."""
+        if self.alias:
+            return self.alias
         return self.path.name if self.path else "<log>"
 
     @property
@@ -158,6 +163,9 @@ def validate(data, name: str, processed: bool | None = None) -> Log:
         if key in data:
             value = _number(data[key], f"{name}: {key}")
             limit.check(value, f"{name}: {key}", LogError)
+    if "arm_mass" in data and "arm-mass" in data and data["arm_mass"] != data["arm-mass"]:
+        raise LogError(f"{name}: the header has both arm_mass = {data['arm_mass']!r} and "
+                       f"arm-mass = {data['arm-mass']!r}; keep one")
     if processed and "dt" not in data:
         raise LogError(f"{name}: a processed log needs 'dt' (process the raw log first)")
     entries = data.get("entries")
@@ -191,6 +199,12 @@ def validate(data, name: str, processed: bool | None = None) -> Log:
     for key, limit in plausibility.ENTRY.items():
         if key in keys:
             _check_column(log, key, limit)
+    enable = log.column("torque_enable")
+    odd = np.flatnonzero((enable != 0.0) & (enable != 1.0))
+    if odd.size:  # the flag multiplies the motor torque: 7 or −1 would scale it
+        k = int(odd[0])
+        raise LogError(f"{name}: entries[{k}].torque_enable = {entries[k]['torque_enable']!r} "
+                       "must be true/false (or 1/0)")
     check_timeline(log)
     return log
 
@@ -297,8 +311,38 @@ def json_files(paths: list[str | os.PathLike]) -> list[Path]:
 
 
 def load_logs(paths: list[str | os.PathLike], processed: bool | None = True) -> list[Log]:
-    """Load every log named (a directory stands for its ``*.json`` files)."""
-    return [load_log(p, processed) for p in json_files(paths)]
+    """Load every log named (a directory stands for its ``*.json`` files); namesakes from
+    different folders get distinct names (:func:`disambiguate`)."""
+    return disambiguate([load_log(p, processed) for p in json_files(paths)])
+
+
+def disambiguate(logs: list[Log]) -> list[Log]:
+    """Give logs that share a file name (from different folders) names that tell them apart,
+    ``folder/name`` with as many folders as it takes, so that results keyed by log name keep
+    one entry per log. The same file named twice is one log: LogError."""
+    seen: dict[Path, Path] = {}
+    for log in logs:
+        if log.path is None:
+            continue
+        key = log.path.resolve()
+        if key in seen:
+            raise LogError(f"{log.path}: the same log is named twice ({seen[key]})")
+        seen[key] = log.path
+    by_name: dict[str, list[Log]] = {}
+    for log in logs:
+        if log.path is not None:
+            by_name.setdefault(log.path.name, []).append(log)
+    for group in by_name.values():
+        if len(group) < 2:
+            continue
+        parts = [log.path.resolve().parts for log in group]
+        depth = 2
+        while depth <= max(len(p) for p in parts) and \
+                len({p[-depth:] for p in parts}) < len(group):
+            depth += 1
+        for log, p in zip(group, parts):
+            log.alias = "/".join(p[-depth:])
+    return logs
 
 
 def process(raw: Log, dt: float = DEFAULT_DT) -> Log:

@@ -52,7 +52,7 @@ class ParameterSet:
     """The electrical extensions of docs/model.md §9 switched on (their parameters are in ``values``)."""
 
     def __post_init__(self) -> None:
-        if self.scheme not in layout.SCHEMES:
+        if not isinstance(self.scheme, str) or self.scheme not in layout.SCHEMES:
             raise ParameterFileError(f"{self._where()}: scheme {self.scheme!r} must be one of "
                                      f"{', '.join(layout.SCHEMES)}")
         try:
@@ -200,6 +200,9 @@ def from_dict(data: dict, source: str | None = None, extensions=None) -> Paramet
     for key in ("model", "actuator"):
         if key not in data:
             raise ParameterFileError(f"{where}: missing {key!r}")
+    for key in ("model", "actuator", "scheme"):
+        if key in data and not isinstance(data[key], str):
+            raise ParameterFileError(f"{where}: {key} = {data[key]!r} must be a name (a string)")
     try:
         schema.get_model(data["model"])
         schema.get_actuator(data["actuator"])

@@ -96,10 +96,11 @@ class PackedLogs:
             )
         if (thetas[:, SUPPLY] > 0).any():
             missing = [name for name, a, b in zip(self.names, self.offsets[:-1], self.offsets[1:])
-                       if not np.isfinite(self.supply[a:b]).all()]
+                       if not (np.isfinite(self.supply[a:b]) & (self.supply[a:b] > 0)).all()]
             if missing:
-                raise SimulationError(f"{missing[0]}: the supply extension needs the logged "
-                                      "input_volts of every entry, and this log lacks some")
+                raise SimulationError(f"{missing[0]}: the supply extension needs a positive "
+                                      "logged input_volts in every entry, and this log lacks "
+                                      "some")
         out = np.empty((thetas.shape[0], self.n_logs))
         args = (thetas, self.goal, self.enable, self.supply, self.position, self.offsets,
                 self.v0, self.bench, out)

@@ -32,6 +32,27 @@ class NotExportable(ValueError):
     """A parameter set MuJoCo's attributes cannot express (M2–M6)."""
 
 
+def check_export_arguments(joint: str, kp: float | None, vin: float | None,
+                           timestep: float) -> None:
+    """ValueError naming the argument that cannot go into an MJCF snippet: a joint name that is
+    empty or holds XML's special characters, a gain or supply that is not a positive finite
+    number, a timestep outside (0, 1] s."""
+    if not isinstance(joint, str) or not joint.strip() or joint != joint.strip() \
+            or any(c in joint for c in '"<>&\'') or not joint.isprintable():
+        raise ValueError(f"joint name {joint!r}: give the joint's name as in your model (not "
+                         "empty; no quotes, <, >, & or surrounding spaces)")
+    for name, value in (("kp", kp), ("vin", vin)):
+        if value is not None and not (math.isfinite(value) and value > 0):
+            raise ValueError(f"{name} {value!r} must be a positive finite number")
+    if not (math.isfinite(timestep) and 0 < timestep <= 1.0):
+        raise ValueError(f"timestep {timestep!r} s must be in (0, 1]")
+
+
+def _comment(text: str) -> str:
+    """Text safe inside an XML comment (which may not hold '--')."""
+    return text.replace("--", "- -")
+
+
 def export_m1(params: ParameterSet, joint: str = "servo", kp: float | None = None,
               vin: float | None = None, timestep: float = 0.001) -> str:
     """The MJCF snippet (option, joint attributes, actuator) of an M1 parameter set."""
@@ -43,8 +64,7 @@ def export_m1(params: ParameterSet, joint: str = "servo", kp: float | None = Non
             "adapter instead (frictionsim.solvers.mujoco_adapter.ServoModel, or "
             "`frictionsim simulate --engine mujoco`)"
         )
-    if not timestep > 0:
-        raise ValueError(f"timestep {timestep!r} must be positive")
+    check_export_arguments(joint, kp, vin, timestep)
     act = schema.get_actuator(params.actuator)
     v = params.values
     kt, resistance, armature = v["kt"], v["R"], v["armature"]
@@ -63,7 +83,8 @@ def export_m1(params: ParameterSet, joint: str = "servo", kp: float | None = Non
         limit = act.max_pwm * supply * kt / resistance
         damping = kt**2 / resistance + v["friction_viscous"]
         header = (f"<!-- frictionsim export-mjcf: {params.model} on {params.actuator} "
-                  f"({params.source or 'parameters'}), firmware kp {gain:g}, vin {supply:g} V.\n"
+                  f"({_comment(params.source or 'parameters')}), firmware kp {gain:g}, "
+                  f"vin {supply:g} V.\n"
                   "     docs/model.md §3's voltage law and M1 friction for MuJoCo's Euler step: 0.007 mrad "
                   "mean from frictionsim's semi_implicit rollout on the XL330 logs." + note + " -->")
         actuator = (f'<position name="{joint}" joint="{joint}" kp="{stiffness:.9g}" '
@@ -75,7 +96,7 @@ def export_m1(params: ParameterSet, joint: str = "servo", kp: float | None = Non
         limit = kt * act.max_current
         damping = v["friction_viscous"]
         header = (f"<!-- frictionsim export-mjcf: {params.model} on {params.actuator} "
-                  f"({params.source or 'parameters'}), firmware kp {gain:g}, damping "
+                  f"({_comment(params.source or 'parameters')}), firmware kp {gain:g}, damping "
                   f"{damping_fw:g}.\n     Approximate: the current law's back-EMF window "
                   f"(±{act.max_voltage:g} V) has no MuJoCo counterpart; the rest is exact. -->")
         actuator = (f'<position name="{joint}" joint="{joint}" kp="{stiffness:.9g}" '

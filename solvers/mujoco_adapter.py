@@ -63,7 +63,7 @@ from numba.extending import intrinsic
 
 from frictionsim import schema
 from frictionsim.friction import friction_budget
-from frictionsim.layout import BENCH_SIZE, SERVO_STATE_SIZE, THETA_SIZE
+from frictionsim.layout import BENCH_SIZE, SERVO_Q_SMOOTH, SERVO_STATE_SIZE, THETA_SIZE
 from frictionsim.params import ParameterSet
 from frictionsim.servo_unit import (
     NO_LOG,
@@ -108,7 +108,9 @@ ST_NEXT_UPDATE = 1      # time of the next control period (s)
 ST_LAST_TIME = 2        # time of the last step (s), to notice time going back
 ST_FAILURES = 3         # steps whose friction solve did not converge
 ST_FIRST_FAILURE = 4    # time of the first of them (s)
-STATE_HEAD = 5
+ST_BAD_GOALS = 5        # control periods whose goal was not finite (the servo held instead)
+ST_FIRST_BAD_GOAL = 6   # time of the first of them (s)
+STATE_HEAD = 7
 SL_DISABLED = 0         # servo slot: 1 when its torque is disabled (default 0: enabled)
 SL_TORQUE = 1           # τ_m at the last step (N·m)
 SL_SERVO = 2            # the servo record (frictionsim.servo_unit, layout.SERVO_STATE_SIZE)
@@ -251,6 +253,7 @@ def _compile_callback():
             user[ST_STARTED] = 1.0
             user[ST_NEXT_UPDATE] = now
             user[ST_FAILURES] = 0.0
+            user[ST_BAD_GOALS] = 0.0
             for j in range(ns):
                 s = cfg[HEADER + j * SERVO_BLOCK: HEADER + (j + 1) * SERVO_BLOCK]
                 servo_reset(servos[j], qpos[int(s[SB_QPOS])], qvel[int(s[SB_DOF])])
@@ -259,9 +262,16 @@ def _compile_callback():
             share_supply(servos)  # one supply for every servo of the model
             for j in range(ns):
                 s = cfg[HEADER + j * SERVO_BLOCK: HEADER + (j + 1) * SERVO_BLOCK]
-                servo_control(servos[j], ctrl[int(s[SB_CTRL])], qpos[int(s[SB_QPOS])],
-                              qvel[int(s[SB_DOF])], NO_LOG, s[SB_THETA: SB_BENCH],
-                              s[SB_BENCH: SERVO_BLOCK])
+                goal = ctrl[int(s[SB_CTRL])]
+                if not np.isfinite(goal):
+                    # MuJoCo would reset the state on the NaN acceleration, hiding it: hold the
+                    # last target instead and let ServoModel.check report it.
+                    if user[ST_BAD_GOALS] == 0.0:
+                        user[ST_FIRST_BAD_GOAL] = now
+                    user[ST_BAD_GOALS] += 1.0
+                    goal = servos[j, SERVO_Q_SMOOTH]
+                servo_control(servos[j], goal, qpos[int(s[SB_QPOS])], qvel[int(s[SB_DOF])],
+                              NO_LOG, s[SB_THETA: SB_BENCH], s[SB_BENCH: SERVO_BLOCK])
             while user[ST_NEXT_UPDATE] <= now + 1e-9 * period:
                 user[ST_NEXT_UPDATE] += period
         base = STATE_HEAD + STATE_PER_SERVO * ns
@@ -474,6 +484,11 @@ class ServoModel:
         """SimulationError when a step of ``data`` since its last reset could not solve the
         coupled joints' friction exactly (the solver did not converge), naming the first."""
         state = self._state(data)
+        if state[ST_BAD_GOALS] > 0:
+            raise SimulationError(
+                f"a servo's goal (data.ctrl) was not finite in {int(state[ST_BAD_GOALS])} "
+                f"control period(s), the first at t = {state[ST_FIRST_BAD_GOAL]:g} s; the servo "
+                "held its last target")
         if state[ST_FAILURES] > 0:
             raise SimulationError(
                 f"the friction solve of the coupled joints did not converge in "

@@ -81,7 +81,9 @@ def dynamics_terms(model: int, data: int, qpos: np.ndarray, qvel: np.ndarray, q:
 
 def check_hinges(model, joints: list[str]) -> tuple[np.ndarray, np.ndarray]:
     """(qpos address, dof address) of each named joint; ``ValueError`` naming a joint that is
-    missing or not a hinge (or slide) joint, or a model whose positions are not its dofs."""
+    missing, named twice (two servos cannot drive one joint) or not a hinge joint (the
+    servos are rotary: angles in rad, torques in N·m), or a model whose positions are not its
+    dofs."""
     if model.nq != model.nv:
         raise ValueError("the model has ball or free joints (nq ≠ nv): frictionsim's own "
                          "simulators handle hinge and slide joints; use the MuJoCo adapter")
@@ -91,9 +93,11 @@ def check_hinges(model, joints: list[str]) -> tuple[np.ndarray, np.ndarray]:
         if jid < 0:
             names = [mujoco.mj_id2name(model, mujoco.mjtObj.mjOBJ_JOINT, i) for i in range(model.njnt)]
             raise ValueError(f"the model has no joint {name!r} (joints: {', '.join(map(str, names))})")
-        if int(model.jnt_type[jid]) not in (int(mujoco.mjtJoint.mjJNT_HINGE),
-                                            int(mujoco.mjtJoint.mjJNT_SLIDE)):
-            raise ValueError(f"joint {name!r} is not a hinge joint")
+        if int(model.jnt_type[jid]) != int(mujoco.mjtJoint.mjJNT_HINGE):
+            raise ValueError(f"joint {name!r} is not a hinge joint: a servo is rotary (a slide "
+                             "joint would take its torque as a force and its angle as metres)")
+        if int(model.jnt_qposadr[jid]) in qpos:
+            raise ValueError(f"joint {name!r} has two servos; one servo drives one joint")
         qpos.append(int(model.jnt_qposadr[jid]))
         dofs.append(int(model.jnt_dofadr[jid]))
     return np.array(qpos, dtype=np.int64), np.array(dofs, dtype=np.int64)

@@ -55,10 +55,11 @@ def rollout_inputs(log: Log, params: ParameterSet) -> RolloutInputs:
     what = params.source or f"{params.model}/{params.actuator}"
     check_inertia(theta, bench, f"{log.name} with {what}")
     supply = log.supply()
-    if theta[SUPPLY] > 0 and not np.isfinite(supply).all():
-        k = int(np.argmax(~np.isfinite(supply)))
-        raise SimulationError(f"{log.name}: the supply extension needs input_volts in every "
-                              f"entry; entry {k} has none")
+    if theta[SUPPLY] > 0 and not (np.isfinite(supply) & (supply > 0)).all():
+        k = int(np.argmax(~(np.isfinite(supply) & (supply > 0))))
+        raise SimulationError(f"{log.name}: the supply extension needs a positive input_volts "
+                              f"in every entry; entry {k} has "
+                              f"{'none' if not np.isfinite(supply[k]) else supply[k]}")
     return RolloutInputs(log.column("goal_position"), log.column("torque_enable"), supply,
                          log.column("position"), float(log.entries[0].get("speed", 0.0)),
                          theta, bench, what)

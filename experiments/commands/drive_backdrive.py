@@ -16,6 +16,9 @@ DESCRIPTION = (
     "and bisecting. With --velocity, the same edges at those speeds (faded in the figure)."
 )
 
+#: Grid points of the torque axis: beyond it the figure has more points than pixels.
+MAX_POINTS = 100_000
+
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--params", nargs="+", required=True, type=Path, metavar="FILE",
@@ -47,8 +50,8 @@ def run(args: argparse.Namespace) -> int:
     from frictionsim.experiments.common.output import table, write_json
     from frictionsim.params import load_params
 
-    if args.points < 3:
-        raise ValueError(f"--points must be at least 3, got {args.points}")
+    if not 3 <= args.points <= MAX_POINTS:
+        raise ValueError(f"--points must be in [3, {MAX_POINTS}], got {args.points}")
     if any(not math.isfinite(v) for v in args.velocity):
         raise ValueError(f"--velocity must be finite speeds in rad/s, got {args.velocity}")
     sets = [load_params(p) for p in args.params]

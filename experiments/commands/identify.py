@@ -119,11 +119,19 @@ def run(args: argparse.Namespace) -> int:
     from frictionsim.params import load_params
 
     actuator = actuator_name(args)
+    if args.dask is not None and not args.dask.strip():
+        raise ValueError("--dask: empty address; give the scheduler's, e.g. tcp://host:8786")
     models = parse_models(args.model)
     fixed = parse_fixed(args.fix)
-    for name in fixed:
-        if not any(name in schema.parameters(m, actuator, args.extensions) for m in models):
+    for name, value in fixed.items():
+        specs = [schema.parameters(m, actuator, args.extensions).get(name) for m in models]
+        spec = next((s for s in specs if s is not None), None)
+        if spec is None:
             raise ValueError(f"--fix {name}: not a parameter of {', '.join(models)} on {actuator}")
+        if not spec.lower <= value <= spec.upper:
+            raise ValueError(f"--fix {name}={value:g}: outside its bounds [{spec.lower:g}, "
+                             f"{spec.upper:g}] on {actuator}; a fit holds parameters inside "
+                             "them (declare other bounds in an actuator file)")
     if args.budget < 1:
         raise ValueError(f"--budget must be at least 1, got {args.budget}")
     init = load_params(args.init, args.extensions) if args.init else None

@@ -20,6 +20,8 @@ DESCRIPTION = (
     "to 0 and the torque is disabled. Works the same against `frictionsim virtual-servo`."
 )
 MAX_RATE = 10_000.0  # Hz: beyond any serial servo bus
+MIN_RATE = 1.0  # Hz: a slower log cannot follow a trajectory of a few seconds
+MAX_BAUD = 100_000_000  # the fastest serial servo buses run at 10.5 Mbit/s
 MAX_DURATION = 3600.0  # s per trajectory
 
 
@@ -56,8 +58,11 @@ def add_servo_arguments(p: argparse.ArgumentParser) -> None:
 def check_timing(args: argparse.Namespace) -> None:
     """Refuse a rate, duration or rest that no recording can use, before the servo is touched
     (the set-up itself is checked by :class:`frictionsim.bench_setup.BenchSetup`)."""
-    if not 0 < args.rate <= MAX_RATE:
-        raise ValueError(f"--rate {args.rate:g}: must be in (0, {MAX_RATE:g}] Hz")
+    if not MIN_RATE <= args.rate <= MAX_RATE:
+        raise ValueError(f"--rate {args.rate:g}: must be in [{MIN_RATE:g}, {MAX_RATE:g}] Hz")
+    baud = getattr(args, "baud", None)
+    if baud is not None and not 0 < baud <= MAX_BAUD:
+        raise ValueError(f"--baud {baud}: must be a serial baud rate in (0, {MAX_BAUD}]")
     if not 0 < args.duration <= MAX_DURATION:
         raise ValueError(f"--duration {args.duration:g}: must be in (0, {MAX_DURATION:g}] s")
     if not 0 <= getattr(args, "rest", 0.0) <= MAX_DURATION:

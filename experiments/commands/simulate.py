@@ -35,7 +35,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--engine", choices=("fixed_step", "mujoco"), default="fixed_step",
                    help="frictionsim's fixed step (default), or MuJoCo with the servo adapter "
                         "(semi-implicit Euler: compare with --scheme semi_implicit)")
-    p.add_argument("--friction", choices=("budget", "frictionloss"), default="budget",
+    p.add_argument("--friction", choices=("budget", "frictionloss"), default=None,
                    help="with --engine mujoco: frictionsim's exact budget (default) or the "
                         "reference project's frictionloss/damping method")
     add_actuator_arguments(p)
@@ -53,6 +53,10 @@ def run(args: argparse.Namespace) -> int:
     params = load_params(args.params, args.extensions).with_scheme(args.scheme)
     logs = load_logs(args.logs, processed=True, show_progress=not args.no_progress)
     warn_motor_mismatch(logs, params.actuator)
+    if args.friction is not None and args.engine != "mujoco":
+        raise ValueError(f"--friction {args.friction} applies to --engine mujoco only (the fixed "
+                         "step always clips by the friction budget)")
+    args.friction = args.friction or "budget"
     if args.engine == "mujoco":
         if args.scheme == "reference":
             raise ValueError("--engine mujoco steps with semi-implicit Euler; --scheme reference "

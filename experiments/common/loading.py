@@ -7,7 +7,7 @@ import sys
 from pathlib import Path
 
 from frictionsim.experiments.common.progress import progress
-from frictionsim.logs import Log, json_files, load_log
+from frictionsim.logs import Log, disambiguate, json_files, load_log
 
 #: The environment variable naming the published data folder (recordings, parameter files,
 #: the 2R arms' MJCF models) when a command is not given ``--data``.
@@ -44,7 +44,7 @@ def load_logs(paths: list[str | os.PathLike], processed: bool | None = True,
     files = json_files(paths)
     bar = progress(files, desc="loading logs", unit="log", enabled=show_progress, minimum=20,
                    leave=False)
-    logs = [load_log(path, processed) for path in bar]
+    logs = disambiguate([load_log(path, processed) for path in bar])
     check_quality(logs)
     return logs
 

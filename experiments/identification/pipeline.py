@@ -12,6 +12,8 @@ only builds one.
 
 from __future__ import annotations
 
+import hashlib
+import json
 import re
 import shutil
 from dataclasses import dataclass, field
@@ -69,18 +71,27 @@ class ModelFit:
         return float(np.mean(list(self.validation.values()))) if self.validation else None
 
 
+def content_digest(log: Log) -> str:
+    """A digest of a log's recording (its entries and header, not its file name)."""
+    payload = json.dumps([log.header, log.entries], sort_keys=True, default=str)
+    return hashlib.sha256(payload.encode()).hexdigest()
+
+
 def split_logs(logs: list[Log], held_out: list[Log] | None = None,
                validation_kp: float | None = None, fraction: float | None = None,
                seed: int = 0) -> tuple[list[Log], list[Log]]:
     """Training and validation logs: ``held_out`` logs given apart (never one of ``logs``), the
     logs of firmware gain ``validation_kp``, a random ``fraction`` (seeded), or none."""
     if held_out:
-        trained = {log.path.resolve() for log in logs}
-        shared = [log for log in held_out if log.path.resolve() in trained]
+        # by content: a copy or a hard link of a training log is that log
+        trained = {content_digest(log): log for log in logs}
+        shared = [log for log in held_out if content_digest(log) in trained]
         if shared:
-            raise ValueError(f"--validation: {shared[0].path} is also a training log (--logs); "
-                             f"{len(shared)} of {len(held_out)} validation logs are, and a "
-                             "validation error must come from logs the fit has not seen")
+            twin = trained[content_digest(shared[0])]
+            raise ValueError(f"--validation: {shared[0].path} is the training log {twin.path} "
+                             f"(same recording); {len(shared)} of {len(held_out)} validation "
+                             "logs are training logs, and a validation error must come from "
+                             "logs the fit has not seen")
         return logs, held_out
     if validation_kp is not None:
         held = [log for log in logs if log.kp == validation_kp]

@@ -22,6 +22,8 @@ from frictionsim.servo_unit import NO_LOG, servo_state
 from frictionsim.solvers.fixed_step import servo_step
 
 MAX_PHYSICS_DT = 0.01  # s: a servo's firmware runs at 1 kHz or so; 100 Hz is already coarse
+#: Finer physics could not keep up with real time (a step costs about a microsecond in Python).
+MIN_PHYSICS_DT = 1e-5
 
 
 class SimulatedJoint:
@@ -36,9 +38,10 @@ class SimulatedJoint:
             plausibility.HEADER[name].check(value, name, ValueError)
         if act.law == "voltage":
             plausibility.HEADER["vin"].check(vin, "vin", ValueError)
-        if not (math.isfinite(physics_dt) and 0 < physics_dt <= MAX_PHYSICS_DT):
-            raise ValueError(f"physics_dt = {physics_dt!r} s must be in (0, {MAX_PHYSICS_DT:g}] "
-                             "(the firmware and physics period)")
+        if not (math.isfinite(physics_dt) and MIN_PHYSICS_DT <= physics_dt <= MAX_PHYSICS_DT):
+            raise ValueError(f"physics_dt = {physics_dt!r} s must be in [{MIN_PHYSICS_DT:g}, "
+                             f"{MAX_PHYSICS_DT:g}] (the firmware and physics period; a finer one "
+                             "cannot keep up with real time)")
         if not (math.isfinite(noise) and 0 <= noise <= 1.0):
             raise ValueError(f"noise = {noise!r} rad must be in [0, 1] (a standard deviation)")
         self.params = params

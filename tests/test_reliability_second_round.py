@@ -1,0 +1,266 @@
+"""Reliability, second round: one test per class of failure a wider probe found.
+
+Each asserts that the message names the culprit and that inputs and earlier results are
+unchanged, whatever the example of the class.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import shutil
+import threading
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from frictionsim.experiments.runner.cli import main
+from frictionsim.logs import LogError, load_log, load_logs
+from frictionsim.params import ParameterFileError, load_params
+
+DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
+XL330 = DATA / "xl330"
+pytestmark = pytest.mark.skipif(not XL330.is_dir(), reason="shared data not found")
+LOG = XL330 / "processed" / "2026-01-15_10h28m42.json"
+
+
+def digest(folder: Path) -> dict[str, str]:
+    return {p.name: hashlib.sha256(p.read_bytes()).hexdigest()
+            for p in sorted(folder.iterdir()) if p.is_file() and not p.is_symlink()}
+
+
+@pytest.fixture()
+def work(tmp_path):
+    shutil.copy(LOG, tmp_path / "l.json")
+    shutil.copy(XL330 / "params" / "m6.json", tmp_path / "m6.json")
+    shutil.copy(XL330 / "params" / "m1.json", tmp_path / "m1.json")
+    return tmp_path
+
+
+def run_refused(argv: list[str], culprit: str, capsys) -> str:
+    assert main(argv) == 1
+    err = capsys.readouterr().err
+    assert culprit in err and "Traceback" not in err, err
+    return err
+
+
+# ---------------------------------------------------------------------------- data lost
+
+@pytest.mark.parametrize("argv, culprit", [
+    (["simulate", "--params", "{w}/m6.json", "{w}/l.json", "--json", "{w}/l.json"], "--json"),
+    (["simulate", "--params", "{w}/m6.json", "{w}/l.json", "--json", "{w}/link.json"], "--json"),
+    (["export-mjcf", "--params", "{w}/m1.json", "--out", "{w}/m1.json"], "--out"),
+    (["identify", "--actuator", "xl330", "--model", "m1", "--logs", "{w}/l.json", "--init",
+      "{w}/m1.json", "--json", "{w}/m1.json", "--budget", "20", "--out", "{w}/fit"], "--json"),
+    (["identify", "--actuator", "xl330", "--model", "m1", "--logs", "{w}/l.json", "--init",
+      "{w}/m1.json", "--out", "{w}", "--budget", "20"], "--out"),
+    (["simulate", "--params", "{w}/m6.json", "{w}/l.json", "--json", "{w}/dev"], "symbolic link"),
+])
+def test_an_output_never_replaces_an_input_or_a_special_file(argv, culprit, work, capsys):
+    (work / "link.json").symlink_to(work / "l.json")
+    (work / "dev").symlink_to("/dev/null")
+    before = digest(work)
+    run_refused([a.format(w=work) for a in argv] + ["--overwrite"], culprit, capsys)
+    assert digest(work) == before
+    assert (work / "dev").is_symlink() and os.readlink(work / "dev") == "/dev/null"
+
+
+# ------------------------------------------------------------------------ silently wrong
+
+def edited_log(work: Path, **changes) -> Path:
+    data = json.loads((work / "l.json").read_text())
+    for key, value in changes.items():
+        if key.startswith("entry_"):
+            data["entries"][3][key[6:]] = value
+        else:
+            data[key] = value
+    path = work / "edited.json"
+    path.write_text(json.dumps(data))
+    return path
+
+
+@pytest.mark.parametrize("value", [7, 0.5, -1])
+def test_a_torque_enable_that_is_not_a_flag_is_refused(value, work):
+    with pytest.raises(LogError, match=r"entries\[3\]\.torque_enable"):
+        load_log(edited_log(work, entry_torque_enable=value))
+
+
+@pytest.mark.parametrize("volts", [0.0, -7.4])
+def test_the_supply_extension_refuses_a_supply_that_is_not_positive(volts, work, capsys):
+    path = edited_log(work, entry_input_volts=volts)
+    run_refused(["simulate", "--params", str(work / "m1.json"), str(path), "--with", "supply"],
+                "input_volts", capsys)
+
+
+def test_a_key_written_twice_is_refused(work):
+    (work / "twice.json").write_text('{"model": "m1", "actuator": "xl330", "kt": 0.36, '
+                                     '"kt": 99}')
+    with pytest.raises(ParameterFileError, match="kt is written twice"):
+        load_params(work / "twice.json")
+
+
+def test_two_spellings_of_the_arm_mass_that_disagree_are_refused(work):
+    with pytest.raises(LogError, match="arm_mass"):
+        load_log(edited_log(work, arm_mass=0.05, **{"arm-mass": 0.2}))
+    assert load_log(edited_log(work, arm_mass=0.05, **{"arm-mass": 0.05})).arm_mass == 0.05
+
+
+@pytest.mark.parametrize("edit, culprit", [
+    ("error_gain = 1e308", "error_gain"),
+    ("max_pwm = 1e-300", "max_pwm"),
+    ("Fmax = 1e308", "Fmax"),
+    ("friction_base = { min = -0.1, max = 0.2 }", "friction_base.min"),
+    ("Fmax = 1" + "0" * 400, "Fmax"),
+])
+def test_an_absurd_actuator_declaration_is_refused(edit, culprit, tmp_path):
+    from frictionsim.actuator_files import ActuatorFileError, load_actuator_file
+
+    key = edit.split(" =")[0]
+    section = "[bounds]\n" if key in ("Fmax", "friction_base") else ""
+    text = ('name = "odd"\nlaw = "voltage"\nvin = 12.0\nerror_gain = 0.16\nmax_pwm = 0.97\n'
+            '[parameters]\nkt = { default = 1.0, min = 0.05, max = 5.0 }\n'
+            'R = { default = 5.0, min = 0.1, max = 20.0 }\n'
+            'armature = { default = 0.005, min = 1e-5, max = 0.1 }\n')
+    if section:
+        text += section + edit + "\n"
+    else:
+        text = text.replace(f"{key} = " + {"error_gain": "0.16", "max_pwm": "0.97"}[key], edit)
+    (tmp_path / "odd.toml").write_text(text)
+    with pytest.raises(ActuatorFileError, match=culprit):
+        load_actuator_file(tmp_path / "odd.toml")
+
+
+def test_a_fixed_parameter_outside_its_bounds_is_refused(work, capsys):
+    run_refused(["identify", "--actuator", "xl330", "--model", "m1", "--logs", str(work / "l.json"),
+                 "--fix", "kt=50", "--budget", "20", "--out", str(work / "fit")], "kt=50", capsys)
+    assert not (work / "fit").exists()
+
+
+@pytest.mark.parametrize("flags, culprit", [
+    (["--kp", "nan"], "kp"), (["--kp", "-5"], "kp"), (["--vin", "0"], "vin"),
+    (["--joint", ""], "joint"), (["--joint", 'a"b'], "joint"), (["--timestep", "0"], "timestep"),
+])
+def test_export_mjcf_refuses_what_would_make_a_wrong_or_invalid_model(flags, culprit, work,
+                                                                      capsys):
+    run_refused(["export-mjcf", "--params", str(work / "m1.json"), *flags], culprit, capsys)
+
+
+def test_a_source_path_with_two_dashes_stays_a_valid_comment(work, capsys):
+    mujoco = pytest.importorskip("mujoco")
+    shutil.copy(work / "m1.json", work / "a--b.json")
+    assert main(["export-mjcf", "--params", str(work / "a--b.json")]) == 0
+    snippet = capsys.readouterr().out
+    body = snippet.replace("<!--", "").split("-->", 1)[0]
+    assert "--" not in body
+    mujoco.MjSpec.from_string(f"<mujoco>{snippet.split('-->', 1)[0]}--></mujoco>")
+
+
+def test_logs_of_the_same_name_in_two_folders_stay_two_entries(work, capsys):
+    for name in ("a", "b"):
+        (work / name).mkdir()
+        shutil.copy(XL330 / "processed" / ("2026-01-15_10h28m42.json" if name == "a" else
+                                           "2026-01-15_10h28m49.json"), work / name / "run.json")
+    out = work / "sim.json"
+    assert main(["simulate", "--params", str(work / "m6.json"), str(work / "a"), str(work / "b"),
+                 "--json", str(out)]) == 0
+    per_log = json.loads(out.read_text())["per_log"]
+    assert len(per_log) == 2 and len(set(per_log.values())) == 2
+    assert all(k.endswith("/run.json") for k in per_log)
+    with pytest.raises(LogError, match="named twice"):
+        load_logs([work / "a", work / "a" / "run.json"])
+
+
+@pytest.mark.parametrize("how", ["copy", "hard link"])
+def test_a_validation_log_that_is_a_training_log_under_another_name_is_refused(how, work,
+                                                                               capsys):
+    (work / "val").mkdir()
+    if how == "copy":
+        shutil.copy(work / "l.json", work / "val" / "other.json")
+    else:
+        os.link(work / "l.json", work / "val" / "other.json")
+    run_refused(["identify", "--actuator", "xl330", "--model", "m1", "--logs", str(work / "l.json"),
+                 "--validation", str(work / "val"), "--budget", "20", "--out",
+                 str(work / "fit")], "is the training log", capsys)
+
+
+@pytest.mark.parametrize("argv, culprit", [
+    (["simulate", "--params", "{w}/m6.json", "{w}/l.json", "--friction", "frictionloss"],
+     "--friction"),
+    (["identify", "--actuator", "xl330", "--model", "m1", "--logs", "{w}/l.json", "--dask", "",
+      "--out", "{w}/fit"], "--dask"),
+    (["virtual-servo", "--params", "{w}/m1.json", "--physics-dt", "1e-9"], "physics_dt"),
+    (["record", "--motor", "xl330", "--port", "/dev/null", "--mass", "0.3", "--length", "0.1",
+      "--kp", "400", "--trajectory", "sin_sin", "--logdir", "{w}/rec", "--baud", "0"], "--baud"),
+    (["record", "--motor", "xl330", "--port", "/dev/null", "--mass", "0.3", "--length", "0.1",
+      "--kp", "400", "--trajectory", "sin_sin", "--logdir", "{w}/rec", "--rate", "1e-300"],
+     "--rate"),
+    (["run", "drive-backdrive", "--params", "{w}/m1.json", "--points", "100000000"], "--points"),
+])
+def test_an_option_that_would_do_nothing_or_never_end_is_refused(argv, culprit, work, capsys):
+    run_refused([a.format(w=work) for a in argv], culprit, capsys)
+    assert not (work / "rec").exists() and not (work / "fit").exists()
+
+
+def test_the_mujoco_adapter_refuses_slide_joints_and_shared_joints_and_reports_a_nan_goal(work):
+    mujoco = pytest.importorskip("mujoco")
+    from frictionsim.solvers.errors import SimulationError
+    from frictionsim.solvers.mujoco_adapter import ServoModel, bench_mjcf
+    from frictionsim.solvers.robot import JointServo
+
+    servo = JointServo("servo", load_params(work / "m1.json").with_scheme("semi_implicit"), 400)
+    slide = bench_mjcf(0.3, 0.1, 0.0, 0.001).replace('type="hinge"', 'type="slide"')
+    with pytest.raises(ValueError, match="not a hinge"):
+        ServoModel(slide, [servo])
+    with pytest.raises(ValueError, match="two servos"):
+        ServoModel(bench_mjcf(0.3, 0.1, 0.0, 0.001), [servo, servo])
+    sm = ServoModel(bench_mjcf(0.3, 0.1, 0.0, 0.001), [servo])
+    data = sm.make_data()
+    for k in range(50):
+        sm.set_goals(data, [0.2 if k != 20 else np.nan])
+        mujoco.mj_step(sm.model, data)
+    assert np.isfinite(data.qpos).all()
+    with pytest.raises(SimulationError, match="not finite"):
+        sm.check(data)
+
+
+# --------------------------------------------------------------------- vague errors, hangs
+
+@pytest.mark.parametrize("text, culprit", [
+    ('{"model": "m1", "actuator": "xl330", "kt": 1' + "0" * 400 + "}", "kt"),
+    ('{"model": "m1", "actuator": "xl330", "scheme": ["x"]}', "scheme"),
+    ('{"model": ["m1"], "actuator": "xl330"}', "model"),
+])
+def test_absurd_parameter_files_get_a_clear_error(text, culprit, work, capsys):
+    (work / "p.json").write_text(text)
+    run_refused(["simulate", "--params", str(work / "p.json"), str(work / "l.json")], culprit,
+                capsys)
+
+
+def test_a_log_with_a_number_of_hundreds_of_digits_is_named(work):
+    data = json.loads((work / "l.json").read_text())
+    data["mass"] = "HUGE"
+    path = work / "huge.json"
+    path.write_text(json.dumps(data).replace('"HUGE"', "1" + "0" * 400))
+    with pytest.raises(LogError, match="mass"):
+        load_log(path)
+
+
+@pytest.mark.parametrize("flag", ["--params", "--actuator-file"])
+def test_special_files_as_inputs_are_refused_at_once(flag, work, capsys):
+    fifo = work / "fifo.json"
+    os.mkfifo(fifo)
+    argv = (["simulate", "--params", str(fifo), str(work / "l.json")] if flag == "--params" else
+            ["simulate", "--params", str(work / "m1.json"), "--actuator-file", str(fifo),
+             str(work / "l.json")])
+    finished = []
+    thread = threading.Thread(target=lambda: finished.append(main(argv)), daemon=True)
+    thread.start()
+    thread.join(timeout=60)  # a blocking open of the FIFO would never return
+    assert finished == [1]
+    assert "not a regular file" in capsys.readouterr().err
+    with pytest.raises(Exception, match="not a regular file"):
+        from frictionsim.actuator_files import load_actuator_file
+
+        load_actuator_file("/dev/zero")
