@@ -299,7 +299,10 @@ def json_files(paths: list[str | os.PathLike]) -> list[Path]:
     out: list[Path] = []
     for p in map(Path, paths):
         if p.is_dir():
-            found = sorted(p.glob("*.json"))
+            try:  # glob hides an unreadable folder as an empty one
+                found = sorted(f for f in p.iterdir() if f.suffix == ".json")
+            except OSError as e:
+                raise LogError(f"{p}: cannot read the folder ({e.strerror or e})") from None
             if not found:
                 raise LogError(f"{p}: directory holds no *.json file")
             out.extend(found)

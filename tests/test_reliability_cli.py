@@ -227,7 +227,8 @@ def test_identify_names_a_log_that_cannot_be_simulated_and_saves_nothing(logs, t
 def test_validation_on_training_logs_is_refused(folder, tmp_path, capsys):
     assert main(identify_argv(folder, tmp_path / "o", "--model", "m1", "--validation",
                               str(folder / "sin_sin_kp16.json"))) == 1
-    assert "sin_sin_kp16.json is also a training log" in capsys.readouterr().err
+    err = capsys.readouterr().err
+    assert "sin_sin_kp16.json is the training log" in err and "same recording" in err
 
 
 def test_init_values_outside_the_bounds_are_named(folder, tmp_path, capsys):

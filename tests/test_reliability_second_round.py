@@ -264,3 +264,47 @@ def test_special_files_as_inputs_are_refused_at_once(flag, work, capsys):
         from frictionsim.actuator_files import load_actuator_file
 
         load_actuator_file("/dev/zero")
+
+
+def test_a_port_that_is_not_a_serial_device_or_fails_later_is_named(tmp_path):
+    pytest.importorskip("serial")
+    from frictionsim.hw.serialbus.errors import BusError
+    from frictionsim.hw.serialbus.port import Port, open_serial
+
+    (tmp_path / "file").write_text("")
+    for device, culprit in ((str(tmp_path / "file"), "not a serial device"),
+                            (str(tmp_path / "none"), "no such serial port"),
+                            ("/dev/null", "/dev/null")):
+        with pytest.raises(BusError, match=culprit):
+            open_serial(device, 57600, 0.01)
+
+    class Vanished:
+        def read(self, size):
+            import serial
+
+            raise serial.SerialException("device reports readiness to read but returned no data")
+
+    with pytest.raises(BusError, match="/dev/ttyVIRTUAL.*reading"):
+        Port(Vanished(), "/dev/ttyVIRTUAL").read(4)
+
+
+@pytest.mark.parametrize("saved_with, resumed_with, culprit", [
+    (["--with", "current_limit"], [], "--with current_limit"),
+    ([], ["--scheme", "semi_implicit"], "--scheme reference"),
+])
+def test_a_resumed_identification_with_other_settings_is_refused(saved_with, resumed_with,
+                                                                  culprit, work, capsys):
+    base = ["identify", "--actuator", "xl330", "--model", "m1", "--logs", str(work / "l.json"),
+            "--budget", "30", "--out", str(work / "fit"), "--no-progress"]
+    assert main(base + saved_with) == 0
+    before = digest(work / "fit")
+    run_refused(base + resumed_with + ["--resume"], culprit, capsys)
+    assert digest(work / "fit") == before
+
+
+def test_a_resumed_identification_refuses_a_file_of_another_model(work, capsys):
+    (work / "fit").mkdir()
+    shutil.copy(work / "m6.json", work / "fit" / "m1.json")
+    run_refused(["identify", "--actuator", "xl330", "--model", "m1", "--logs", str(work / "l.json"),
+                 "--budget", "30", "--out", str(work / "fit"), "--resume"], "holds a m6 fit",
+                capsys)

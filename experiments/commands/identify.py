@@ -153,7 +153,8 @@ def run(args: argparse.Namespace) -> int:
         for path in sorted(args.out.iterdir()):
             if OUTPUT_FILES.match(path.name):
                 check_not_an_input(path, "--out", inputs)
-    earlier = prepare_out(args.out, actuator, args.resume, args.overwrite)
+    earlier = prepare_out(args.out, actuator, args.resume, args.overwrite, args.scheme,
+                          schema.check_extensions(args.extensions))
     print(f"{actuator}: {len(train)} training logs, {len(validation)} validation logs; "
           f"models {' '.join(models)}; budget {args.budget} evaluations each"
           + (f"; with {' '.join(args.extensions)}" if args.extensions else ""))

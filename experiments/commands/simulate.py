@@ -56,7 +56,7 @@ def run(args: argparse.Namespace) -> int:
     if args.friction is not None and args.engine != "mujoco":
         raise ValueError(f"--friction {args.friction} applies to --engine mujoco only (the fixed "
                          "step always clips by the friction budget)")
-    args.friction = args.friction or "budget"
+    friction = args.friction or "budget"
     if args.engine == "mujoco":
         if args.scheme == "reference":
             raise ValueError("--engine mujoco steps with semi-implicit Euler; --scheme reference "
@@ -67,11 +67,11 @@ def run(args: argparse.Namespace) -> int:
                              "input_volts; simulate the logged supply with --engine fixed_step")
         from frictionsim.solvers.mujoco_adapter import simulate_bench
 
-        rollouts = [simulate_bench(log, params, args.friction) for log in logs]
+        rollouts = [simulate_bench(log, params, friction) for log in logs]
     else:
         rollouts = [simulate(log, params) for log in logs]
     rows = [[r.log.name, r.log.trajectory, f"{r.log.kp:g}", f"{1e3 * r.mae:.2f}"] for r in rollouts]
-    engine = "" if args.engine == "fixed_step" else f", MuJoCo ({args.friction})"
+    engine = "" if args.engine == "fixed_step" else f", MuJoCo ({friction})"
     print(f"{params.model} on {params.actuator} ({args.params}{engine})")
     print(table(["log", "trajectory", "kp", "MAE (mrad)"], rows, "<<>>"))
     maes = np.array([r.mae for r in rollouts])

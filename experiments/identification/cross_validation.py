@@ -50,7 +50,8 @@ def cross_validate_by_gain(logs: list[Log], settings: IdentifySettings, out: Pat
         fold = out / FOLDS_DIR / f"kp_{gain_label(gain)}"
         print(f"cross-validation: fit on kp {', '.join(gain_label(g) for g in gains if g != gain)}"
               f" ({len(train)} logs), validate on kp {gain_label(gain)} ({len(held)} logs)")
-        earlier = prepare_out(fold, settings.actuator, resume, overwrite)
+        earlier = prepare_out(fold, settings.actuator, resume, overwrite, settings.scheme,
+                              settings.extensions)
         fits, interrupted = identify(train, held, settings, fold, earlier)
         for model, fit in fits.items():
             entry = section.setdefault(model, {"per_gain": {}})

@@ -103,6 +103,10 @@ def _wait_for_results(client, futures: dict, address: str, worker_timeout: float
                                "best parameters so far, if any, are saved)")
 
 
+class DaskLost(RuntimeError):
+    """The Dask cluster failed under a fit (a killed worker or scheduler)."""
+
+
 def fit_on_dask(address: str, models: list[str], actuator: str, fixed: dict,
                 packed: PackedLogs, settings: FitSettings, out: Path,
                 init: ParameterSet | None, chain: bool = True,
@@ -136,11 +140,22 @@ def fit_on_dask(address: str, models: list[str], actuator: str, fixed: dict,
             )
         try:
             _wait_for_results(client, futures, address, worker_timeout)
+            return {m: futures[m].result() for m in models}, False
         except KeyboardInterrupt:
             return _salvage(futures, models, out), True
-        return {m: futures[m].result() for m in models}, False
+        except (TimeoutError, ValueError, OSError):
+            raise
+        except Exception as e:  # a worker or the scheduler died: distributed's own errors
+            saved = sorted(p.name for p in out.glob("m*.json")) if out.is_dir() else []
+            raise DaskLost(f"--dask {address}: the cluster lost the work "
+                           f"({type(e).__name__}: {e or 'no detail'}); parameters saved so far: "
+                           f"{', '.join(saved) or 'none'} (rerun with --resume to continue)"
+                           ) from None
     finally:
-        client.close()
+        try:
+            client.close()
+        except Exception:  # the scheduler is already gone
+            pass
 
 
 def _salvage(futures: dict, models: list[str], out: Path) -> dict[str, tuple[FitResult, Path]]:

@@ -135,7 +135,26 @@ OUTPUT_FILES = re.compile(r"^(m[1-6]\.json|report\.(md|json)|mae_per_model\.png|
 FOLDS_DIR = "cross_validation"
 
 
-def prepare_out(out: Path, actuator: str, resume: bool = False, overwrite: bool = False
+def check_resumable(path: Path, params: ParameterSet, scheme: str | None,
+                    extensions: tuple[str, ...] | None) -> None:
+    """ValueError unless a saved fit can be continued by this run: its file is named after its
+    model, and it was fitted with the same scheme and electrical extensions (a fit kept or
+    compared under other settings would be misreported, or replaced by a fit it beats)."""
+    if path.stem != params.model:
+        raise ValueError(f"--resume: {path} holds a {params.model} fit, not {path.stem}; the "
+                         "folder is not an identification's output (use another --out)")
+    if scheme is not None and params.scheme != scheme:
+        raise ValueError(f"--resume: {path} was fitted with --scheme {params.scheme}, this run "
+                         f"asks for {scheme}; resume with the same settings or use another --out")
+    if extensions is not None and tuple(params.extensions) != tuple(extensions):
+        saved = " ".join(params.extensions) or "none"
+        asked = " ".join(extensions) or "none"
+        raise ValueError(f"--resume: {path} was fitted with --with {saved}, this run asks for "
+                         f"--with {asked}; resume with the same settings or use another --out")
+
+
+def prepare_out(out: Path, actuator: str, resume: bool = False, overwrite: bool = False,
+                scheme: str | None = None, extensions: tuple[str, ...] | None = None
                 ) -> dict[str, ParameterSet]:
     """Make ``out`` ready; returns the saved parameters to resume from (model → set).
 
@@ -162,6 +181,7 @@ def prepare_out(out: Path, actuator: str, resume: bool = False, overwrite: bool 
                 if params.actuator != actuator:
                     raise ValueError(f"--resume: {p} is for actuator {params.actuator}, not "
                                      f"{actuator}; use another --out")
+                check_resumable(p, params, scheme, extensions)
                 earlier[params.model] = params
         print(f"resuming from {out}: saved " + (", ".join(sorted(earlier)) or "no model")
               + "; each model keeps the better of its saved and its new parameters")

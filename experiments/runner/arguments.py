@@ -97,10 +97,14 @@ def seed(text: str) -> int:
     return value
 
 
+#: Path arguments that name where a command writes (folders), not what it reads.
+OUTPUT_FOLDERS = {"out", "out_dir", "logdir"}
+
+
 def input_paths(args: argparse.Namespace) -> dict[Path, str]:
     """Every file the command reads, resolved, with the option that named it: the path-valued
     arguments that are not outputs, a folder standing for the files in it."""
-    outputs = {dest for dest, _ in getattr(args, _OUTPUTS, None) or []} | {"out"}
+    outputs = {dest for dest, _ in getattr(args, _OUTPUTS, None) or []} | OUTPUT_FOLDERS
     found: dict[Path, str] = {}
     for dest, value in vars(args).items():
         if dest.startswith("_") or dest in outputs:

@@ -93,8 +93,12 @@ def _expected_errors() -> tuple[type[BaseException], ...]:
     from frictionsim.params import ParameterFileError
     from frictionsim.solvers.errors import SimulationError
 
-    return (LogError, ParameterFileError, ServoError, SimulationError, ValueError, OSError,
-            ImportError)
+    expected = [LogError, ParameterFileError, ServoError, SimulationError, ValueError, OSError,
+                ImportError]
+    distributed = sys.modules.get("frictionsim.experiments.identification.distributed")
+    if distributed is not None:
+        expected.append(distributed.DaskLost)
+    return tuple(expected)
 
 
 class Terminated(KeyboardInterrupt):
@@ -168,6 +172,7 @@ def _from_kernel_cache(error: BaseException) -> bool:
 def _run_with_sound_cache(args: argparse.Namespace) -> int:
     """Run the command; if a damaged cached kernel stops it, remove the project's cached
     kernels, say so, and run it once more (compiling afresh)."""
+    pristine = argparse.Namespace(**vars(args))  # a command may complete its arguments
     try:
         return args.command_module.run(args)
     except Exception as e:
@@ -178,7 +183,7 @@ def _run_with_sound_cache(args: argparse.Namespace) -> int:
         removed = kernel_cache.purge_all()
         print(f"warning: a cached compiled kernel was damaged ({type(e).__name__}: {e}); "
               f"removed the {removed} cached kernel files, compiling again", file=sys.stderr)
-        return args.command_module.run(args)
+        return pristine.command_module.run(pristine)
 
 
 def main(argv: list[str] | None = None) -> int:
