@@ -154,12 +154,13 @@ def test_open_checks_model(clock, monkeypatch):
     import serial
 
     device = virtual_xl330(clock.now, ct.XL330_M288)
+    # serial.Serial is replaced: any character device passes open_serial's check
     monkeypatch.setattr(serial, "Serial", lambda *a, **k: LoopbackPort(device))
-    assert DynamixelServo.open("/dev/fake", "xl330").table is ct.XL330_M288
+    assert DynamixelServo.open("/dev/null", "xl330").table is ct.XL330_M288
     with pytest.raises(BusError, match="is a XL330-M288, not a MX-64"):
-        DynamixelServo.open("/dev/fake", "mx64")
+        DynamixelServo.open("/dev/null", "mx64")
     device = virtual_xl330(clock.now, ct.XL330_M077)  # same control table, other gear ratio
-    assert DynamixelServo.open("/dev/fake", "xl330").table is ct.XL330_M077
+    assert DynamixelServo.open("/dev/null", "xl330").table is ct.XL330_M077
 
 
 def test_configure_rejects_bad_gain(clock):

@@ -73,6 +73,8 @@ def run(args: argparse.Namespace) -> int:
     from frictionsim.params import save_params
     from frictionsim.solvers.rollouts import simulate
 
+    if not 1 <= args.budget <= 1_000_000:
+        raise ValueError(f"--budget must be in [1, 1,000,000] loss evaluations, got {args.budget}")
     start = time.perf_counter()
     if args.out is None:
         out = fresh_directory(DEFAULT_OUT)

@@ -52,8 +52,11 @@ def run(args: argparse.Namespace) -> int:
 
     if not 3 <= args.points <= MAX_POINTS:
         raise ValueError(f"--points must be in [3, {MAX_POINTS}], got {args.points}")
-    if any(not math.isfinite(v) for v in args.velocity):
-        raise ValueError(f"--velocity must be finite speeds in rad/s, got {args.velocity}")
+    if any(not math.isfinite(v) for v in args.velocity) or len(args.velocity) > 100:
+        raise ValueError(f"--velocity must be at most 100 finite speeds in rad/s, got "
+                         f"{args.velocity[:5]}{' …' if len(args.velocity) > 5 else ''}")
+    if args.tau_e_max is not None and not (math.isfinite(args.tau_e_max) and args.tau_e_max > 0):
+        raise ValueError(f"--tau-e-max must be a positive torque in N·m, got {args.tau_e_max}")
     sets = [load_params(p) for p in args.params]
     limit = args.tau_e_max if args.tau_e_max is not None else max(stall_torque(p) for p in sets)
     if not (math.isfinite(limit) and limit > 0):

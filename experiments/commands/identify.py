@@ -30,6 +30,9 @@ DESCRIPTION = (
     "validation errors. A non-empty OUT is refused unless --resume or --overwrite."
 )
 
+#: Loss evaluations per model: far beyond any fit's convergence (a few thousand).
+MAX_BUDGET = 10_000_000
+
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
     add_actuator_arguments(p, actuator=True)
@@ -132,8 +135,9 @@ def run(args: argparse.Namespace) -> int:
             raise ValueError(f"--fix {name}={value:g}: outside its bounds [{spec.lower:g}, "
                              f"{spec.upper:g}] on {actuator}; a fit holds parameters inside "
                              "them (declare other bounds in an actuator file)")
-    if args.budget < 1:
-        raise ValueError(f"--budget must be at least 1, got {args.budget}")
+    if not 1 <= args.budget <= MAX_BUDGET:
+        raise ValueError(f"--budget must be in [1, {MAX_BUDGET:,}] loss evaluations, got "
+                         f"{args.budget}")
     init = load_params(args.init, args.extensions) if args.init else None
     if init is not None and init.actuator != actuator:
         raise ValueError(f"--init {args.init}: actuator {init.actuator}, not {actuator}")
