@@ -54,6 +54,7 @@ once per process by scanning a small ``MjData`` for the known addresses of its a
 from __future__ import annotations
 
 import ctypes
+import secrets
 import warnings
 import weakref
 
@@ -93,7 +94,8 @@ CFG_TIMESTEP = 5        # the model's timestep (s)
 CFG_USER_OFFSET = 6     # where the adapter's state starts in userdata
 CFG_STATE_SIZE = 7      # doubles of that state
 CFG_NU = 8              # the model's actuators (length of ctrl)
-HEADER = 9
+CFG_TOKEN = 9           # a random number the model carries too: its copies find their row
+HEADER = 10
 SB_DOF = 0              # servo block: the joint's dof address
 SB_QPOS = 1             # its qpos address
 SB_CTRL = 2             # the ctrl index of its goal
@@ -110,7 +112,8 @@ ST_FAILURES = 3         # steps whose friction solve did not converge
 ST_FIRST_FAILURE = 4    # time of the first of them (s)
 ST_BAD_GOALS = 5        # control periods whose goal was not finite (the servo held instead)
 ST_FIRST_BAD_GOAL = 6   # time of the first of them (s)
-STATE_HEAD = 7
+ST_UNSERVED_COPY = 7    # 1: a copy of a frictionloss-mode model was stepped (not served)
+STATE_HEAD = 8
 SL_DISABLED = 0         # servo slot: 1 when its torque is disabled (default 0: enabled)
 SL_TORQUE = 1           # τ_m at the last step (N·m)
 SL_SERVO = 2            # the servo record (frictionsim.servo_unit, layout.SERVO_STATE_SIZE)
@@ -147,6 +150,17 @@ def _i64_at(typingctx, address):
 
     def codegen(context, builder, signature, args):
         return builder.inttoptr(args[0], context.get_value_type(types.CPointer(types.int64)))
+
+    return sig, codegen
+
+
+@intrinsic
+def _i32_at(typingctx, address):
+    """An int32 pointer to ``address`` (an int64)."""
+    sig = types.CPointer(types.int32)(types.int64)
+
+    def codegen(context, builder, signature, args):
+        return builder.inttoptr(args[0], context.get_value_type(types.CPointer(types.int32)))
 
     return sig, codegen
 
@@ -198,6 +212,37 @@ def data_offsets() -> dict[str, int]:
     return found
 
 
+#: The model's own mark (a custom numeric): [MARK, table row, token]. A copy of the compiled
+#: model (``copy.copy``, or the models ``mujoco.rollout`` is given) has another address but
+#: the same mark, which leads the callback to its servos.
+MARK = 7.0368744177664e13 + 0.8125  # 2^46 + 13/16: no model holds it by chance
+MARK_NAME = "frictionsim_servo_model"
+
+
+def _numeric_model(sizes: list[int]):
+    nums = "".join(f'<numeric name="n{i}" size="{s}"/>' for i, s in enumerate(sizes))
+    return mujoco.MjModel.from_xml_string(
+        f"<mujoco><custom>{nums}</custom><worldbody><body><joint type='hinge'/>"
+        "<geom type='sphere' size='0.1' mass='1'/></body></worldbody></mujoco>")
+
+
+def model_offsets() -> dict[str, int] | None:
+    """Byte offsets in ``mjModel`` of ``nnumericdata`` (int) and of the ``numeric_data``
+    pointer, found on private models of known sizes; None if they cannot be told apart (the
+    callback then serves registered models only)."""
+    models = [_numeric_model(s) for s in ([1, 1, 1], [2, 3], [4])]
+    sizes = [int(m.nnumericdata) for m in models]
+    counts = [o for o in range(0, 1 << 14, 4)
+              if all(ctypes.c_int32.from_address(m._address + o).value == n
+                     for m, n in zip(models, sizes))]
+    pointers = [o for o in range(0, 1 << 16, 8)
+                if all(ctypes.c_uint64.from_address(m._address + o).value
+                       == m.numeric_data.ctypes.data for m in models)]
+    if len(counts) != 1 or len(pointers) != 1:
+        return None
+    return {"nnumericdata": counts[0], "numeric_data": pointers[0]}
+
+
 # ------------------------------------------------------------------- the table and callback
 
 #: One row per registered model (its config), and its addresses: model, dof_frictionloss,
@@ -213,6 +258,10 @@ def _compile_callback():
     o_qpos, o_qvel, o_ctrl = off["qpos"], off["qvel"], off["ctrl"]
     o_applied, o_bias, o_passive = off["qfrc_applied"], off["qfrc_bias"], off["qfrc_passive"]
     o_userdata, o_time = off["userdata"], off["time"]
+    model_off = model_offsets()
+    adopt = model_off is not None
+    o_nnum = model_off["nnumericdata"] if adopt else 0
+    o_num = model_off["numeric_data"] if adopt else 0
     config_address = _CONFIG.ctypes.data
     keys_address = _KEYS.ctypes.data
     max_models, config_size, work_size = MAX_MODELS, CONFIG_SIZE, WORK_SIZE
@@ -226,6 +275,21 @@ def _compile_callback():
             if keys[i, 0] == ma:
                 row = i
                 break
+        copy = False
+        if row < 0 and adopt:  # a copy of a registered model carries its mark
+            nd = carray(_i32_at(ma + o_nnum), (1,))[0]
+            if nd >= 3:
+                nums = carray(_f64_at(carray(_i64_at(ma + o_num), (1,))[0]), (nd,))
+                for i in range(nd - 2):
+                    if nums[i] == MARK:
+                        r = int(nums[i + 1])
+                        if 0 <= r < max_models:
+                            c = carray(_f64_at(config_address + 8 * r * config_size),
+                                       (config_size,))
+                            if c[CFG_ACTIVE] != 0.0 and c[CFG_TOKEN] == nums[i + 2]:
+                                row = r
+                                copy = True
+                        break
         if row < 0:
             return
         cfg = carray(_f64_at(config_address + 8 * row * config_size), (config_size,))
@@ -246,6 +310,9 @@ def _compile_callback():
         user = carray(_f64_at(carray(_i64_at(da + o_userdata), (1,))[0]
                               + 8 * int(cfg[CFG_USER_OFFSET])), (int(cfg[CFG_STATE_SIZE]),))
         now = carray(_f64_at(da + o_time), (1,))[0]
+        if copy and frictionloss:  # its friction would be written into the original model
+            user[ST_UNSERVED_COPY] = 1.0
+            return
         slots = user[STATE_HEAD: STATE_HEAD + STATE_PER_SERVO * ns].reshape((ns, STATE_PER_SERVO))
         servos = slots[:, SL_SERVO: SL_SERVO + SERVO_STATE_SIZE]
         # A new run (reset, or time going back as rollouts set their initial state).
@@ -371,6 +438,9 @@ class ServoModel:
                 else 0.0
         self.ctrl_index = self._goal_actuators(spec)
         spec.option.integrator = int(mujoco.mjtIntegrator.mjINT_EULER)
+        mark = spec.add_numeric()
+        mark.name = MARK_NAME
+        mark.data = [MARK, -1.0, 0.0]  # row and token set once registered
         user0 = int(spec.nuserdata)
         probe = spec.compile()
         size = state_size(len(servos), probe.nv)
@@ -387,6 +457,10 @@ class ServoModel:
                              f"model's timestep {dt:g} s")
         self.period = control_period
         self._row = self._register(user0, size, dt)
+        adr = int(self.model.numeric_adr[mujoco.mj_name2id(self.model, mujoco.mjtObj.mjOBJ_NUMERIC,
+                                                           MARK_NAME)])
+        self.model.numeric_data[adr + 1] = self._row
+        self.model.numeric_data[adr + 2] = _CONFIG[self._row, CFG_TOKEN]
         weakref.finalize(self.model, _release, self._row)
         _install()
 
@@ -435,6 +509,7 @@ class ServoModel:
         cfg[CFG_USER_OFFSET] = user0
         cfg[CFG_STATE_SIZE] = size
         cfg[CFG_NU] = self.model.nu
+        cfg[CFG_TOKEN] = float(secrets.randbits(52))
         for j, servo in enumerate(self.servos):
             block = cfg[HEADER + j * SERVO_BLOCK: HEADER + (j + 1) * SERVO_BLOCK]
             block[SB_DOF] = self.dofs[j]
@@ -484,6 +559,10 @@ class ServoModel:
         """SimulationError when a step of ``data`` since its last reset could not solve the
         coupled joints' friction exactly (the solver did not converge), naming the first."""
         state = self._state(data)
+        if state[ST_UNSERVED_COPY]:
+            raise SimulationError("a copy of a ServoModel in the frictionloss mode was stepped: "
+                                  "its servos did not run (that mode writes the model's own "
+                                  "arrays; build a ServoModel per model instead of copying)")
         if state[ST_BAD_GOALS] > 0:
             raise SimulationError(
                 f"a servo's goal (data.ctrl) was not finite in {int(state[ST_BAD_GOALS])} "

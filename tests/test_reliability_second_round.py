@@ -308,3 +308,34 @@ def test_a_resumed_identification_refuses_a_file_of_another_model(work, capsys):
     run_refused(["identify", "--actuator", "xl330", "--model", "m1", "--logs", str(work / "l.json"),
                  "--budget", "30", "--out", str(work / "fit"), "--resume"], "holds a m6 fit",
                 capsys)
+
+
+def test_a_copied_servo_model_steps_with_its_servos(work):
+    mujoco = pytest.importorskip("mujoco")
+    import copy
+
+    from frictionsim.solvers.errors import SimulationError
+    from frictionsim.solvers.mujoco_adapter import ServoModel, bench_mjcf
+    from frictionsim.solvers.robot import JointServo
+
+    servo = JointServo("servo", load_params(work / "m6.json").with_scheme("semi_implicit"), 400)
+    sm = ServoModel(bench_mjcf(0.3, 0.1, 0.0, 0.001), [servo])
+    twin = copy.copy(sm.model)
+    assert twin._address != sm.model._address
+    runs = []
+    for model in (sm.model, twin):
+        data = mujoco.MjData(model)
+        q = []
+        for k in range(300):
+            data.ctrl[sm.ctrl_index] = 0.4 * np.sin(0.02 * k)
+            mujoco.mj_step(model, data)
+            q.append(data.qpos[0])
+        runs.append(np.array(q))
+    assert np.ptp(runs[0]) > 0.1  # the servo moved the arm
+    np.testing.assert_array_equal(runs[0], runs[1])
+    lossy = ServoModel(bench_mjcf(0.3, 0.1, 0.0, 0.001), [servo], friction="frictionloss")
+    copied = copy.copy(lossy.model)
+    data = mujoco.MjData(copied)
+    mujoco.mj_step(copied, data)
+    with pytest.raises(SimulationError, match="copy"):
+        lossy.check(data)
