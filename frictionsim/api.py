@@ -164,7 +164,7 @@ def identify(logs: Sequence[Log], *, actuator: str, models: Sequence[str] = ("m1
     (``supply``, ``current_limit``, ``latency``…); ``fixed``: parameters held at a value.
     Returns an :class:`Identification`; writes nothing (the command line writes files).
     """
-    from frictionsim.experiments.identification.pipeline import IdentifySettings
+    from frictionsim.experiments.identification.pipeline import IdentifySettings, content_digest
     from frictionsim.experiments.identification.pipeline import identify as run_pipeline
     from frictionsim.experiments.identification.schedule import FitSettings
 
@@ -183,9 +183,9 @@ def identify(logs: Sequence[Log], *, actuator: str, models: Sequence[str] = ("m1
     for log in logs + validation:
         if not isinstance(log, Log):
             raise TypeError(f"identify takes Log objects, got {type(log).__name__}")
-    trained = {id(log) for log in logs} | {log.path.resolve() for log in logs if log.path}
+    trained = {content_digest(log) for log in logs}  # by content: a copy is the same log
     for log in validation:
-        if id(log) in trained or (log.path and log.path.resolve() in trained):
+        if content_digest(log) in trained:
             raise ValueError(f"validation log {log.name} is also a training log; a validation "
                              "error must come from logs the fit has not seen")
     settings = IdentifySettings(models, actuator, FitSettings(budget, seed),
