@@ -105,3 +105,25 @@ def first_non_finite(value: Any, where: str) -> str | None:
         elif isinstance(item, list):
             stack.extend((v, f"{at}[{i}]") for i, v in reversed(list(enumerate(item))))
     return None
+
+
+def json_files(paths, error: type[Exception], keep=None, what: str = "*.json file") -> list[Path]:
+    """The files named, a folder standing for its ``*.json`` files (sorted) that ``keep``
+    accepts; ``error`` for a missing path, an unreadable folder (``glob`` would hide it as an
+    empty one) or a folder without such a file."""
+    out: list[Path] = []
+    for p in map(Path, paths):
+        if p.is_dir():
+            try:
+                found = sorted(f for f in p.iterdir() if f.suffix == ".json")
+            except OSError as e:
+                raise error(f"{p}: cannot read the folder ({e.strerror or e})") from None
+            found = [f for f in found if keep is None or keep(f)]
+            if not found:
+                raise error(f"{p}: directory holds no {what}")
+            out.extend(found)
+        elif p.exists():
+            out.append(p)
+        else:
+            raise error(f"{p}: no such file or directory")
+    return out

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import numpy as np
 
-from frictionsim import atomic, layout, plausibility, schema
+from frictionsim import atomic, jsonfile, layout, plausibility, schema
 from frictionsim.jsonfile import first_non_finite, read_json
 
 REQUIRED_HEADER = ("mass", "length", "kp")
@@ -296,21 +296,7 @@ def save_log(path: str | os.PathLike, log: Log) -> Path:
 
 def json_files(paths: list[str | os.PathLike]) -> list[Path]:
     """Expand directories to their ``*.json`` files (sorted); keep files as given."""
-    out: list[Path] = []
-    for p in map(Path, paths):
-        if p.is_dir():
-            try:  # glob hides an unreadable folder as an empty one
-                found = sorted(f for f in p.iterdir() if f.suffix == ".json")
-            except OSError as e:
-                raise LogError(f"{p}: cannot read the folder ({e.strerror or e})") from None
-            if not found:
-                raise LogError(f"{p}: directory holds no *.json file")
-            out.extend(found)
-        elif p.exists():
-            out.append(p)
-        else:
-            raise LogError(f"{p}: no such file or directory")
-    return out
+    return jsonfile.json_files(paths, LogError)
 
 
 def load_logs(paths: list[str | os.PathLike], processed: bool | None = True) -> list[Log]:

@@ -19,7 +19,7 @@ from pathlib import Path
 import numpy as np
 
 from frictionsim import atomic, layout, plausibility, schema
-from frictionsim.jsonfile import read_json
+from frictionsim.jsonfile import json_files, read_json
 
 #: Friction coefficients: a negative one makes the budget inject energy instead of dissipating it.
 FRICTION_COEFFICIENTS = (
@@ -241,19 +241,8 @@ def parameter_files(paths: list[str | os.PathLike]) -> list[Path]:
     its ``*.json`` files that are parameter files (an object with ``model`` and ``actuator``),
     so an identification's output folder, with its report.json, stands for its fits.
     ParameterFileError for a missing path or a folder without one."""
-    out: list[Path] = []
-    for p in map(Path, paths):
-        if p.is_dir():
-            found = [f for f in sorted(p.glob("*.json")) if _is_parameter_file(f)]
-            if not found:
-                raise ParameterFileError(f"{p}: the folder holds no parameter file (*.json with "
-                                         "'model' and 'actuator')")
-            out.extend(found)
-        elif p.exists():
-            out.append(p)
-        else:
-            raise ParameterFileError(f"{p}: no such file or directory")
-    return out
+    return json_files(paths, ParameterFileError, keep=_is_parameter_file,
+                      what="parameter file (*.json with 'model' and 'actuator')")
 
 
 def _is_parameter_file(path: Path) -> bool:

@@ -132,37 +132,23 @@ def state_size(servos: int, nv: int) -> int:
 
 # ------------------------------------------------------------ raw memory from compiled code
 
-@intrinsic
-def _f64_at(typingctx, address):
-    """A float64 pointer to ``address`` (an int64)."""
-    sig = types.CPointer(types.float64)(types.int64)
+def _pointer_intrinsic(numba_type):
+    """An intrinsic turning an int64 address into a pointer to ``numba_type``."""
+    pointer = types.CPointer(numba_type)
 
-    def codegen(context, builder, signature, args):
-        return builder.inttoptr(args[0], context.get_value_type(types.CPointer(types.float64)))
+    @intrinsic
+    def at(typingctx, address):
+        def codegen(context, builder, signature, args):
+            return builder.inttoptr(args[0], context.get_value_type(pointer))
 
-    return sig, codegen
+        return pointer(types.int64), codegen
 
-
-@intrinsic
-def _i64_at(typingctx, address):
-    """An int64 pointer to ``address`` (an int64)."""
-    sig = types.CPointer(types.int64)(types.int64)
-
-    def codegen(context, builder, signature, args):
-        return builder.inttoptr(args[0], context.get_value_type(types.CPointer(types.int64)))
-
-    return sig, codegen
+    return at
 
 
-@intrinsic
-def _i32_at(typingctx, address):
-    """An int32 pointer to ``address`` (an int64)."""
-    sig = types.CPointer(types.int32)(types.int64)
-
-    def codegen(context, builder, signature, args):
-        return builder.inttoptr(args[0], context.get_value_type(types.CPointer(types.int32)))
-
-    return sig, codegen
+_f64_at = _pointer_intrinsic(types.float64)  # float64* at an address
+_i64_at = _pointer_intrinsic(types.int64)
+_i32_at = _pointer_intrinsic(types.int32)
 
 
 @intrinsic
