@@ -68,8 +68,8 @@ from frictionsim.vector_checks import SERVO_MESSAGE, THETA_MESSAGE, check_servo
 NO_LOG = math.nan
 
 
-# The history is indexed inside the record, never sliced out of it: a slice is a new array
-# view (reference counted) per call, which doubled the cost of a lock-step lane.
+# The history is indexed inside the record, never sliced out of it: a slice would be a new,
+# reference-counted array view at every control period of every lock-step lane.
 @njit(cache=True, inline="always")
 def reset_history(servo: np.ndarray, q: float, v: float) -> None:
     """Fill the firmware's measurement history with (q, v): before the first period, the

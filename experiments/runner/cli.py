@@ -16,6 +16,7 @@ import os
 import signal
 import sys
 import threading
+import time
 import warnings
 
 from frictionsim.experiments.runner.registry import COMMANDS, Command
@@ -109,13 +110,49 @@ class Terminated(KeyboardInterrupt):
 #: The first signal received (its number), or None. Later ones are ignored while the
 #: command unwinds: a second Ctrl-C must not cut short the cleanup of the first.
 _SIGNALLED: int | None = None
+#: Signals held back while Numba compiled (:func:`_inside_the_compiler`), not yet raised.
+_PENDING: list[int] = []
 _NAMES = {signal.SIGINT: "interrupted", signal.SIGTERM: "terminated (SIGTERM)",
           signal.SIGHUP: "terminated (SIGHUP)"}
+
+
+_COMPILER_FILES = (f"{os.sep}numba{os.sep}", f"{os.sep}llvmlite{os.sep}")
+
+
+def _inside_the_compiler(frame) -> bool:
+    """Whether the interrupted code is Numba's or llvmlite's (compiling, loading a cached
+    kernel, freeing LLVM objects): an exception raised there leaves LLVM objects half built
+    or half freed, and the process crashes later (seen: exit −11 on Ctrl-C while kernels
+    compiled with both cores busy). A compiled kernel itself is never interrupted: Python
+    runs the handler once it returns."""
+    lock = sys.modules.get("numba.core.compiler_lock")
+    if lock is not None and lock.global_compiler_lock.is_locked():
+        return True
+    while frame is not None:
+        if any(part in frame.f_code.co_filename for part in _COMPILER_FILES):
+            return True
+        frame = frame.f_back
+    return False
+
+
+def _deliver_later(signum: int) -> None:
+    """Signal the main thread again in a moment; the handler decides anew."""
+    import _thread
+
+    def again() -> None:
+        time.sleep(0.02)
+        _thread.interrupt_main(signum)
+
+    threading.Thread(target=again, name="frictionsim-signal", daemon=True).start()
 
 
 def _on_signal(signum, frame) -> None:
     global _SIGNALLED
     if _SIGNALLED is not None:
+        return
+    if _inside_the_compiler(frame):
+        _PENDING.append(signum)  # counted at the end if the command ends first
+        _deliver_later(signum)
         return
     _SIGNALLED = signum
     raise KeyboardInterrupt if signum == signal.SIGINT else Terminated
@@ -136,6 +173,7 @@ def _install_signals() -> dict:
     """Our handlers for SIGINT, SIGTERM, SIGHUP (main thread only); the previous ones."""
     global _SIGNALLED
     _SIGNALLED = None
+    _PENDING.clear()
     if threading.current_thread() is not threading.main_thread():
         return {}
     previous = {}
@@ -188,6 +226,7 @@ def _run_with_sound_cache(args: argparse.Namespace) -> int:
 
 def main(argv: list[str] | None = None) -> int:
     """Run the command line ``argv``; returns the exit code (130 when interrupted)."""
+    global _SIGNALLED
     os.environ.setdefault("MPLBACKEND", "Agg")  # figures go to files, never a window
     argv = sys.argv[1:] if argv is None else list(argv)
     command = "frictionsim"
@@ -209,6 +248,8 @@ def main(argv: list[str] | None = None) -> int:
 
         prepare(args)
         code = _run_with_sound_cache(args)
+        if _SIGNALLED is None and _PENDING:  # held back, and the command finished first
+            _SIGNALLED = _PENDING[0]
         if _SIGNALLED is not None:  # an interrupt swallowed on the way (by a finaliser)
             return _signal_exit(command)
         return code
