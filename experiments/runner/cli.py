@@ -284,6 +284,8 @@ def entry() -> None:
     are written or removed and its streams flushed: the interpreter's teardown would run the
     finalisers of a kernel whose compilation the signal cut short, and those can crash."""
     code = main()
+    for sig in _NAMES:  # a signal held back and re-sent now must not interrupt the exit
+        signal.signal(sig, signal.SIG_IGN)
     if _SIGNALLED is not None:
         for stream in (sys.stdout, sys.stderr):
             try:
