@@ -100,6 +100,13 @@ def servo_reset(servo: np.ndarray, q: float, v: float) -> None:
     velocity v (rad/s): no control yet, the limiter at q, the history full of (q, v)."""
     if servo.shape[0] != SERVO_STATE_SIZE:
         raise ValueError(SERVO_MESSAGE)
+    reset_record(servo, q, v)
+
+
+@njit(cache=True, inline="always")
+def reset_record(servo: np.ndarray, q: float, v: float) -> None:
+    """:func:`servo_reset` without its size check, for the package's parallel loops (a
+    ``raise`` inside a ``prange`` body makes Numba run the loop serially)."""
     servo[SERVO_U] = 0.0
     servo[SERVO_Q_SMOOTH] = q
     servo[SERVO_PERIODS] = 0.0

@@ -20,7 +20,7 @@ from frictionsim.layout import ARMATURE, DT, SUPPLY, THETA_SIZE
 from frictionsim.logs import Log
 from frictionsim.pendulum import load_inertia
 from frictionsim.solvers.errors import SimulationError
-from frictionsim.solvers.fixed_step import rollout_error
+from frictionsim.solvers.fixed_step import log_error
 from frictionsim.solvers.lockstep import lockstep_errors
 
 
@@ -133,7 +133,7 @@ def batched_errors(
         j = pair % n_logs
         a = offsets[j]
         b = offsets[j + 1]
-        out[i, j] = rollout_error(
+        out[i, j] = log_error(
             goal[a:b], enable[a:b], supply[a:b], position[a:b], v0[j], thetas[i], bench[j],
             bench[j, DT]
         )

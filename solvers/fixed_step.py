@@ -48,7 +48,14 @@ from numba import njit
 
 from frictionsim.layout import SCHEME, SEMI_IMPLICIT, SERVO_STATE_SIZE
 from frictionsim.plant import bench_torques
-from frictionsim.servo_unit import servo_control, servo_draw, servo_reset
+from frictionsim.servo_unit import (
+    draw_current,
+    reset_record,
+    servo_control,
+    servo_draw,
+    servo_period,
+    servo_reset,
+)
 from frictionsim.solvers.joint_friction import stop_friction
 from frictionsim.vector_checks import check_float64, check_theta_bench
 
@@ -183,16 +190,25 @@ def rollout_error(
     check_log_arrays(goal, enable, supply, theta, bench, dt)
     if position.shape[0] != goal.shape[0]:
         raise ValueError("position must have the length of goal")
+    return log_error(goal, enable, supply, position, v0, theta, bench, dt)
+
+
+@njit(cache=True)
+def log_error(goal: np.ndarray, enable: np.ndarray, supply: np.ndarray, position: np.ndarray,
+              v0: float, theta: np.ndarray, bench: np.ndarray, dt: float) -> float:
+    """:func:`rollout_error` without its checks, for the batched evaluator's parallel loop
+    (a ``raise`` inside a ``prange`` body makes Numba run the loop serially; the batch
+    packs and checks its logs once)."""
     q = position[0]
     v = v0
     servo = np.empty(SERVO_STATE_SIZE)
-    servo_reset(servo, q, v)
+    reset_record(servo, q, v)
     total = 0.0
     n = goal.shape[0]
     for k in range(n):
         total += abs(q - position[k])
-        u = servo_control(servo, goal[k], q, v, supply[k], theta, bench)
-        servo_draw(servo, enable[k], v, theta)
+        u = servo_period(servo, goal[k], q, v, supply[k], theta, bench)
+        draw_current(servo, enable[k], v, theta)
         q, v = bench_step(q, v, u, enable[k], dt, theta, bench)
     return total / n
 

@@ -76,7 +76,7 @@ from frictionsim.layout import (
 )
 from frictionsim.pendulum import gravity_coefficient, load_inertia
 from frictionsim.plant import bench_torques
-from frictionsim.servo_unit import draw_current, lockstep_compatible, servo_period, servo_reset
+from frictionsim.servo_unit import draw_current, lockstep_compatible, reset_record, servo_period
 from frictionsim.solvers.fixed_step import clipped_step
 from frictionsim.solvers.vector_math import SIN_EXACT_LIMIT, vector_sin, vector_stribeck_factor
 
@@ -189,7 +189,7 @@ def interleaved_errors(thetas, goal, enable, supply, position, offsets, v0, benc
         total = np.zeros(w)
         servos = np.empty((w, SERVO_STATE_SIZE))
         for p in range(w):
-            servo_reset(servos[p], q[p], v[p])
+            reset_record(servos[p], q[p], v[p])
         for k in range(n):
             g = goal[a + k]
             en = enable[a + k]
