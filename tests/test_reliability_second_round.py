@@ -203,8 +203,10 @@ def test_an_option_that_would_do_nothing_or_never_end_is_refused(argv, culprit, 
     assert not (work / "rec").exists() and not (work / "fit").exists()
 
 
-def test_the_mujoco_adapter_refuses_slide_joints_and_shared_joints_and_reports_a_nan_goal(work):
+def test_the_mujoco_adapter_refuses_slide_joints_and_shared_joints_and_reports_a_nan_goal(
+        work, monkeypatch):
     mujoco = pytest.importorskip("mujoco")
+    monkeypatch.chdir(work)  # MuJoCo logs its NaN-control warning to MUJOCO_LOG.TXT here
     from frictionsim.solvers.errors import SimulationError
     from frictionsim.solvers.mujoco_adapter import ServoModel, bench_mjcf
     from frictionsim.solvers.robot import JointServo
