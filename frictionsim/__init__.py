@@ -1,6 +1,6 @@
 """frictionsim — the physics of servo actuators with extended friction.
 
-The front door (:mod:`frictionsim.api`): ``load_log``, ``load_logs``, ``load_params``,
+The front door (:mod:`frictionsim.experiments.api`): ``load_log``, ``load_logs``, ``load_params``,
 ``load_actuator``, ``simulate``, ``identify`` and ``Servo`` (a servo's compiled kernels),
 all importable from here; ``docs/python.md`` walks through them.
 
@@ -31,7 +31,7 @@ schema.ACTUATORS.builtins = actuator_files.builtin_actuators
 #: ``import frictionsim`` (and the command line's ``--help``) stays light: no numpy yet.
 _LAZY = {
     **dict.fromkeys(("Identification", "ModelResult", "Servo", "identify", "load_actuator",
-                     "load_logs", "simulate"), "frictionsim.api"),
+                     "load_logs", "simulate"), "frictionsim.experiments.api"),
     **dict.fromkeys(("Log", "LogError", "load_log", "process", "save_log"), "frictionsim.logs"),
     **dict.fromkeys(("ParameterFileError", "ParameterSet", "load_params", "save_params"),
                     "frictionsim.params"),

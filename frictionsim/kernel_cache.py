@@ -36,10 +36,11 @@ def package_folders() -> list[Path]:
     return folders
 
 
-def kernel_sources() -> list[Path]:
-    """Every project source file with a cached kernel, in a fixed order."""
+def kernel_sources(folders: list[Path] | None = None) -> list[Path]:
+    """Every project source file with a cached kernel (in ``folders``, by default the
+    packages'), in a fixed order."""
     out = []
-    for folder in package_folders():
+    for folder in folders if folders is not None else package_folders():
         for path in sorted(folder.rglob("*.py")):
             try:
                 if "cache=True" in path.read_text(encoding="utf-8"):
@@ -97,8 +98,9 @@ def purge_stale() -> bool:
     record of the sources. Quiet and harmless where a place is not writable."""
     if os.environ.get("NUMBA_DISABLE_JIT"):
         return False
-    use_writable_cache()
-    sources = kernel_sources()
+    folders = package_folders()
+    use_writable_cache(folders)
+    sources = kernel_sources(folders)
     digest = hashlib.sha256()
     for path in sources:
         digest.update(path.read_bytes())
@@ -138,14 +140,15 @@ def _writable(folder: Path) -> bool:
     return folder.is_dir() and os.access(folder, os.W_OK | os.X_OK)
 
 
-def use_writable_cache() -> str | None:
+def use_writable_cache(folders: list[Path] | None = None) -> str | None:
     """Where neither the packages' ``__pycache__`` folders nor the user-wide cache can be
     written (a read-only install, no writable home), Numba refuses every ``cache=True``
     kernel; point ``NUMBA_CACHE_DIR`` at a private folder of the temporary directory then.
     Returns the folder chosen, or None when nothing needed changing."""
     if os.environ.get("NUMBA_CACHE_DIR"):
         return None
-    in_tree = all(_writable(folder / "__pycache__") for folder in package_folders())
+    folders = folders if folders is not None else package_folders()
+    in_tree = all(_writable(folder / "__pycache__") for folder in folders)
     if in_tree or _writable(user_wide_root()):
         return None
     import tempfile

@@ -57,11 +57,10 @@ from frictionsim.layout import (
     SUPPLY,
     SUPPLY_EMF,
     SUPPLY_RESISTANCE,
-    THETA_SIZE,
     VIN,
     VOLTAGE_LAW,
 )
-from frictionsim.vector_checks import SERVO_MESSAGE, THETA_MESSAGE, check_servo
+from frictionsim.vector_checks import SERVO_MESSAGE, check_record_theta, check_servo
 
 #: ``logged_vin`` of :func:`servo_control` when no supply voltage was logged (robots, the
 #: virtual servo, your own loop): with ``supply`` the source model E − R_s·|i| is used.
@@ -134,6 +133,14 @@ def supply_at(servo: np.ndarray, logged_vin: float, theta: np.ndarray,
                           theta[SUPPLY_RESISTANCE], bench[VIN])
 
 
+@njit(cache=True)
+def reported_supply(servo: np.ndarray, theta: np.ndarray, bench: np.ndarray) -> float:
+    """The supply voltage (V) a servo reports: the one its last control period used, or,
+    before the first, the one it would use now with nothing logged."""
+    vin = servo[SERVO_VIN]
+    return vin if math.isfinite(vin) else supply_at(servo, NO_LOG, theta, bench)
+
+
 @njit(cache=True, inline="always")
 def servo_control(servo: np.ndarray, q_target: float, q: float, v: float, logged_vin: float,
                   theta: np.ndarray, bench: np.ndarray) -> float:
@@ -168,10 +175,7 @@ def servo_period(servo: np.ndarray, q_target: float, q: float, v: float, logged_
 def servo_torque(servo: np.ndarray, enable: float, v: float, theta: np.ndarray) -> float:
     """Motor torque τ_m (N·m) of the held control at joint velocity v (rad/s), torque enable
     ``enable`` (0/1), with ``current_limit`` when on. Changes nothing."""
-    if servo.shape[0] != SERVO_STATE_SIZE:
-        raise ValueError(SERVO_MESSAGE)
-    if theta.shape[0] != THETA_SIZE:
-        raise ValueError(THETA_MESSAGE)
+    check_record_theta(servo, theta)
     return motor_torque(servo[SERVO_U], enable, v, theta)
 
 
@@ -179,10 +183,7 @@ def servo_torque(servo: np.ndarray, enable: float, v: float, theta: np.ndarray) 
 def servo_draw(servo: np.ndarray, enable: float, v: float, theta: np.ndarray) -> None:
     """Record the motor current (A) the servo draws at this physics step (joint velocity v),
     for a sagging ``supply``; a no-op when ``supply`` is off."""
-    if servo.shape[0] != SERVO_STATE_SIZE:
-        raise ValueError(SERVO_MESSAGE)
-    if theta.shape[0] != THETA_SIZE:
-        raise ValueError(THETA_MESSAGE)
+    check_record_theta(servo, theta)
     draw_current(servo, enable, v, theta)
 
 

@@ -53,6 +53,18 @@ def check_theta_bench(theta: np.ndarray, bench: np.ndarray) -> None:
 
 
 @njit(cache=True, inline="always")
+def check_record_theta(servo: np.ndarray, theta: np.ndarray) -> None:
+    """ValueError unless the servo record and theta have their layouts' lengths (TypeError
+    unless float64)."""
+    check_float64(servo)
+    check_float64(theta)
+    if servo.shape[0] != SERVO_STATE_SIZE:
+        raise ValueError(SERVO_MESSAGE)
+    if theta.shape[0] != THETA_SIZE:
+        raise ValueError(THETA_MESSAGE)
+
+
+@njit(cache=True, inline="always")
 def check_servo(servo: np.ndarray, theta: np.ndarray, bench: np.ndarray) -> None:
     """ValueError unless the servo record, theta and bench have their layouts' lengths (and
     TypeError unless they are float64 arrays)."""

@@ -35,24 +35,15 @@ def room(name: str) -> str:
         else "frictionsim"
 
 
-#: The front door (frictionsim.api, re-exported lazily by frictionsim/__init__) sits on top of
-#: every room, as the CLI does: it is the one module of frictionsim/ that may use the others.
-FRONT_DOOR = {"frictionsim", "frictionsim.api"}
-
-
 def project_modules() -> dict[str, Path]:
     return {module_name(p): p for package in PACKAGES for p in (ROOT / package).rglob("*.py")}
 
 
 def imports_of(path: Path, name: str, modules: dict[str, Path]) -> set[str]:
-    """Every project module ``name`` imports, at module level or inside functions (the front
-    door's function-level imports run after every module is loaded: only its module-level
-    ones count)."""
+    """Every project module ``name`` imports, at module level or inside functions."""
     found = set()
     package = name if path.name == "__init__.py" else name.rpartition(".")[0]
-    tree = ast.parse(path.read_text())
-    nodes = tree.body if name in FRONT_DOOR else ast.walk(tree)
-    for node in nodes:
+    for node in ast.walk(ast.parse(path.read_text())):
         if isinstance(node, ast.Import):
             targets = [a.name for a in node.names]
         elif isinstance(node, ast.ImportFrom):
@@ -119,12 +110,10 @@ def test_no_import_cycle_among_the_projects_modules():
 def test_packages_import_in_the_allowed_direction():
     bad = []
     for name, targets in graph().items():
-        if name in FRONT_DOOR:
-            continue
         top = room(name)
         for target in targets:
             other = room(target)
-            if other in ALLOWED[top] and target not in FRONT_DOOR - {"frictionsim"}:
+            if other in ALLOWED[top]:
                 continue
             if name.startswith("frictionsim.hw.virtual_servo") and other == "solvers":
                 continue

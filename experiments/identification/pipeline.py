@@ -85,10 +85,11 @@ def split_logs(logs: list[Log], held_out: list[Log] | None = None,
     if held_out:
         # by content: a copy or a hard link of a training log is that log
         trained = {content_digest(log): log for log in logs}
-        shared = [log for log in held_out if content_digest(log) in trained]
+        twins = [(log, trained.get(content_digest(log))) for log in held_out]
+        shared = [(log, twin) for log, twin in twins if twin is not None]
         if shared:
-            twin = trained[content_digest(shared[0])]
-            raise ValueError(f"--validation: {shared[0].path} is the training log {twin.path} "
+            first, twin = shared[0]
+            raise ValueError(f"--validation: {first.path} is the training log {twin.path} "
                              f"(same recording); {len(shared)} of {len(held_out)} validation "
                              "logs are training logs, and a validation error must come from "
                              "logs the fit has not seen")

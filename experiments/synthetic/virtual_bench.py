@@ -29,10 +29,10 @@ import numpy as np
 
 from frictionsim import schema, trajectories
 from frictionsim.bench_setup import BenchSetup
-from frictionsim.layout import SERVO_U, SERVO_VIN
+from frictionsim.layout import SERVO_U
 from frictionsim.logs import Log
 from frictionsim.params import ParameterSet
-from frictionsim.servo_unit import NO_LOG, servo_state, supply_at
+from frictionsim.servo_unit import NO_LOG, reported_supply, servo_state
 from frictionsim.solvers.fixed_step import servo_step
 
 
@@ -91,8 +91,7 @@ def record(
             q, v = servo_step(servo, goal, q, v, float(enable), NO_LOG, dt, theta, bench)
             t_phys += dt
         # What the servo reports: the control it holds and the supply it last saw.
-        supply = servo[SERVO_VIN] if np.isfinite(servo[SERVO_VIN]) else \
-            supply_at(servo, NO_LOG, theta, bench)
+        supply = reported_supply(servo, theta, bench)
         goal, enable = target(t_host)
         entries.append(_sensors(q, v, servo[SERVO_U], act, supply, goal, enable, t_host,
                                 sensors, rng))

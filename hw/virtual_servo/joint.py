@@ -18,7 +18,7 @@ import numpy as np
 
 from frictionsim import layout, plausibility, schema
 from frictionsim.params import ParameterSet
-from frictionsim.servo_unit import NO_LOG, servo_state
+from frictionsim.servo_unit import NO_LOG, reported_supply, servo_state
 from frictionsim.solvers.fixed_step import servo_step
 
 MAX_PHYSICS_DT = 0.01  # s: a servo's firmware runs at 1 kHz or so; 100 Hz is already coarse
@@ -73,11 +73,7 @@ class SimulatedJoint:
     def vin(self) -> float:
         """The supply voltage at present (V): constant, or sagging under the motor current
         with the ``supply`` extension."""
-        vin = self.servo[layout.SERVO_VIN]  # NaN before the first period: no current drawn yet
-        if math.isfinite(vin):
-            return float(vin)
-        return float(self.theta[layout.SUPPLY_EMF] if self.theta[layout.SUPPLY] > 0
-                     else self.bench[layout.VIN])
+        return float(reported_supply(self.servo, self.theta, self.bench))
 
     @property
     def bench_kp(self) -> float:

@@ -14,9 +14,10 @@ before any compiled code runs; results are named.
     >>> servo = fs.Servo(params, kp=400, mass=0.5, length=0.1)
     >>> q, v = servo.rollout(goal)                        # compiled, checked
 
-This module sits on top of every room (it is the one module of ``frictionsim/`` that uses
-``frictionsim.solvers`` and ``frictionsim.experiments``, as the command line does); the
-physics modules never import it.
+This module sits on top of every room, beside the command line it serves as a library
+(it uses ``frictionsim.solvers`` and the identification room); ``frictionsim/__init__``
+re-exports its names by name, on first use, so the physics package imports nothing above
+it.
 """
 
 from __future__ import annotations
@@ -235,25 +236,17 @@ class Servo:
         act = schema.get_actuator(params.actuator)
         vin = act.vin if vin is None else vin
         damping = act.damping if damping is None else damping
-        named = {"kp": kp, "vin": vin, "damping": damping, "mass": mass, "length": length,
-                 "arm_mass": arm_mass, "dt": dt}
-        for name, value in named.items():
-            if isinstance(value, bool) or not isinstance(value, (int, float)) \
-                    or not math.isfinite(value):
-                raise ValueError(f"Servo: {name} = {value!r} must be a finite number")
-        for name in ("mass", "length", "arm_mass", "damping"):
-            if named[name] < 0:
-                raise ValueError(f"Servo: {name} = {named[name]!r} must not be negative")
+        # bench_vector refuses what is not finite or is negative; a servo needs more:
+        self.bench = layout.bench_vector(mass=mass, length=length, arm_mass=arm_mass, kp=kp,
+                                         vin=vin, damping=damping, dt=dt)
         if not kp > 0:
             raise ValueError(f"Servo: kp = {kp!r} must be positive (the firmware gain)")
-        if not 0 < dt <= 1.0:
+        if not dt <= 1.0:
             raise ValueError(f"Servo: dt = {dt!r} s must be in (0, 1]")
         if act.law == "voltage" and not vin > 0:
             raise ValueError(f"Servo: vin = {vin!r} V must be positive")
         self.params = params
         self.theta = params.theta()
-        self.bench = layout.bench_vector(mass=mass, length=length, arm_mass=arm_mass, kp=kp,
-                                         vin=vin, damping=damping, dt=dt)
         self.theta.flags.writeable = False
         self.bench.flags.writeable = False
 
