@@ -5,7 +5,8 @@ trajectory's goal and torque flag, and appends an entry with the time actually
 elapsed, so the log carries the real period. The raw log is rewritten
 atomically every ``flush_every`` entries: a crash, a silent servo or Ctrl-C
 keeps everything recorded so far, in a valid log marked ``"incomplete": true``
-with the reason. At the end, or on any failure, the arm is brought back slowly
+with the reason. A complete log spans the whole trajectory: when the loop
+stalls past the end, one late entry closes it. At the end, or on any failure, the arm is brought back slowly
 to 0 when the servo still answers, and the torque is disabled.
 """
 
@@ -87,10 +88,14 @@ def record(servo: BenchServo, trajectory: str, setup: BenchSetup, path: Path, ra
         servo.torque(True)
         t0 = clock.now()
         tick = t0
+        last = -np.inf
         while True:
             t = clock.now() - t0
-            if t >= duration:
+            # a stall just before the end (a busy machine, a slow bus) still
+            # closes the log with one late entry, so it always spans the motion
+            if t >= duration and last >= duration - 1.5 * period:
                 break
+            last = t
             state = servo.read()
             goal, enable = target(t)
             servo.goal(goal)
@@ -100,6 +105,8 @@ def record(servo: BenchServo, trajectory: str, setup: BenchSetup, path: Path, ra
                 "input_volts": state["input_volts"], "temp": state["temp"],
                 "timestamp": t, "goal_position": goal, "torque_enable": bool(enable),
             })
+            if t >= duration:
+                break
             tick += period
             delay = tick - clock.now()
             if delay > 0:

@@ -114,3 +114,23 @@ def test_bad_setup_and_trajectory_are_refused(tmp_path):
     clock = FakeClock()
     with pytest.raises(ValueError, match="trajectory"):
         record(FakeServo(clock), "zigzag", SETUP, tmp_path / "x.json", clock=clock)
+
+
+def test_a_stall_before_the_end_still_closes_the_log(tmp_path):
+    """A busy machine stalls the loop 0.4 s near the end: one late entry closes the log."""
+    clock = FakeClock()
+    servo = FakeServo(clock)
+    read = servo.read
+
+    def stalling_read():
+        state = read()
+        if servo.reads == 1150:  # at 5.75 s
+            clock.advance(0.4)
+        return state
+
+    servo.read = stalling_read
+    path = record(servo, "sin_sin", SETUP, tmp_path / "log.json", clock=clock)
+    data = json.loads(path.read_text())
+    assert "incomplete" not in data
+    t = validate(data, str(path)).column("timestamp")
+    assert 6.1 <= t[-1] < 6.2 and t[-2] < 5.8  # the stall, then the closing entry
