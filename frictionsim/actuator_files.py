@@ -15,12 +15,16 @@ facts (bus family, model numbers, protocols, ids, encoder and velocity units)::
     error_gain = 0.16489            # duty per (kp · rad)
     max_pwm = 0.97
     target_speed_limit = true       # the sts3215-style limiter (max_velocity, error_gain_ratio)
+    derivative = true               # the Feetech D term (parameter derivative_time)
+    kd = 32                         # with it: default D coefficient when a log has none
+    dead_band = 0.0015339808        # rad: |error| at or below it drives nothing (Feetech dead zone)
     recommended = ["supply"]        # docs/model.md §9 extensions: a hint, never switched on silently
     rotor_inertia = 1.2e-7          # optional, kg·m² at the motor shaft, with gear_ratio N:
     gear_ratio = 270.0              # armature's default becomes J_rotor·N² (reflected inertia)
     # current law instead: max_current, max_voltage, damping
     [parameters]                    # default and search bounds of the actuator's own parameters
-    # (max_velocity and error_gain_ratio, if the limiter is on: docs/model.md §3's when omitted)
+    # (max_velocity and error_gain_ratio, if the limiter is on, and derivative_time, with the
+    # D term: docs/model.md §3 and §12's when omitted)
     kt = { default = 1.0, min = 0.05, max = 5.0 }
     R = { default = 5.0, min = 0.1, max = 20.0 }
     armature = { default = 0.005, min = 1e-5, max = 0.1 }
@@ -60,20 +64,28 @@ FAMILIES = ("dynamixel", "feetech", "ethercat")
 EXTENSIONS = tuple(schema.EXTENSIONS)
 MOTOR_PARAMETERS = ("kt", "R", "armature")
 LIMITER_PARAMETERS = ("max_velocity", "error_gain_ratio")
+DERIVATIVE_PARAMETERS = ("derivative_time",)
 _OMEGA_MAX = 3400 * 2 * math.pi / 4096
 #: docs/model.md §3: (default, min, max) of the target-speed limiter's parameters when a declaration
 #: with ``target_speed_limit = true`` does not give them.
 LIMITER_DEFAULTS = {
     "max_velocity": (_OMEGA_MAX, 0.1 * _OMEGA_MAX, 10.0 * _OMEGA_MAX),
     "error_gain_ratio": (1.0, 0.1, 10.0),
+    # docs/model.md §12: seconds of error rate per unit of the D coefficient; 1 ms (the D
+    # term as a difference per firmware cycle of about 1 ms, in the P term's units) to start
+    "derivative_time": (1e-3, 0.0, 0.02),
 }
 _UNITS = {"kt": "N·m/A", "R": "Ω", "armature": "kg·m²", "max_velocity": "rad/s",
-          "error_gain_ratio": ""}
+          "error_gain_ratio": "", "derivative_time": "s"}
 
 _TOP = {"name", "title", "law", "vin", "kp", "error_gain", "max_pwm", "target_speed_limit",
         "recommended", "max_current", "max_voltage", "damping", "parameters", "bounds",
-        "hardware", "current_limit", "rotor_inertia", "gear_ratio"}
-_VOLTAGE_ONLY = ("vin", "error_gain", "max_pwm", "target_speed_limit", "current_limit")
+        "hardware", "current_limit", "rotor_inertia", "gear_ratio", "derivative", "dead_band", "kd"}
+_VOLTAGE_ONLY = ("vin", "error_gain", "max_pwm", "target_speed_limit", "current_limit",
+                 "derivative", "dead_band", "kd")
+_OPTIONAL = ("target_speed_limit", "current_limit", "derivative", "dead_band", "kd")
+#: The widest firmware dead band a declaration may give (rad): 0.1 rad is about 65 counts.
+MAX_DEAD_BAND = 0.1
 _CURRENT_ONLY = ("max_current", "max_voltage", "damping")
 _HARDWARE = {"family", "model_numbers", "protocols", "baudrate", "ids", "counts_per_turn",
              "velocity_unit_rpm"}
@@ -90,14 +102,16 @@ class ActuatorFileError(ValueError):
     """An actuator file that cannot be used; the message names the file and the key."""
 
 
-class _Reader:
-    """Typed access to a parsed TOML table, every error naming the file and the dotted key."""
+class TomlReader:
+    """Typed access to a parsed TOML table, every error (``error``, a ValueError class) naming
+    the file and the dotted key."""
 
-    def __init__(self, source: str) -> None:
+    def __init__(self, source: str, error: type[ValueError] = ActuatorFileError) -> None:
         self.source = source
+        self.error = error
 
-    def fail(self, key: str, why: str) -> ActuatorFileError:
-        return ActuatorFileError(f"{self.source}: {key}: {why}")
+    def fail(self, key: str, why: str) -> ValueError:
+        return self.error(f"{self.source}: {key}: {why}")
 
     def number(self, table: dict, key: str, where: str, *, positive: bool = False,
                non_negative: bool = False, at_most: float | None = None,
@@ -171,7 +185,7 @@ class _Reader:
 
 def parse_actuator(data: dict, source: str) -> Actuator:
     """The :class:`~frictionsim.schema.Actuator` a parsed declaration describes."""
-    r = _Reader(source)
+    r = TomlReader(source)
     if not isinstance(data, dict):
         raise ActuatorFileError(f"{source}: expected a TOML document")
     r.keys(data, _TOP, "")
@@ -197,11 +211,14 @@ def parse_actuator(data: dict, source: str) -> Actuator:
             raise r.fail(key, f"belongs to the {'current' if law == 'voltage' else 'voltage'} "
                               f"law; this actuator's law is {law!r}")
     for key in own:
-        if key not in data and key not in ("target_speed_limit", "current_limit"):
+        if key not in data and key not in _OPTIONAL:
             raise r.fail(key, f"missing (required by the {law} law)")
     limiter = data.get("target_speed_limit", False)
     if not isinstance(limiter, bool):
         raise r.fail("target_speed_limit", f"{limiter!r} must be true or false")
+    derivative = data.get("derivative", False)
+    if not isinstance(derivative, bool):
+        raise r.fail("derivative", f"{derivative!r} must be true or false")
     if "kp" in data:
         kp = r.number(data, "kp", "", non_negative=True, at_most=1e6)
     else:
@@ -213,6 +230,13 @@ def parse_actuator(data: dict, source: str) -> Actuator:
                                           at_least=MIN_PWM))
         if "current_limit" in data:
             constants["current_limit"] = r.number(data, "current_limit", "", positive=True)
+        if "kd" in data:
+            if not derivative:
+                raise r.fail("kd", "a D coefficient needs derivative = true")
+            constants["kd"] = r.number(data, "kd", "", non_negative=True, at_most=1e6)
+        if "dead_band" in data:
+            constants["dead_band"] = r.number(data, "dead_band", "", non_negative=True,
+                                              at_most=MAX_DEAD_BAND)
     else:
         constants = dict(vin=0.0, error_gain=0.0, max_pwm=0.0,
                          max_current=r.number(data, "max_current", "", positive=True, at_most=1e4),
@@ -225,7 +249,8 @@ def parse_actuator(data: dict, source: str) -> Actuator:
 
     rotor = _rotor(r, data)
     params = r.table(data, "parameters")
-    expected = MOTOR_PARAMETERS + (LIMITER_PARAMETERS if limiter else ())
+    expected = (MOTOR_PARAMETERS + (LIMITER_PARAMETERS if limiter else ())
+                + (DERIVATIVE_PARAMETERS if derivative else ()))
     r.keys(params, expected, "parameters.")
     motor = []
     for key in expected:
@@ -265,14 +290,14 @@ def parse_actuator(data: dict, source: str) -> Actuator:
     return Actuator(
         name=name, law=law, kp=kp, motor=tuple(motor),
         fmax=limits.get("Fmax", 0.2), lmax=limits.get("Lmax", 0.5), vmax=limits.get("Vmax", 1.0),
-        bound_overrides=tuple(overrides), target_speed_limit=limiter,
+        bound_overrides=tuple(overrides), target_speed_limit=limiter, derivative=derivative,
         recommended=tuple(recommended), hardware=_hardware(r, r.table(data, "hardware")),
         title=title, source=source, rotor_inertia=rotor[0] if rotor else 0.0,
         gear_ratio=rotor[1] if rotor else 0.0, **constants,
     )
 
 
-def _rotor(r: _Reader, data: dict) -> tuple[float, float] | None:
+def _rotor(r: TomlReader, data: dict) -> tuple[float, float] | None:
     """(J_rotor in kg·m², N) when the declaration gives both, None when neither."""
     given = [k for k in ("rotor_inertia", "gear_ratio") if k in data]
     if len(given) == 1:
@@ -285,7 +310,7 @@ def _rotor(r: _Reader, data: dict) -> tuple[float, float] | None:
             r.number(data, "gear_ratio", "", positive=True, at_most=1e4))
 
 
-def _hardware(r: _Reader, hw: dict) -> Hardware:
+def _hardware(r: TomlReader, hw: dict) -> Hardware:
     r.keys(hw, _HARDWARE, "hardware.")
     family = hw.get("family", "")
     if family not in FAMILIES + ("",):
@@ -313,23 +338,28 @@ def _hardware(r: _Reader, hw: dict) -> Hardware:
                     velocity_unit_rpm=velocity)
 
 
-def load_actuator_file(path: str | os.PathLike) -> Actuator:
-    """Read and check one declaration file; :class:`ActuatorFileError` naming file and key."""
+def read_toml(path: str | os.PathLike, error: type[ValueError], what: str) -> dict:
+    """The parsed TOML document at ``path``; ``error`` naming the file when it is missing, not
+    a regular file, unreadable or not TOML (``what``: "actuator file", "robot file"…)."""
     path = Path(path)
-    check_regular_file(path, ActuatorFileError, "actuator file")
+    check_regular_file(path, error, what)
     try:
         text = path.read_text(encoding="utf-8")
     except FileNotFoundError:
-        raise ActuatorFileError(f"{path}: no such actuator file") from None
+        raise error(f"{path}: no such {what}") from None
     except (OSError, UnicodeDecodeError) as e:
-        raise ActuatorFileError(f"{path}: cannot read the actuator file ({e})") from None
+        raise error(f"{path}: cannot read the {what} ({e})") from None
     try:
-        data = tomllib.loads(text)
+        return tomllib.loads(text)
     except tomllib.TOMLDecodeError as e:
-        raise ActuatorFileError(f"{path}: not valid TOML ({e})") from None
+        raise error(f"{path}: not valid TOML ({e})") from None
     except RecursionError:
-        raise ActuatorFileError(f"{path}: not valid TOML (nested too deeply)") from None
-    return parse_actuator(data, str(path))
+        raise error(f"{path}: not valid TOML (nested too deeply)") from None
+
+
+def load_actuator_file(path: str | os.PathLike) -> Actuator:
+    """Read and check one declaration file; :class:`ActuatorFileError` naming file and key."""
+    return parse_actuator(read_toml(path, ActuatorFileError, "actuator file"), str(path))
 
 
 def builtin_actuators() -> list[Actuator]:

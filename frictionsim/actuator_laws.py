@@ -9,6 +9,18 @@ Voltage-controlled servo (Dynamixel, Feetech)::
 with, on the sts3215 (``MAX_VELOCITY`` > 0), the firmware target first
 rate-limited: q_smooth ← clip(q_target, q_smooth − ω_max·dt, q_smooth + ω_max·dt).
 
+The Feetech position loop as it runs on a robot (docs/model.md §12), each part off at 0:
+
+- a D term on the error's rate, in the firmware's register units: with e = q_smooth − q,
+  duty = clip((kp·e + k_d·T_d·(e − e_prev)/dt)·error_gain·error_gain_ratio, ±max_pwm),
+  k_d the ``D_Coefficient`` (``bench[KD]``), T_d the identified ``derivative_time`` (s);
+- a dead band: |e| ≤ ``DEAD_BAND`` gives duty 0 (the motor is not driven);
+- a torque limit: the duty saturates at max_pwm·``TORQUE_LIMIT`` (``Max_Torque_Limit``/1000);
+- an acceleration limit on the internal target (``Acceleration``): its velocity r changes by
+  at most a·dt per period, towards ±min(ω_max, √(2·a·|q_target − q_smooth|)) (the fastest
+  speed that still stops on the target), then q_smooth ← q_smooth + r·dt, settling on the
+  target once it reaches or passes it.
+
 Current-controlled servo (eRob)::
 
     u = i = clip(kp·(q_target − q) − d·√kp·v, −i_max, i_max)        (A)
@@ -49,11 +61,15 @@ import numpy as np
 from numba import njit
 
 from frictionsim.layout import (
+    ACCELERATION,
     CURRENT_LIMIT,
     DAMPING,
+    DEAD_BAND,
+    DERIVATIVE_TIME,
     DT,
     ERROR_GAIN,
     ERROR_GAIN_RATIO,
+    KD,
     KP,
     KT,
     LATENCY,
@@ -64,6 +80,7 @@ from frictionsim.layout import (
     MAX_VOLTAGE,
     RESISTANCE,
     SUPPLY,
+    TORQUE_LIMIT,
     VIN,
     VOLTAGE_LAW,
 )
@@ -74,6 +91,17 @@ class Control(NamedTuple):
 
     u: float
     q_smooth: float
+
+
+class FirmwareState(NamedTuple):
+    """One period of the firmware with its memory: control ``u`` (V or A), the internal
+    target ``q_smooth`` (rad) and its velocity ``rate`` (rad/s), and the position error
+    ``error`` (rad) the D term differentiates at the next period."""
+
+    u: float
+    q_smooth: float
+    rate: float
+    error: float
 
 
 @njit(cache=True, inline="always")
@@ -90,6 +118,46 @@ def limited_target(q_target: float, q_smooth: float, max_velocity: float, dt: fl
         return q_target
     step = max_velocity * dt
     return clip(q_target, q_smooth - step, q_smooth + step)
+
+
+@njit(cache=True, inline="always")
+def profiled_target(q_target: float, q_smooth: float, rate: float, max_velocity: float,
+                    acceleration: float, dt: float) -> tuple:
+    """The internal target (rad) and its velocity (rad/s) after one period ``dt`` (s): the
+    speed limiter alone when ``acceleration`` ≤ 0, else the acceleration-limited profile of
+    the module docstring (speed at most ``max_velocity`` when > 0)."""
+    if acceleration <= 0.0:
+        return limited_target(q_target, q_smooth, max_velocity, dt), 0.0
+    remaining = q_target - q_smooth
+    stopping = math.copysign(math.sqrt(2.0 * acceleration * abs(remaining)), remaining)
+    if max_velocity > 0.0:
+        stopping = clip(stopping, -max_velocity, max_velocity)
+    rate = clip(stopping, rate - acceleration * dt, rate + acceleration * dt)
+    q_next = q_smooth + rate * dt
+    if (q_target - q_next) * remaining <= 0.0:  # reached or passed: no overshoot
+        return q_target, 0.0
+    return q_next, rate
+
+
+@njit(cache=True, inline="always")
+def feetech_duty(error: float, error_rate: float, theta: np.ndarray, bench: np.ndarray) -> float:
+    """The Feetech position loop's duty cycle (module docstring): the dead band, the P and D
+    terms, the torque limit. ``error`` (rad), ``error_rate`` (rad/s)."""
+    dead_band = theta[DEAD_BAND]
+    if dead_band > 0.0 and abs(error) <= dead_band:
+        return 0.0
+    limit = bench[TORQUE_LIMIT]
+    max_pwm = theta[MAX_PWM] * limit if limit > 0.0 else theta[MAX_PWM]
+    gain = theta[ERROR_GAIN] * theta[ERROR_GAIN_RATIO]
+    drive = error * bench[KP] + bench[KD] * theta[DERIVATIVE_TIME] * error_rate
+    return clip(drive * gain, -max_pwm, max_pwm)
+
+
+@njit(cache=True, inline="always")
+def plain_voltage_law(theta: np.ndarray, bench: np.ndarray) -> bool:
+    """Whether the voltage law runs without the Feetech terms (none of them set)."""
+    return (bench[KD] * theta[DERIVATIVE_TIME] == 0.0 and theta[DEAD_BAND] == 0.0
+            and bench[TORQUE_LIMIT] == 0.0 and bench[ACCELERATION] == 0.0)
 
 
 @njit(cache=True, inline="always")
@@ -112,42 +180,62 @@ def voltage_control(q_target: float, q: float, q_smooth: float, vin: float, kp: 
 
 @njit(cache=True, inline="always")
 def firmware_law(
-    q_target: float, q: float, v: float, q_smooth: float, vin: float, theta: np.ndarray,
-    bench: np.ndarray,
-) -> Control:
-    """Control signal and new limiter state, ``Control(u, q_smooth)``, with the supply voltage
-    ``vin`` (V) of the moment.
+    q_target: float, q: float, v: float, q_smooth: float, rate: float, error_prev: float,
+    vin: float, theta: np.ndarray, bench: np.ndarray,
+) -> FirmwareState:
+    """One control period of the firmware with the supply voltage ``vin`` (V) of the moment:
+    ``FirmwareState(u, q_smooth, rate, error)``.
 
     u is volts (voltage law) or amps (current law). q, v: the position (rad) and velocity
-    (rad/s) the firmware acts on; q_smooth: the sts3215 limiter state (rad). Servos without a
-    limiter return q_target as the new state, so callers thread the state uniformly. This is
-    the law alone: :func:`frictionsim.servo_unit.servo_control` adds what the firmware
-    measures (``latency``) and the supply of the moment (``supply``).
+    (rad/s) the firmware acts on; q_smooth, rate: the internal target (rad) and its velocity
+    (rad/s) after the last period; error_prev: the last period's error (rad; NaN before the
+    first period: no D term then). Servos without a limiter return q_target as the new
+    target, so callers thread the state uniformly. This is the law alone:
+    :func:`frictionsim.servo_unit.servo_control` adds what the firmware measures (``latency``)
+    and the supply of the moment (``supply``), and keeps the state.
     """
     if theta[LAW] == VOLTAGE_LAW:
-        return voltage_control(q_target, q, q_smooth, vin, bench[KP], theta[ERROR_GAIN],
-                               theta[ERROR_GAIN_RATIO], theta[MAX_PWM], theta[MAX_VELOCITY],
-                               bench[DT])
+        if plain_voltage_law(theta, bench):
+            c = voltage_control(q_target, q, q_smooth, vin, bench[KP], theta[ERROR_GAIN],
+                                theta[ERROR_GAIN_RATIO], theta[MAX_PWM], theta[MAX_VELOCITY],
+                                bench[DT])
+            return FirmwareState(c.u, c.q_smooth, 0.0, c.q_smooth - q)
+        dt = bench[DT]
+        target, rate = profiled_target(q_target, q_smooth, rate, theta[MAX_VELOCITY],
+                                       bench[ACCELERATION], dt)
+        error = target - q
+        error_rate = (error - error_prev) / dt if math.isfinite(error_prev) else 0.0
+        return FirmwareState(vin * feetech_duty(error, error_rate, theta, bench), target, rate,
+                             error)
     kp = bench[KP]
     amps = (q_target - q) * kp + bench[DAMPING] * math.sqrt(kp) * (0.0 - v)
-    return Control(clip(amps, -theta[MAX_CURRENT], theta[MAX_CURRENT]), q_target)
+    return FirmwareState(clip(amps, -theta[MAX_CURRENT], theta[MAX_CURRENT]), q_target, 0.0,
+                         q_target - q)
 
 
 @njit(cache=True, inline="always")
 def firmware_control(
     q_target: float, q: float, v: float, q_smooth: float, theta: np.ndarray, bench: np.ndarray
 ) -> Control:
-    """:func:`firmware_law` at the bench's constant supply ``bench[VIN]``, for a servo with
-    neither ``latency`` nor ``supply``: it keeps no measurement history and no motor current,
-    so it refuses (ValueError naming the extension) a ``theta`` that enables either rather than
-    ignore it. :func:`frictionsim.servo_unit.servo_control` honours both."""
+    """:func:`firmware_law` at the bench's constant supply ``bench[VIN]``: ``Control(u,
+    q_smooth)``, for a servo with neither ``latency`` nor ``supply``, nor a D term or an
+    acceleration limit: it keeps no measurement history, motor current, last error or target
+    velocity, so it refuses (ValueError naming the feature) a ``theta``/``bench`` that enables
+    one rather than ignore it. :func:`frictionsim.servo_unit.servo_control` honours them all."""
     if theta[LATENCY] != 0.0:
         raise ValueError("firmware_control cannot honour the latency extension (it keeps no "
                          "measurement history): use frictionsim.servo_unit.servo_control")
     if theta[SUPPLY] != 0.0:
         raise ValueError("firmware_control cannot honour the supply extension (it keeps no "
                          "supply state): use frictionsim.servo_unit.servo_control")
-    return firmware_law(q_target, q, v, q_smooth, bench[VIN], theta, bench)
+    if bench[KD] * theta[DERIVATIVE_TIME] != 0.0:
+        raise ValueError("firmware_control cannot honour the D term (it keeps no last error): "
+                         "use frictionsim.servo_unit.servo_control")
+    if bench[ACCELERATION] != 0.0:
+        raise ValueError("firmware_control cannot honour the acceleration limit (it keeps no "
+                         "target velocity): use frictionsim.servo_unit.servo_control")
+    out = firmware_law(q_target, q, v, q_smooth, 0.0, math.nan, bench[VIN], theta, bench)
+    return Control(out.u, out.q_smooth)
 
 
 @njit(cache=True, inline="always")

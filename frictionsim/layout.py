@@ -41,10 +41,14 @@ index  name                 meaning                                      unit
                             ``current_limit`` off)
 29     LATENCY              control computed from the position measured  periods
                             this many control periods earlier (0–3)
+30     DERIVATIVE_TIME      Feetech D term: seconds of error rate per    s
+                            unit of the D coefficient (0: no D term)
+31     DEAD_BAND            firmware dead band: |error| at or below it   rad
+                            gives no output (0: none)
 =====  ===================  ===========================================  ==========
 
-The extensions of docs/model.md §9 (entries 25–29) are off when 0: the kernels then compute
-exactly what they compute without them, bit for bit.
+The extensions of docs/model.md §9 (entries 25–29) and the Feetech firmware terms (30–31) are
+off when 0: the kernels then compute exactly what they compute without them, bit for bit.
 
 ``SCHEME`` selects the position update of the fixed step (docs/model.md §4): the reference
 ``q ← q + v·dt + ½·a·dt²``, or MuJoCo's semi-implicit Euler ``q ← q + v·dt``.
@@ -62,6 +66,14 @@ index  name         meaning                                         unit
 4      VIN          supply voltage (voltage law)                    V
 5      DAMPING      firmware damping d (current law)                –
 6      DT           sample period of the processed log              s
+                    (the firmware's control period)
+7      KD           firmware derivative coefficient, register       –
+                    units (Feetech ``D_Coefficient``; 0: none)
+8      TORQUE_LIMIT firmware torque limit, fraction of the full     –
+                    duty cycle (Feetech ``Max_Torque_Limit``/1000;
+                    0: no limit beyond ``max_pwm``)
+9      ACCELERATION acceleration limit of the firmware's internal   rad/s²
+                    target (Feetech ``Acceleration``; 0: none)
 =====  ===========  ==============================================  =====
 
 Build one with :func:`bench_vector` rather than by index.
@@ -80,7 +92,10 @@ index  name                meaning                                          unit
 4      SERVO_DRAWN         current drawn from the servo's supply: its own,  A
                            or the sum over servos sharing it
 5      SERVO_VIN           supply voltage the last period used              V
-6–13   SERVO_HISTORY       (q, v) measured in the last MAX_LATENCY + 1      rad,
+6      SERVO_ERROR         position error of the last period (D term)       rad
+7      SERVO_RATE          velocity of the internal target (acceleration    rad/s
+                           limit)
+8–15   SERVO_HISTORY       (q, v) measured in the last MAX_LATENCY + 1      rad,
                            periods, for ``latency``                         rad/s
 =====  ==================  ===============================================  =======
 """
@@ -115,7 +130,9 @@ SUPPLY_EMF = 26
 SUPPLY_RESISTANCE = 27
 CURRENT_LIMIT = 28
 LATENCY = 29
-THETA_SIZE = 30
+DERIVATIVE_TIME = 30
+DEAD_BAND = 31
+THETA_SIZE = 32
 #: Most control periods of ``latency`` (docs/model.md §9); the firmware's measurement history holds
 #: this many past samples and the current one.
 MAX_LATENCY = 3
@@ -137,7 +154,9 @@ SERVO_PERIODS = 2
 SERVO_CURRENT = 3
 SERVO_DRAWN = 4
 SERVO_VIN = 5
-SERVO_HISTORY = 6
+SERVO_ERROR = 6
+SERVO_RATE = 7
+SERVO_HISTORY = 8
 SERVO_STATE_SIZE = SERVO_HISTORY + HISTORY_SIZE
 
 MASS = 0
@@ -147,10 +166,14 @@ KP = 3
 VIN = 4
 DAMPING = 5
 DT = 6
-BENCH_SIZE = 7
+KD = 7
+TORQUE_LIMIT = 8
+ACCELERATION = 9
+BENCH_SIZE = 10
 
 def bench_vector(*, mass: float = 0.0, length: float = 0.0, arm_mass: float = 0.0, kp: float,
-                 vin: float, dt: float, damping: float = 0.0):
+                 vin: float, dt: float, damping: float = 0.0, kd: float = 0.0,
+                 torque_limit: float = 0.0, acceleration: float = 0.0):
     """A ``bench`` vector (a float64 numpy array) from named values (SI units; see the table
     above). ``kp``, ``vin`` and ``dt`` have no default: a servo without supply never moves
     and a step of 0 s divides by zero (a current-law drive ignores ``vin``: pass its
@@ -161,13 +184,17 @@ def bench_vector(*, mass: float = 0.0, length: float = 0.0, arm_mass: float = 0.
     import numpy as np  # here: importing the layout's constants needs no numpy
 
     named = {"mass": mass, "length": length, "arm_mass": arm_mass, "kp": kp, "vin": vin,
-             "damping": damping, "dt": dt}
+             "damping": damping, "dt": dt, "kd": kd, "torque_limit": torque_limit,
+             "acceleration": acceleration}
     for name, value in named.items():
         if isinstance(value, bool) or not isinstance(value, numbers.Real) \
                 or not math.isfinite(value) or value < 0:
             raise ValueError(f"bench_vector: {name} = {value!r} must be a finite number ≥ 0")
     if dt == 0:
         raise ValueError("bench_vector: dt must be positive (the control period, s)")
+    if torque_limit > 1:
+        raise ValueError(f"bench_vector: torque_limit = {torque_limit!r} is a fraction of the "
+                         "full duty cycle, at most 1")
     bench = np.zeros(BENCH_SIZE)
     bench[MASS] = mass
     bench[LENGTH] = length
@@ -176,6 +203,9 @@ def bench_vector(*, mass: float = 0.0, length: float = 0.0, arm_mass: float = 0.
     bench[VIN] = vin
     bench[DAMPING] = damping
     bench[DT] = dt
+    bench[KD] = kd
+    bench[TORQUE_LIMIT] = torque_limit
+    bench[ACCELERATION] = acceleration
     return bench
 
 
@@ -204,4 +234,5 @@ THETA_INDEX: dict[str, int] = {
     "supply_resistance": SUPPLY_RESISTANCE,
     "max_current_limit": CURRENT_LIMIT,
     "latency_steps": LATENCY,
+    "derivative_time": DERIVATIVE_TIME,
 }

@@ -92,13 +92,15 @@ class Log:
         """The bench vector (:mod:`frictionsim.layout`) of this log for an actuator.
 
         ``kp`` always comes from the log; ``vin`` from the log when present, else
-        the actuator default; the eRob's damping from the log's ``damping`` when present.
+        the actuator default; the eRob's damping from the log's ``damping`` when present; a
+        Feetech D coefficient from the log's ``kd``, else the actuator's (with a D term).
         """
         act = schema.get_actuator(actuator)
         return layout.bench_vector(
             mass=self.mass, length=self.length, arm_mass=self.arm_mass, kp=self.kp,
             vin=float(self.header.get("vin", act.vin)),
-            damping=float(self.header.get("damping", act.damping)), dt=self.dt)
+            damping=float(self.header.get("damping", act.damping)), dt=self.dt,
+            kd=float(self.header.get("kd", act.kd)) if act.derivative else 0.0)
 
     def to_dict(self) -> dict:
         return {**self.header, "entries": self.entries}

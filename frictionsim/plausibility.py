@@ -77,6 +77,7 @@ HEADER: dict[str, Limit] = {
                                         "only brakes, nothing in the log can identify it"),
     "vin": Limit(0.0, 100.0, "V", lower_open=True),
     "damping": Limit(0.0, 1e4, ""),
+    "kd": Limit(0.0, 1e5, ""),
     "dt": Limit(0.0, 1.0, "s", lower_open=True, warn_upper=0.05),
 }
 

@@ -82,7 +82,10 @@ class Actuator:
     limit, the default of docs/model.md §9's ``max_current_limit``; ``recommended`` the docs/model.md §9
     extensions cross-validation favours for it (a hint only). ``bound_overrides`` holds
     ``(name, default or None, min, max)`` for parameters whose section-2 bounds this
-    actuator changes. ``rotor_inertia`` (kg·m², at the motor shaft) and ``gear_ratio``
+    actuator changes. ``derivative`` declares the Feetech D term (parameter
+    ``derivative_time``; ``kd`` the D coefficient when a log does not say), ``dead_band``
+    the firmware's dead band (rad; docs/model.md §12).
+    ``rotor_inertia`` (kg·m², at the motor shaft) and ``gear_ratio``
     (0: not declared) give the reflected inertia J_rotor·N², then the armature's default.
     """
 
@@ -101,6 +104,9 @@ class Actuator:
     max_current: float = 0.0
     max_voltage: float = 0.0
     target_speed_limit: bool = False
+    derivative: bool = False
+    kd: float = 0.0
+    dead_band: float = 0.0
     current_limit: float = 0.0
     recommended: tuple[str, ...] = ()
     hardware: Hardware = Hardware()
@@ -154,23 +160,35 @@ class ActuatorRegistry(Mapping):
         return len(self._all())
 
     def register(self, actuator: Actuator) -> Actuator:
-        """Add ``actuator``; ``ValueError`` if another declaration already has its name."""
+        """Add ``actuator``. A user's declaration may replace a built-in one of its name (a
+        warning says so: docs/model.md §11's example declares ``sts3215_12v``, also built in);
+        ``ValueError`` if another user declaration already has its name."""
         known = self._all().get(actuator.name)
         if known is not None and replace(known, source="") != replace(actuator, source=""):
-            raise ValueError(f"{actuator.source or 'actuator'}: an actuator named "
-                             f"{actuator.name!r} is already declared ({known.source}); choose "
-                             "another name")
+            if not self._is_builtin(known):
+                raise ValueError(f"{actuator.source or 'actuator'}: an actuator named "
+                                 f"{actuator.name!r} is already declared ({known.source}); "
+                                 "choose another name")
+            import warnings
+
+            warnings.warn(f"{actuator.source or 'actuator'} replaces the built-in declaration "
+                          f"of {actuator.name!r} for this run", stacklevel=2)
         self._all()[actuator.name] = actuator
         return actuator
+
+    def _is_builtin(self, actuator: Actuator) -> bool:
+        return any(b == actuator for b in self.builtins())
 
     def load(self, path) -> Actuator:
         """Read a declaration file and register its actuator."""
         return self.register(self.reader(path))
 
     def unregister(self, name: str) -> None:
-        """Forget a registered actuator (tests)."""
+        """Forget a registered actuator (tests); a built-in one replaced comes back."""
         self._all().pop(name, None)
-
+        for b in self.builtins():
+            if b.name == name:
+                self._all()[name] = b
 
 MODELS: dict[str, FrictionModel] = {
     "m1": FrictionModel("m1", "Coulomb–viscous (M1)", ("friction_base", "friction_viscous")),
@@ -356,4 +374,5 @@ def actuator_constants(act: Actuator) -> dict[int, float]:
         layout.MAX_CURRENT: act.max_current,
         layout.MAX_VOLTAGE: act.max_voltage,
         layout.ERROR_GAIN_RATIO: 1.0,
+        layout.DEAD_BAND: act.dead_band,
     }

@@ -29,8 +29,9 @@ A loop of one servo on the bench (what :func:`frictionsim.solvers.fixed_step.rol
         q, v = step(q, v, u, enable[k], dt, theta, bench)
 
 Every extension a ``theta`` enables is honoured here, so a loop built on this unit cannot
-silently drop one; a new firmware feature (a D term, a dead band) is a change of
-:func:`servo_control` and of :func:`lockstep_compatible`, nowhere else.
+silently drop one; a firmware feature (the Feetech D term, dead band, torque and
+acceleration limits were the first) is a change of the law it calls, of the record and of
+:func:`lockstep_compatible`, nowhere else.
 """
 
 from __future__ import annotations
@@ -40,7 +41,13 @@ import math
 import numpy as np
 from numba import njit
 
-from frictionsim.actuator_laws import firmware_law, motor_current, motor_torque, supply_voltage
+from frictionsim.actuator_laws import (
+    firmware_law,
+    motor_current,
+    motor_torque,
+    plain_voltage_law,
+    supply_voltage,
+)
 from frictionsim.layout import (
     CURRENT_LIMIT,
     LATENCY,
@@ -48,9 +55,11 @@ from frictionsim.layout import (
     MAX_LATENCY,
     SERVO_CURRENT,
     SERVO_DRAWN,
+    SERVO_ERROR,
     SERVO_HISTORY,
     SERVO_PERIODS,
     SERVO_Q_SMOOTH,
+    SERVO_RATE,
     SERVO_STATE_SIZE,
     SERVO_U,
     SERVO_VIN,
@@ -112,6 +121,8 @@ def reset_record(servo: np.ndarray, q: float, v: float) -> None:
     servo[SERVO_CURRENT] = 0.0
     servo[SERVO_DRAWN] = 0.0
     servo[SERVO_VIN] = math.nan
+    servo[SERVO_ERROR] = math.nan
+    servo[SERVO_RATE] = 0.0
     reset_history(servo, q, v)
 
 
@@ -163,12 +174,15 @@ def servo_period(servo: np.ndarray, q_target: float, q: float, v: float, logged_
     once before the loop."""
     q_m, v_m = measured(servo, q, v, theta)
     vin = supply_at(servo, logged_vin, theta, bench)
-    u, q_smooth = firmware_law(q_target, q_m, v_m, servo[SERVO_Q_SMOOTH], vin, theta, bench)
-    servo[SERVO_U] = u
-    servo[SERVO_Q_SMOOTH] = q_smooth
+    out = firmware_law(q_target, q_m, v_m, servo[SERVO_Q_SMOOTH], servo[SERVO_RATE],
+                       servo[SERVO_ERROR], vin, theta, bench)
+    servo[SERVO_U] = out.u
+    servo[SERVO_Q_SMOOTH] = out.q_smooth
+    servo[SERVO_RATE] = out.rate
+    servo[SERVO_ERROR] = out.error
     servo[SERVO_PERIODS] += 1.0
     servo[SERVO_VIN] = vin
-    return u
+    return out.u
 
 
 @njit(cache=True, inline="always")
@@ -209,13 +223,17 @@ def share_supply(servos: np.ndarray) -> None:
 
 
 @njit(cache=True)
-def lockstep_compatible(thetas: np.ndarray) -> bool:
-    """Whether every row of ``thetas`` runs the plain voltage law that the lock-step vector
-    kernel (:mod:`frictionsim.solvers.lockstep`) writes out lane by lane: no ``current_limit``,
-    no ``latency``, a logged ``supply`` at most. A feature added to :func:`servo_control` that
-    the vector kernel lacks must be excluded here."""
+def lockstep_compatible(thetas: np.ndarray, benches: np.ndarray) -> bool:
+    """Whether every row of ``thetas`` runs, with every row of ``benches``, the plain
+    voltage law that the lock-step vector kernel (:mod:`frictionsim.solvers.lockstep`) writes
+    out lane by lane: no ``current_limit``, no ``latency``, a logged ``supply`` at most, none
+    of the Feetech terms. A feature added to :func:`servo_control` that the vector kernel
+    lacks must be excluded here."""
     for i in range(thetas.shape[0]):
         if (thetas[i, LAW] != VOLTAGE_LAW or thetas[i, CURRENT_LIMIT] > 0.0
                 or thetas[i, LATENCY] != 0.0):
             return False
+        for j in range(benches.shape[0]):
+            if not plain_voltage_law(thetas[i], benches[j]):
+                return False
     return True

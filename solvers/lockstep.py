@@ -216,7 +216,7 @@ def lockstep_errors(thetas, goal, enable, supply, position, offsets, v0, bench, 
     its name (``"vector"`` or ``"interleaved"``)."""
     # The vector kernel has no supply current: a supply it must model (none logged) is not its.
     logged = not (thetas[:, SUPPLY] > 0.0).any() or bool(np.isfinite(supply).all())
-    if logged and lockstep_compatible(thetas):
+    if logged and lockstep_compatible(thetas, bench):
         vector_errors(thetas, goal, enable, supply, position, offsets, v0, bench, out)
         return "vector"
     interleaved_errors(thetas, goal, enable, supply, position, offsets, v0, bench, out)

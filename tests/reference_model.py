@@ -47,12 +47,18 @@ ACTUATORS: dict[str, dict] = {
     "sts3215": dict(
         law="voltage", vin=7.4, kp=32.0, error_gain=0.166, max_pwm=0.97, limiter=True
     ),
+    # docs/model.md §12: the Feetech position loop with its D term and dead band
+    "sts3215_12v": dict(
+        law="voltage", vin=12.0, kp=32.0, error_gain=0.16489, max_pwm=0.97, limiter=True,
+        kd=32.0, dead_band=2 * math.pi / 4096,
+    ),
     "erob80_100": dict(law="current", damping=2.0, max_current=12.0, max_voltage=48.0),
     "erob80_50": dict(law="current", damping=1.0, max_current=12.0, max_voltage=48.0),
 }
 ACTUATOR_PARAMETERS: dict[str, tuple[str, ...]] = {
     name: ("kt", "R", "armature")
     + (("max_velocity", "error_gain_ratio") if spec.get("limiter") else ())
+    + (("derivative_time",) if "kd" in spec else ())
     for name, spec in ACTUATORS.items()
 }
 
@@ -95,6 +101,7 @@ def bench_from_header(header: dict, actuator: str) -> dict:
     }
     if act["law"] == "voltage":
         bench["vin"] = header["vin"] if "vin" in header else act["vin"]
+        bench["kd"] = header["kd"] if "kd" in header else act.get("kd", 0.0)
     else:
         bench["damping"] = header["damping"] if "damping" in header else act["damping"]
     return bench
@@ -156,9 +163,11 @@ def budget(model: str, p: dict, v: float, tau_m: float, tau_e: float) -> tuple[f
 
 
 def control(
-    actuator: str, p: dict, bench: dict, q_target: float, q: float, v: float, q_smooth: float
-) -> tuple[float, float]:
-    """Firmware: (u, new q_smooth); u in V (voltage law) or A (current law)."""
+    actuator: str, p: dict, bench: dict, q_target: float, q: float, v: float, q_smooth: float,
+    e_prev: float = math.nan,
+) -> tuple[float, float, float]:
+    """Firmware: (u, new q_smooth, error); u in V (voltage law) or A (current law). e_prev:
+    the error of the last period (NaN before the first: no D term)."""
     act = ACTUATORS[actuator]
     kp = bench["kp"]
     if act["law"] == "voltage":
@@ -170,12 +179,19 @@ def control(
             q_smooth = clip(q_target, q_smooth - w * dt, q_smooth + w * dt)
             target = q_smooth
             error_gain = error_gain * p["error_gain_ratio"]
-        duty = clip(kp * error_gain * (target - q), -act["max_pwm"], act["max_pwm"])
-        return bench["vin"] * duty, q_smooth
+        e = target - q
+        drive = kp * e
+        if "kd" in act:  # §12: the D term on the error's rate, and the dead band
+            rate = (e - e_prev) / bench["dt"] if math.isfinite(e_prev) else 0.0
+            drive = drive + bench["kd"] * p["derivative_time"] * rate
+            if abs(e) <= act["dead_band"]:
+                drive = 0.0
+        duty = clip(error_gain * drive, -act["max_pwm"], act["max_pwm"])
+        return bench["vin"] * duty, q_smooth, e
     d = bench["damping"]
     imax = act["max_current"]
     i = clip(kp * (q_target - q) - d * math.sqrt(kp) * v, -imax, imax)
-    return i, q_smooth
+    return i, q_smooth, q_target - q
 
 
 def motor(actuator: str, p: dict, u: float, enable: float, v: float) -> float:
@@ -221,12 +237,14 @@ def rollout(
     q = entries[0]["position"]
     v = entries[0].get("speed", 0.0)
     q_smooth = entries[0]["position"]
+    e_prev = math.nan
     qs: list[float] = []
     vs: list[float] = []
     for entry in entries:
         qs.append(q)
         vs.append(v)
-        u, q_smooth = control(actuator, p, bench, entry["goal_position"], q, v, q_smooth)
+        u, q_smooth, e_prev = control(actuator, p, bench, entry["goal_position"], q, v, q_smooth,
+                                      e_prev)
         enable = 1.0 if entry["torque_enable"] else 0.0
         q, v = step(model, actuator, p, bench, q, v, u, enable, dt)
     mae = sum(abs(qk - e["position"]) for qk, e in zip(qs, entries)) / len(entries)

@@ -69,6 +69,8 @@ def random_header(
     header["kp"] = kp
     if act.law == "voltage" and rng.random() < 0.5:
         header["vin"] = float(rng.uniform(6.0, 16.0))
+    if act.derivative and rng.random() < 0.5:
+        header["kd"] = float(rng.uniform(0.0, 64.0))
     if act.law == "current" and rng.random() < 0.5:
         header["damping"] = float(rng.uniform(0.5, 3.0))
     header["motor"] = actuator
@@ -81,6 +83,8 @@ def random_header(
             gain = kp * act.error_gain * values.get("error_gain_ratio", 1.0)
             damping = kt**2 / r
             stiffness = kt / r * vin * gain
+            if act.derivative:  # the D term damps like a stiffness times derivative_time
+                damping += stiffness / kp * header.get("kd", act.kd) * values["derivative_time"]
         else:
             d = header.get("damping", act.damping)
             damping = kt**2 / r + kt * d * math.sqrt(kp)

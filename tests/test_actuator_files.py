@@ -34,6 +34,9 @@ armature = { default = 0.005, min = 1e-5, max = 0.1 }
 Fmax = 0.5
 '''
 
+#: The same declaration under a name nothing else declares.
+USER_EXAMPLE = SPEC_EXAMPLE.replace('name = "sts3215_12v"', 'name = "sts3215_user"')
+
 
 @pytest.fixture
 def declared(tmp_path):
@@ -55,7 +58,7 @@ def test_the_built_in_actuators_are_declaration_files():
 
     files = sorted(p.stem for p in BUILTIN_DIR.glob("*.toml"))
     assert files == sorted(schema.ACTUATORS) == ["erob80_100", "erob80_50", "mx106", "mx64",
-                                                 "sts3215", "xl320", "xl330"]
+                                                 "sts3215", "sts3215_12v", "xl320", "xl330"]
     xl330 = schema.ACTUATORS["xl330"]
     assert xl330.error_gain == (4096 / (2 * math.pi)) / (256 * 885)  # docs/model.md §3, to the bit
     assert xl330.hardware.model_numbers == (1200, 1190) and xl330.hardware.family == "dynamixel"
@@ -148,12 +151,21 @@ def test_unreadable_declaration(declared, content, expected):
 
 
 def test_a_name_cannot_be_declared_twice_differently(declared):
-    schema.ACTUATORS.load(declared(SPEC_EXAMPLE))
-    schema.ACTUATORS.load(declared(SPEC_EXAMPLE, "same.toml"))  # the same declaration: fine
+    schema.ACTUATORS.load(declared(USER_EXAMPLE))
+    schema.ACTUATORS.load(declared(USER_EXAMPLE, "same.toml"))  # the same declaration: fine
     with pytest.raises(ValueError, match="already declared"):
-        schema.ACTUATORS.load(declared(_spec("vin = 12.0 => vin = 11.0"), "other.toml"))
-    with pytest.raises(ValueError, match="already declared"):
-        schema.ACTUATORS.load(declared(_spec('name = "sts3215_12v" => name = "xl330"'), "x.toml"))
+        schema.ACTUATORS.load(declared(USER_EXAMPLE.replace("vin = 12.0", "vin = 11.0"),
+                                       "other.toml"))
+
+
+def test_a_user_declaration_replaces_a_built_in_one_for_the_run(declared):
+    built_in = schema.get_actuator("sts3215_12v")
+    assert built_in.derivative and built_in.kd == 32
+    with pytest.warns(UserWarning, match="replaces the built-in"):
+        schema.ACTUATORS.load(declared(SPEC_EXAMPLE))  # docs/model.md §11's example: its name
+    assert not schema.get_actuator("sts3215_12v").derivative
+    schema.ACTUATORS.unregister("sts3215_12v")
+    assert schema.get_actuator("sts3215_12v") == built_in
 
 
 def test_an_unknown_actuator_points_at_actuator_files():
@@ -164,9 +176,9 @@ def test_an_unknown_actuator_points_at_actuator_files():
 @pytest.fixture
 def user_logs(declared, tmp_path):
     """Four noise-free logs of a servo declared only by a file, and the ground truth."""
-    path = declared(SPEC_EXAMPLE, "sts3215_12v.toml")
+    path = declared(USER_EXAMPLE, "sts3215_user.toml")
     schema.ACTUATORS.load(path)
-    truth = ParameterSet("m1", "sts3215_12v", {"kt": 1.3, "R": 6.0, "armature": 0.004,
+    truth = ParameterSet("m1", "sts3215_user", {"kt": 1.3, "R": 6.0, "armature": 0.004,
                                                "friction_base": 0.03, "friction_viscous": 0.05})
     folder = tmp_path / "logs"
     for kp in (24.0, 48.0):
@@ -174,7 +186,7 @@ def user_logs(declared, tmp_path):
             log = process(record(truth, BenchSetup(0.4, 0.12, kp), trajectory, SensorModel.ideal(),
                                  duration=3.0))
             save_log(folder / f"{trajectory}_kp{kp:g}.json", log)
-    schema.ACTUATORS.unregister("sts3215_12v")  # as in a fresh process: only the file knows it
+    schema.ACTUATORS.unregister("sts3215_user")  # as in a fresh process: only the file knows it
     return path, truth, folder
 
 
@@ -196,11 +208,11 @@ def test_a_declared_servo_is_compared_and_identified(user_logs, tmp_path, capsys
                  "--validation-kp", "48", "--budget", "400", "--out", str(tmp_path / "fit"),
                  "--json", str(tmp_path / "fit.json"), "--no-progress"]) == 0
     fitted = load_params(tmp_path / "fit" / "m1.json")
-    assert fitted.actuator == "sts3215_12v"
+    assert fitted.actuator == "sts3215_user"
     summary = json.loads((tmp_path / "fit.json").read_text())["models"]["m1"]
     assert summary["validation_mae"] < 2e-3
     # bounds come from the declaration: R searched in [0.1, 20], Fmax = 0.5
-    spec = schema.parameters("m1", "sts3215_12v")
+    spec = schema.parameters("m1", "sts3215_user")
     assert (spec["R"].lower, spec["R"].upper, spec["friction_base"].upper) == (0.1, 20.0, 0.5)
 
 

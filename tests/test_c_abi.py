@@ -6,6 +6,7 @@ import ctypes
 
 import numpy as np
 
+from frictionsim import layout
 from frictionsim.actuator_laws import motor_torque
 from frictionsim.layout import SERVO_STATE_SIZE
 from frictionsim.params import ParameterSet
@@ -20,7 +21,9 @@ def _ptr(a: np.ndarray):
 def test_c_pointers_reproduce_the_rollout():
     for actuator, model in (("xl330", "m6"), ("sts3215", "m4"), ("erob80_100", "m1")):
         theta = ParameterSet.defaults(model, actuator).theta()
-        bench = np.array([0.5, 0.1, 0.05, 30.0 if actuator != "xl330" else 400.0, 7.4, 2.0, 0.005])
+        bench = layout.bench_vector(mass=0.5, length=0.1, arm_mass=0.05,
+                                   kp=30.0 if actuator != "xl330" else 400.0, vin=7.4,
+                                   damping=2.0, dt=0.005)
         goal = np.sin(np.linspace(0, 6, 600)) * 0.8
         enable = (np.arange(600) < 450).astype(float)
         q_ref = np.empty(600)

@@ -59,7 +59,8 @@ def _hand_rollout(goal, supply, q0, theta, bench, lag, vin_of):
         out.append(q)
         states.append((q, v))
         qm, vm = states[max(0, k - lag)]
-        u, smooth = firmware_law(goal[k], qm, vm, smooth, vin_of(k), theta, bench)
+        u, smooth, _, _ = firmware_law(goal[k], qm, vm, smooth, 0.0, math.nan, vin_of(k), theta,
+                                       bench)
         q, v = step(q, v, u, 1.0, bench[layout.DT], theta, bench)
     return np.array(out)
 
@@ -97,7 +98,7 @@ def test_a_parameter_file_needs_its_extensions_enabled(tmp_path):
     defaults = TRUTH.with_extensions(["supply", "current_limit"])
     assert defaults.values["max_current_limit"] == 1.75  # the XL330's declared limit
     assert defaults.values["supply_emf"] == schema.get_actuator("xl330").vin
-    assert TRUTH.theta()[layout.SUPPLY:].tolist() == [0.0] * 5  # off by default
+    assert TRUTH.theta()[layout.SUPPLY:layout.LATENCY + 1].tolist() == [0.0] * 5  # off by default
 
 
 def test_simulate_refuses_extension_keys_without_with(tmp_path, capsys):

@@ -15,8 +15,9 @@ import reference_model as ref
 from synthetic_logs import random_header, random_values, rng_for, synthetic_log
 
 from frictionsim import schema
-from frictionsim.actuator_laws import firmware_control, motor_torque
+from frictionsim.actuator_laws import firmware_law, motor_torque
 from frictionsim.friction import friction_budget
+from frictionsim.layout import VIN
 from frictionsim.logs import Log
 from frictionsim.params import ParameterSet
 from frictionsim.pendulum import gravity_torque, load_inertia
@@ -102,8 +103,11 @@ def test_firmware_and_motor_match_reference(model, actuator):
             v = float(rng.uniform(-30.0, 30.0)) if rng.random() < 0.3 else float(rng.normal())
             q_smooth = q_target + float(rng.uniform(-0.3, 0.3))
             enable = float(rng.integers(2))
-            u, qs = firmware_control(q_target, q, v, q_smooth, theta, bench)
-            u_ref, qs_ref = ref.control(actuator, values, bench_ref, q_target, q, v, q_smooth)
+            e_prev = float(rng.choice([math.nan, q_target - q + 0.01 * float(rng.normal())]))
+            u, qs, _, _ = firmware_law(q_target, q, v, q_smooth, 0.0, e_prev, bench[VIN], theta,
+                                       bench)
+            u_ref, qs_ref, _ = ref.control(actuator, values, bench_ref, q_target, q, v, q_smooth,
+                                           e_prev)
             if not close(u, u_ref):
                 bad.append(f"trial {trial}: u {u!r} != {u_ref!r}")
             if limiter and not close(qs, qs_ref):

@@ -1,0 +1,268 @@
+"""Robot description files: a robot as data (docs/model.md §12).
+
+A robot file (TOML) says which MJCF to load, which recorded joint drives which MJCF
+joint through which servo, the firmware settings the servos ran with (register units, as
+the bus wrote them), the encoder conventions, and the joints left out. The built-in robots
+are such files, shipped in ``frictionsim/robots/`` (``--robot so101``); a user's is read
+by the same :func:`load_robot_file` (``--robot PATH``)::
+
+    name = "so101"
+    title = "LeRobot SO-101 follower arm"
+    mjcf = "so101/mjcf/so101_new_calib.xml"   # relative: inside the data folder (--data)
+    recordings = "sage"             # the recording format (frictionsim.robot_recordings)
+    control_period = 0.002          # s: the servos' position loop, and the physics step
+    bus_period = 0.02               # s: one sync write of the goals, one sync read of the state
+    joint_dynamics = "servo"        # the servo replaces the MJCF's own armature, damping and
+                                    # frictionloss of its joint ("mjcf": keep them as well)
+    [firmware]                      # every servo's settings (Feetech register names and units)
+    P_Coefficient = 16
+    D_Coefficient = 32
+    I_Coefficient = 0               # an I term is not modelled: must be 0
+    Max_Torque_Limit = 1000         # 1000 = the full duty cycle
+    Acceleration = 0                # 100 counts/s² per unit; 0 = no profile
+    [joints.Rotation]               # a recorded joint (its column name)
+    mjcf = "shoulder_pan"
+    actuator = "sts3215_12v"
+    sign = 1                        # q_mjcf = sign·q_recorded + offset (rad)
+    offset = 0.0
+    [joints.Jaw]
+    mjcf = "gripper"
+    left_out = "normalised 0..1, not an angle"   # not simulated: the joint is held rigid
+    [joints.Jaw.firmware]           # per-joint settings override [firmware]
+    Max_Torque_Limit = 500
+
+Every field is checked: an unknown key, a wrong type or an implausible value is a
+:class:`RobotFileError` naming the file and the key.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+from frictionsim import schema
+from frictionsim.actuator_files import TomlReader, read_toml
+
+#: Where the built-in robot files live.
+BUILTIN_DIR = Path(__file__).with_name("robots")
+RECORDING_FORMATS = ("sage",)
+JOINT_DYNAMICS = ("servo", "mjcf")
+FIRMWARE_KEYS = ("P_Coefficient", "D_Coefficient", "I_Coefficient", "Max_Torque_Limit",
+                 "Acceleration")
+_TOP = {"name", "title", "mjcf", "recordings", "control_period", "bus_period",
+        "joint_dynamics", "firmware", "joints"}
+_JOINT = {"mjcf", "actuator", "sign", "offset", "left_out", "firmware"}
+
+
+class RobotFileError(ValueError):
+    """A robot file that cannot be used; the message names the file and the key."""
+
+
+@dataclass(frozen=True)
+class Firmware:
+    """One servo's firmware settings in SI units: proportional and derivative coefficients
+    (register units, the law's ``kp``/``kd``), the torque limit as a fraction of the full duty
+    cycle (0: none) and the internal target's acceleration limit (rad/s², 0: none)."""
+
+    kp: float
+    kd: float = 0.0
+    torque_limit: float = 0.0
+    acceleration: float = 0.0
+
+
+@dataclass(frozen=True)
+class RobotJoint:
+    """A recorded joint: its column ``name``, the ``mjcf`` joint it is, its servo's
+    ``actuator``, the encoder convention q_mjcf = sign·q_recorded + offset, and, when it is
+    not simulated, why (``left_out``)."""
+
+    name: str
+    mjcf: str
+    actuator: str = ""
+    sign: float = 1.0
+    offset: float = 0.0
+    left_out: str = ""
+    firmware: Firmware | None = None
+
+    def to_model(self, q):
+        """Recorded angle(s) (rad) → the MJCF joint's angle(s)."""
+        return self.sign * q + self.offset
+
+    def from_model(self, q):
+        """The MJCF joint's angle(s) → recorded angle(s) (rad)."""
+        return (q - self.offset) * self.sign
+
+
+@dataclass(frozen=True)
+class RobotDescription:
+    """A robot: its MJCF, its joints and servos, its firmware and bus timing."""
+
+    name: str
+    title: str
+    mjcf: str
+    recordings: str
+    control_period: float
+    bus_period: float
+    joint_dynamics: str
+    joints: tuple[RobotJoint, ...]
+    source: str = ""
+
+    @property
+    def servo_joints(self) -> tuple[RobotJoint, ...]:
+        """The simulated joints (every joint not left out), in file order."""
+        return tuple(j for j in self.joints if not j.left_out)
+
+    @property
+    def actuators(self) -> tuple[str, ...]:
+        """The servo models on the robot, each once, in joint order."""
+        return tuple(dict.fromkeys(j.actuator for j in self.servo_joints))
+
+    @property
+    def substeps(self) -> int:
+        """Control periods per bus period."""
+        return int(round(self.bus_period / self.control_period))
+
+    def joint(self, name: str) -> RobotJoint:
+        for j in self.joints:
+            if name in (j.name, j.mjcf):
+                return j
+        raise ValueError(f"{self.name}: no joint {name!r} (joints: "
+                         f"{', '.join(j.name for j in self.joints)})")
+
+    def mjcf_path(self, data: Path | None, override: str | os.PathLike | None = None) -> Path:
+        """The MJCF to load: ``override`` (``--mjcf``) when given, else the file's ``mjcf``,
+        relative to the data folder ``data`` when not absolute. ``FileNotFoundError`` naming
+        what was looked for."""
+        if override is not None:
+            path = Path(override)
+        else:
+            path = Path(self.mjcf)
+            if not path.is_absolute():
+                if data is None:
+                    raise FileNotFoundError(
+                        f"{self.name}: its MJCF {self.mjcf} lies in the data folder, which was "
+                        "not found: pass --mjcf PATH or --data DIR")
+                path = Path(data) / path
+        if not path.is_file():
+            raise FileNotFoundError(f"{self.name}: no MJCF at {path} (pass --mjcf PATH)")
+        return path
+
+
+def _firmware(r: TomlReader, table: dict, where: str, base: dict, actuator: str) -> Firmware:
+    """Register values (``base`` overridden by ``table``) → :class:`Firmware` in SI units."""
+    r.keys(table, FIRMWARE_KEYS, where)
+    registers = dict(base)
+    for key in table:
+        registers[key] = r.number(table, key, where, non_negative=True, at_most=65535)
+    if "P_Coefficient" not in registers:
+        raise r.fail(f"{where}P_Coefficient", "missing (the position loop's gain)")
+    if registers.get("I_Coefficient", 0.0) != 0.0:
+        raise r.fail(f"{where}I_Coefficient", "an I term is not modelled; the servos must run "
+                                              "with I_Coefficient = 0")
+    torque = registers.get("Max_Torque_Limit", 1000.0)
+    if not 0 < torque <= 1000:
+        raise r.fail(f"{where}Max_Torque_Limit", f"{torque:g} must be in (0, 1000]")
+    act = schema.get_actuator(actuator) if actuator else None
+    counts = act.hardware.counts_per_turn if act else 4096.0
+    if registers.get("D_Coefficient", 0.0) and act is not None and not act.derivative:
+        raise r.fail(f"{where}D_Coefficient", f"actuator {actuator!r} declares no D term")
+    return Firmware(kp=registers["P_Coefficient"], kd=registers.get("D_Coefficient", 0.0),
+                    torque_limit=0.0 if torque == 1000 else torque / 1000.0,
+                    acceleration=registers.get("Acceleration", 0.0) * 100.0 * 2 * math.pi / counts)
+
+
+def parse_robot(data: dict, source: str) -> RobotDescription:
+    """The :class:`RobotDescription` a parsed robot file describes."""
+    r = TomlReader(source, RobotFileError)
+    if not isinstance(data, dict):
+        raise RobotFileError(f"{source}: expected a TOML document")
+    r.keys(data, _TOP, "")
+    for key in ("name", "mjcf", "joints", "firmware"):
+        if key not in data:
+            raise r.fail(key, "missing")
+    name = data["name"]
+    if not isinstance(name, str) or not re.fullmatch(r"[a-z][a-z0-9_]*", name):
+        raise r.fail("name", f"{name!r} must be lower-case letters, digits and _")
+    for key in ("title", "mjcf"):
+        if not isinstance(data.get(key, ""), str) or (key == "mjcf" and not data[key]):
+            raise r.fail(key, f"{data[key]!r} must be a non-empty string")
+    recordings = data.get("recordings", "sage")
+    if recordings not in RECORDING_FORMATS:
+        raise r.fail("recordings", f"{recordings!r} must be one of {', '.join(RECORDING_FORMATS)}")
+    dynamics = data.get("joint_dynamics", "servo")
+    if dynamics not in JOINT_DYNAMICS:
+        raise r.fail("joint_dynamics", f"{dynamics!r} must be one of {', '.join(JOINT_DYNAMICS)}")
+    period = r.number(data, "control_period", "", positive=True, at_most=0.1) \
+        if "control_period" in data else 0.002
+    bus = r.number(data, "bus_period", "", positive=True, at_most=1.0) \
+        if "bus_period" in data else period
+    if abs(bus / period - round(bus / period)) > 1e-9 or bus < period:
+        raise r.fail("bus_period", f"{bus:g} s must be a whole number of control periods "
+                                   f"({period:g} s)")
+    base = r.table(data, "firmware")
+    r.keys(base, FIRMWARE_KEYS, "firmware.")
+    base = {k: r.number(base, k, "firmware.", non_negative=True, at_most=65535) for k in base}
+    joints_table = r.table(data, "joints")
+    if not joints_table:
+        raise r.fail("joints", "no joint")
+    joints, seen = [], set()
+    for jname, spec in joints_table.items():
+        where = f"joints.{jname}."
+        if not isinstance(spec, dict):
+            raise r.fail(f"joints.{jname}", "must be a table")
+        r.keys(spec, _JOINT, where)
+        mjcf = spec.get("mjcf")
+        if not isinstance(mjcf, str) or not mjcf:
+            raise r.fail(f"{where}mjcf", "missing (the MJCF joint this recorded joint is)")
+        if mjcf in seen:
+            raise r.fail(f"{where}mjcf", f"{mjcf!r} is named by two joints")
+        seen.add(mjcf)
+        left_out = spec.get("left_out", "")
+        if not isinstance(left_out, str):
+            raise r.fail(f"{where}left_out", "must be a string saying why")
+        actuator = spec.get("actuator", "")
+        if not left_out:
+            if not isinstance(actuator, str) or not actuator:
+                raise r.fail(f"{where}actuator", "missing (or say why the joint is left_out)")
+            try:
+                schema.get_actuator(actuator)
+            except ValueError as e:
+                raise r.fail(f"{where}actuator", str(e)) from None
+        sign = spec.get("sign", 1)
+        if sign not in (1, -1) or isinstance(sign, bool):
+            raise r.fail(f"{where}sign", f"{sign!r} must be 1 or -1")
+        offset = r.number(spec, "offset", where, at_most=2 * math.pi, at_least=-2 * math.pi) \
+            if "offset" in spec else 0.0
+        firmware = _firmware(r, r.table(spec, "firmware"), f"{where}firmware.", base, actuator)
+        joints.append(RobotJoint(jname, mjcf, actuator, float(sign), offset, left_out, firmware))
+    if not any(not j.left_out for j in joints):
+        raise r.fail("joints", "every joint is left out: nothing to simulate")
+    return RobotDescription(name=name, title=data.get("title", name), mjcf=data["mjcf"],
+                            recordings=recordings, control_period=period, bus_period=bus,
+                            joint_dynamics=dynamics, joints=tuple(joints), source=source)
+
+
+def load_robot_file(path: str | os.PathLike) -> RobotDescription:
+    """Read and check one robot file; :class:`RobotFileError` naming file and key."""
+    return parse_robot(read_toml(path, RobotFileError, "robot file"), str(path))
+
+
+def builtin_robots() -> dict[str, Path]:
+    """The robot files shipped with frictionsim, by name."""
+    return {p.stem: p for p in sorted(BUILTIN_DIR.glob("*.toml"))}
+
+
+def get_robot(name_or_path: str | os.PathLike) -> RobotDescription:
+    """A built-in robot by name (``so101``) or a robot file by path; ``RobotFileError``
+    listing the built-in ones otherwise."""
+    builtins = builtin_robots()
+    if str(name_or_path) in builtins:
+        return load_robot_file(builtins[str(name_or_path)])
+    path = Path(name_or_path)
+    if path.suffix == ".toml" or path.exists():
+        return load_robot_file(path)
+    raise RobotFileError(f"unknown robot {str(name_or_path)!r} (built in: "
+                         f"{', '.join(builtins) or 'none'}; or give a robot file's path)")

@@ -1,0 +1,198 @@
+"""Robot recordings: what a robot was told and what it did (docs/model.md §12).
+
+The ``sage`` format (isaac-sim2real/sage, recorded with LeRobot's Feetech bus), one folder
+per motion:
+
+- ``joint_list.txt``: the joints, one per line, in column order;
+- ``control.csv``: ``type,timestamp,positions`` — the goal positions sent (rad);
+- ``state_motor.csv``: ``type,timestamp,positions,velocities,torques`` — the present
+  position (rad), velocity (rad/s) and a torque estimate (N·m) read back;
+- ``event.csv`` (optional): ``type,timestamp,event``.
+
+Each list column is a JSON-style list with one number per joint. The recorder's timestamp
+quirk: the first row holds the motion's start in seconds (on its own clock), every later
+row the microseconds since that start; :func:`read_recording` returns seconds since the
+start (0 for the first row). One bus cycle writes the goals and reads the state, so the two
+files have the same timestamps row by row; the state of row k was read before the goal of
+row k took effect.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import math
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from frictionsim.jsonfile import check_regular_file
+
+#: Largest plausible joint angle (rad) and speed (rad/s) in a recording.
+MAX_ANGLE = 4 * math.pi
+MAX_SPEED = 100.0
+#: Largest bus period (s) a recording may show between rows before it is refused as broken.
+MAX_GAP = 1.0
+
+
+class RecordingError(ValueError):
+    """A recording that cannot be used; the message names the file and the row."""
+
+
+@dataclass
+class Recording:
+    """One recorded motion: time since its start (s) and, per recorded joint (``joints``,
+    column order), the goal (rad), position (rad), velocity (rad/s) and torque estimate (N·m)."""
+
+    name: str
+    joints: tuple[str, ...]
+    t: np.ndarray
+    goal: np.ndarray
+    position: np.ndarray
+    velocity: np.ndarray
+    torque: np.ndarray
+    path: Path | None = None
+
+    @property
+    def duration(self) -> float:
+        return float(self.t[-1])
+
+    def column(self, joint: str) -> int:
+        """The column of a recorded joint; ``ValueError`` listing the recorded ones."""
+        try:
+            return self.joints.index(joint)
+        except ValueError:
+            raise ValueError(f"{self.name}: no joint {joint!r} recorded (joints: "
+                             f"{', '.join(self.joints)})") from None
+
+
+def _rows(path: Path, header: tuple[str, ...], kind: str) -> list[list[str]]:
+    check_regular_file(path, RecordingError, "recording file")
+    try:
+        with open(path, newline="", encoding="utf-8") as f:
+            rows = list(csv.reader(f))
+    except (OSError, UnicodeDecodeError, csv.Error) as e:
+        raise RecordingError(f"{path}: cannot read it ({e})") from None
+    if not rows or tuple(c.strip() for c in rows[0]) != header:
+        got = ",".join(rows[0]) if rows else "an empty file"
+        raise RecordingError(f"{path}: the header must be {','.join(header)}, got {got}")
+    rows = rows[1:]
+    for i, row in enumerate(rows, start=2):
+        if len(row) != len(header):
+            raise RecordingError(f"{path}: row {i} has {len(row)} fields, expected {len(header)}")
+        if row[0] != kind:
+            raise RecordingError(f"{path}: row {i}: type {row[0]!r}, expected {kind!r}")
+    if len(rows) < 2:
+        raise RecordingError(f"{path}: {len(rows)} rows; a recording needs at least 2")
+    return rows
+
+
+def _times(path: Path, rows: list[list[str]]) -> np.ndarray:
+    """Seconds since the start: the first row in seconds (the start itself), later rows in µs."""
+    t = np.empty(len(rows))
+    for i, row in enumerate(rows):
+        try:
+            t[i] = float(row[1])
+        except ValueError:
+            raise RecordingError(f"{path}: row {i + 2}: timestamp {row[1]!r} is not a number"
+                                 ) from None
+        if not math.isfinite(t[i]) or t[i] < 0:
+            raise RecordingError(f"{path}: row {i + 2}: timestamp {row[1]!r} must be finite "
+                                 "and ≥ 0")
+    t[0] = 0.0
+    t[1:] *= 1e-6
+    steps = np.diff(t)
+    bad = np.flatnonzero(~(steps > 0))
+    if bad.size:
+        i = int(bad[0]) + 1
+        raise RecordingError(f"{path}: row {i + 2}: timestamp {rows[i][1]} is not after the "
+                             f"previous row's (the first row is seconds, later rows µs since it)")
+    big = np.flatnonzero(steps > MAX_GAP)
+    if big.size:
+        i = int(big[0]) + 1
+        raise RecordingError(f"{path}: row {i + 2}: {steps[i - 1]:.3f} s after the previous row; "
+                             "a gap this long is not a recording at a fixed bus rate")
+    return t
+
+
+def _vectors(path: Path, rows: list[list[str]], column: int, name: str, n: int,
+             limit: float) -> np.ndarray:
+    out = np.empty((len(rows), n))
+    for i, row in enumerate(rows):
+        try:
+            values = json.loads(row[column])
+        except json.JSONDecodeError:
+            raise RecordingError(f"{path}: row {i + 2}: {name} {row[column]!r} is not a list of "
+                                 "numbers") from None
+        if (not isinstance(values, list) or len(values) != n
+                or any(isinstance(x, bool) or not isinstance(x, (int, float)) for x in values)):
+            raise RecordingError(f"{path}: row {i + 2}: {name} must be a list of {n} numbers "
+                                 f"(one per joint of joint_list.txt), got {row[column]}")
+        out[i] = values
+    bad = ~np.isfinite(out) | (np.abs(out) > limit)
+    if bad.any():
+        i, j = (int(x) for x in np.argwhere(bad)[0])
+        raise RecordingError(f"{path}: row {i + 2}: {name}[{j}] = {out[i, j]!r} is not a "
+                             f"plausible value (finite, |x| ≤ {limit:g})")
+    return out
+
+
+def read_recording(folder: str | os.PathLike) -> Recording:
+    """Read one ``sage`` recording folder; :class:`RecordingError` naming file and row."""
+    folder = Path(folder)
+    if not folder.is_dir():
+        raise RecordingError(f"{folder}: not a recording folder (joint_list.txt, control.csv, "
+                             "state_motor.csv)")
+    names = folder / "joint_list.txt"
+    check_regular_file(names, RecordingError, "joint list")
+    joints = tuple(line.strip() for line in names.read_text(encoding="utf-8").splitlines()
+                   if line.strip())
+    if not joints or len(set(joints)) != len(joints):
+        raise RecordingError(f"{names}: must name each joint once, one per line")
+    n = len(joints)
+    control_path, state_path = folder / "control.csv", folder / "state_motor.csv"
+    control = _rows(control_path, ("type", "timestamp", "positions"), "CONTROL")
+    state = _rows(state_path, ("type", "timestamp", "positions", "velocities", "torques"),
+                  "STATE_MOTOR")
+    if len(control) != len(state):
+        raise RecordingError(f"{folder}: control.csv has {len(control)} rows and "
+                             f"state_motor.csv {len(state)}; one bus cycle writes one of each")
+    t = _times(state_path, state)
+    tc = _times(control_path, control)
+    apart = np.flatnonzero(np.abs(tc - t) > 1e-6)
+    if apart.size:
+        i = int(apart[0])
+        raise RecordingError(f"{control_path}: row {i + 2}: timestamp {control[i][1]} differs "
+                             f"from state_motor.csv's {state[i][1]} (one bus cycle, one time)")
+    return Recording(
+        name=folder.name, joints=joints, t=t,
+        goal=_vectors(control_path, control, 2, "positions", n, MAX_ANGLE),
+        position=_vectors(state_path, state, 2, "positions", n, MAX_ANGLE),
+        velocity=_vectors(state_path, state, 3, "velocities", n, MAX_SPEED),
+        torque=_vectors(state_path, state, 4, "torques", n, 1e3),
+        path=folder)
+
+
+def recording_folders(paths) -> list[Path]:
+    """The recording folders among ``paths``: each path that is a recording (it holds
+    ``control.csv``), or the recordings directly inside it, sorted by name; ``RecordingError``
+    for a path that is neither."""
+    out = []
+    for p in map(Path, paths):
+        if (p / "control.csv").exists():
+            out.append(p)
+            continue
+        inside = sorted(q for q in p.iterdir() if (q / "control.csv").exists()) \
+            if p.is_dir() else []
+        if not inside:
+            raise RecordingError(f"{p}: neither a recording folder nor a folder of recordings "
+                                 "(no control.csv)")
+        out.extend(inside)
+    names = [p.name for p in out]
+    twice = sorted({n for n in names if names.count(n) > 1})
+    if twice:
+        raise RecordingError(f"two recordings are named {twice[0]!r}: motions are reported by "
+                             "folder name")
+    return out
