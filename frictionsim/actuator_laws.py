@@ -17,9 +17,9 @@ The Feetech position loop as it runs on a robot (docs/model.md §12), each part 
 - a dead band: |e| ≤ ``DEAD_BAND`` gives duty 0 (the motor is not driven);
 - a torque limit: the duty saturates at max_pwm·``TORQUE_LIMIT`` (``Max_Torque_Limit``/1000);
 - an acceleration limit on the internal target (``Acceleration``): its velocity r changes by
-  at most a·dt per period, towards ±min(ω_max, √(2·a·|q_target − q_smooth|)) (the fastest
-  speed that still stops on the target), then q_smooth ← q_smooth + r·dt, settling on the
-  target once it reaches or passes it.
+  at most a·dt per period, towards ±min(ω_max, a·dt·(√(1/4 + 2·|q_target − q_smooth|/(a·dt²))
+  − 1/2)) (the fastest speed that still stops on the target, slowing by a·dt per period),
+  then q_smooth ← q_smooth + r·dt, settling on the target once it reaches or passes it.
 
 Current-controlled servo (eRob)::
 
@@ -129,7 +129,11 @@ def profiled_target(q_target: float, q_smooth: float, rate: float, max_velocity:
     if acceleration <= 0.0:
         return limited_target(q_target, q_smooth, max_velocity, dt), 0.0
     remaining = q_target - q_smooth
-    stopping = math.copysign(math.sqrt(2.0 * acceleration * abs(remaining)), remaining)
+    # the fastest speed from which steps slowing by a·dt each period stop on the target (the
+    # discrete form of √(2·a·|e|): speeds n·a·dt, (n−1)·a·dt, … cover a·dt²·n(n+1)/2)
+    dv = acceleration * dt
+    stopping = math.copysign(dv * (math.sqrt(0.25 + 2.0 * abs(remaining) / (dv * dt)) - 0.5),
+                             remaining)
     if max_velocity > 0.0:
         stopping = clip(stopping, -max_velocity, max_velocity)
     rate = clip(stopping, rate - acceleration * dt, rate + acceleration * dt)

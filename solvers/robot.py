@@ -48,24 +48,32 @@ from frictionsim.solvers.mujoco_dynamics import check_hinges, dynamics_terms, mu
 @dataclass(frozen=True)
 class JointServo:
     """An identified servo on joint ``joint``: its parameters and firmware settings (gain ``kp``;
-    supply ``vin`` and damping ``damping`` when not the actuator's defaults)."""
+    supply ``vin``, damping ``damping`` and D coefficient ``kd`` when not the actuator's
+    defaults; the Feetech torque limit, a fraction of the full duty cycle, and the internal
+    target's acceleration limit in rad/s², 0 for none)."""
 
     joint: str
     params: ParameterSet
     kp: float
     vin: float | None = None
     damping: float | None = None
+    kd: float | None = None
+    torque_limit: float = 0.0
+    acceleration: float = 0.0
 
     def firmware(self, period: float) -> np.ndarray:
         """The ``bench`` vector of the firmware settings (:mod:`frictionsim.layout`) at the
-        control period ``period``; the pendulum entries are unused on a robot."""
+        control period ``period``; the pendulum entries are unused on a robot. A D coefficient
+        counts only on an actuator that declares the D term."""
         act = schema.get_actuator(self.params.actuator)
+        kd = (act.kd if self.kd is None else self.kd) if act.derivative else 0.0
         return layout.bench_vector(kp=self.kp, vin=act.vin if self.vin is None else self.vin,
                                    damping=act.damping if self.damping is None else self.damping,
-                                   dt=period)
+                                   dt=period, kd=kd, torque_limit=self.torque_limit,
+                                   acceleration=self.acceleration)
 
 
-@njit
+@njit(nogil=True)
 def robot_forces(model: int, data: int, qpos: np.ndarray, qvel: np.ndarray, dofs: np.ndarray,
                  thetas: np.ndarray, servos: np.ndarray, enable: np.ndarray, q: np.ndarray,
                  v: np.ndarray, mass: np.ndarray, tau: np.ndarray, budget: np.ndarray,
@@ -86,7 +94,7 @@ def robot_forces(model: int, data: int, qpos: np.ndarray, qvel: np.ndarray, dofs
         tau[d] += tau_m
 
 
-@njit
+@njit(nogil=True)
 def fixed_step_run(model: int, data: int, qpos: np.ndarray, qvel: np.ndarray, dofs: np.ndarray,
                    thetas: np.ndarray, benches: np.ndarray, goals: np.ndarray,
                    enable: np.ndarray, q0: np.ndarray, v0: np.ndarray, substeps: int, dt: float,

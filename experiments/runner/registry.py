@@ -46,6 +46,8 @@ COMMANDS: tuple[Command, ...] = (
             "frictionsim.experiments.commands.record_campaign"),
     Command("virtual-servo", "a simulated servo answering its serial protocol on a "
             "pseudo-terminal", "frictionsim.experiments.commands.virtual_servo"),
+    Command("robot", "a real robot's recordings replayed in simulation: robot simulate",
+            "frictionsim.experiments.commands.robot"),
     Command("export-mjcf", "an M1 parameter file as MuJoCo joint and actuator attributes",
             "frictionsim.experiments.commands.export_mjcf"),
     Command("oscillator", "Coulomb oscillator: event-driven vs plain, smoothed and fixed-step "

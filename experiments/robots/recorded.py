@@ -1,0 +1,177 @@
+"""A robot's recordings replayed in simulation: closed loop from the recorded goals.
+
+Each recording is simulated from its first recorded state (positions and velocities,
+mapped to the MJCF's joints), its goals written once per bus cycle and held by the
+servos' firmware (zero-order hold at the bus period, each cycle lasting as long as the
+recording says, rounded to whole control periods), the servos' position loop at the robot
+file's control period, which is also the physics step. The prediction of recorded row k
+is the simulated state just before goal k takes effect, the moment the bus read row k.
+
+Engines: ``fixed_step`` (frictionsim's n-joint fixed step, :class:`~frictionsim.solvers.
+robot.Robot`), ``mujoco`` (MuJoCo's own step with the servo adapter,
+:class:`~frictionsim.solvers.mujoco_adapter.ServoModel`, ``mujoco.rollout``) and
+``event_driven`` (the exact reference, slow).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from frictionsim.robot_files import RobotDescription
+from frictionsim.robot_recordings import Recording
+
+ENGINES = ("fixed_step", "mujoco", "event_driven")
+
+
+def robot_spec(robot: RobotDescription, mjcf: Path):
+    """The robot's MJCF as an ``MjSpec`` ready for the servos, a new one (the file is only
+    read): the joints left out held rigid (their joint and actuators removed), on each servo
+    joint the MJCF's own armature, damping and frictionloss dropped when the robot file says
+    the servo model replaces them (``joint_dynamics = "servo"``), the timestep the control
+    period."""
+    import mujoco
+
+    spec = mujoco.MjSpec.from_file(str(mjcf))
+    joints = {j.name: j for j in spec.joints}
+    for joint in robot.joints:
+        if joint.mjcf not in joints:
+            raise ValueError(f"{mjcf}: no joint {joint.mjcf!r} (robot {robot.name}, recorded "
+                             f"joint {joint.name}); joints: {', '.join(joints)}")
+    left_out = {j.mjcf for j in robot.joints if j.left_out}
+    for act in list(spec.actuators):
+        if act.target in left_out:
+            spec.delete(act)
+    for name in left_out:
+        spec.delete(joints[name])
+    if robot.joint_dynamics == "servo":
+        for joint in robot.servo_joints:
+            j = joints[joint.mjcf]
+            j.armature = 0.0
+            j.damping = np.zeros(3)
+            j.frictionloss = 0.0
+    spec.option.timestep = robot.control_period
+    return spec
+
+
+def hold_counts(recording: Recording, period: float) -> np.ndarray:
+    """Control periods each recorded goal is held: the time to the next row in whole
+    periods (at least 1); the last row's goal is held for none (nothing is compared after
+    it)."""
+    steps = np.maximum(1, np.rint(np.diff(recording.t) / period)).astype(np.int64)
+    return np.append(steps, 0)
+
+
+@dataclass
+class RecordedRun:
+    """A simulated recording: the prediction of every recorded row (recorded convention,
+    rad) per simulated joint, and the engine's cost."""
+
+    name: str
+    joints: tuple[str, ...]
+    predicted: np.ndarray
+    measured: np.ndarray
+    goal: np.ndarray
+    t: np.ndarray
+    seconds: float
+
+    @property
+    def joint_mae(self) -> dict[str, float]:
+        err = np.abs(self.predicted - self.measured).mean(axis=0)
+        return {j: float(e) for j, e in zip(self.joints, err)}
+
+    @property
+    def mean_mae(self) -> float:
+        return float(np.mean(list(self.joint_mae.values())))
+
+
+def recorded_arrays(robot: RobotDescription, recording: Recording):
+    """Goals, positions and velocities of the simulated joints in the MJCF's convention, one
+    column per servo joint (robot file order)."""
+    cols = [recording.column(j.name) for j in robot.servo_joints]
+    goal = np.column_stack([j.to_model(recording.goal[:, c])
+                            for j, c in zip(robot.servo_joints, cols)])
+    q = np.column_stack([j.to_model(recording.position[:, c])
+                         for j, c in zip(robot.servo_joints, cols)])
+    v = np.column_stack([j.sign * recording.velocity[:, c]
+                         for j, c in zip(robot.servo_joints, cols)])
+    return goal, q, v
+
+
+def to_recorded(robot: RobotDescription, q_model: np.ndarray) -> np.ndarray:
+    """Simulated MJCF angles (rows × servo joints) → the recorded convention."""
+    return np.column_stack([j.from_model(q_model[:, i]) for i, j in enumerate(robot.servo_joints)])
+
+
+def joint_servos(robot: RobotDescription, params: dict) -> list:
+    """One :class:`~frictionsim.solvers.robot.JointServo` per simulated joint: its actuator's
+    parameter set (``params``: actuator name → ParameterSet) and the firmware settings of
+    the robot file."""
+    from frictionsim.solvers.robot import JointServo
+
+    out = []
+    for joint in robot.servo_joints:
+        if joint.actuator not in params:
+            raise ValueError(f"no parameters for actuator {joint.actuator!r} (joint "
+                             f"{joint.name}); have: {', '.join(params) or 'none'}")
+        fw = joint.firmware
+        out.append(JointServo(joint.mjcf, params[joint.actuator], kp=fw.kp, kd=fw.kd,
+                              torque_limit=fw.torque_limit, acceleration=fw.acceleration))
+    return out
+
+
+def simulate_recording(robot: RobotDescription, spec, params: dict, recording: Recording,
+                       engine: str = "fixed_step", scheme: str | None = None) -> RecordedRun:
+    """Simulate ``recording`` in closed loop on the robot (``spec`` from :func:`robot_spec`)
+    with the servos' ``params`` (actuator name → ParameterSet) on the engine named."""
+    import time
+
+    if engine not in ENGINES:
+        raise ValueError(f"engine {engine!r}: expected one of {', '.join(ENGINES)}")
+    goal, q_rec, v_rec = recorded_arrays(robot, recording)
+    counts = hold_counts(recording, robot.control_period)
+    counts[-1] = 1  # one more period, so that the last row has its prediction
+    starts = np.concatenate(([0], np.cumsum(counts)[:-1]))
+    servos = joint_servos(robot, params)
+    start = time.perf_counter()
+    if engine == "mujoco":
+        q_model = _mujoco_run(spec, servos, robot, goal, counts, q_rec[0], v_rec[0])
+    else:
+        from frictionsim.solvers.robot import Robot
+
+        sim = Robot(spec.compile(), servos, control_period=robot.control_period, scheme=scheme)
+        q0, v0 = np.zeros(sim.nv), np.zeros(sim.nv)
+        q0[sim.dofs], v0[sim.dofs] = q_rec[0], v_rec[0]
+        goals = np.repeat(goal, counts, axis=0)
+        run = sim.fixed_step(goals, q0=q0, v0=v0) if engine == "fixed_step" \
+            else sim.event_driven(goals, q0=q0, v0=v0)
+        q_model = run.q[starts][:, sim.dofs]
+    seconds = time.perf_counter() - start
+    if not np.all(np.isfinite(q_model)):
+        raise ValueError(f"{recording.name}: the {engine} simulation diverged (non-finite "
+                         "position)")
+    cols = [recording.column(j.name) for j in robot.servo_joints]
+    return RecordedRun(recording.name, tuple(j.name for j in robot.servo_joints),
+                       to_recorded(robot, q_model), recording.position[:, cols],
+                       recording.goal[:, cols], recording.t, seconds)
+
+
+def _mujoco_run(spec, servos, robot, goal, counts, q0, v0) -> np.ndarray:
+    """MuJoCo's own step with the servo adapter: the state before each bus cycle."""
+    import mujoco
+
+    from frictionsim.solvers.mujoco_adapter import ServoModel
+
+    sm = ServoModel(spec, servos, friction="budget", control_period=robot.control_period)
+    data = sm.make_data()
+    data.qpos[sm.qpos_adr] = q0
+    data.qvel[sm.dofs] = v0
+    out = np.empty((len(counts), len(servos)))
+    for k, n in enumerate(counts):
+        out[k] = data.qpos[sm.qpos_adr]
+        sm.set_goals(data, goal[k])
+        mujoco.mj_step(sm.model, data, nstep=int(n))
+    sm.check(data)
+    return out

@@ -1,0 +1,110 @@
+"""Robot parameter files: the servos of a robot as identified on it (docs/model.md §12).
+
+``robot identify`` writes, and ``robot simulate --params`` reads::
+
+    {"robot": "so101",
+     "servos": {"sts3215_12v": {<a parameter file, docs/model.md §7>}},
+     "joint_offsets": {"Rotation": 0.004, ...},      # rad, added to the robot file's offsets
+     "fit": {...}}                                     # how it was fitted (informative)
+
+``--params`` also takes a plain parameter file (docs/model.md §7): every servo of that
+actuator gets it, with no joint offsets (a servo identified on a bench, put on the robot).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from frictionsim.jsonfile import read_json
+from frictionsim.params import ParameterFileError, ParameterSet, from_dict
+from frictionsim.robot_files import RobotDescription
+
+#: Largest calibration offset a robot parameter file may hold (rad).
+MAX_OFFSET = 0.5
+
+
+@dataclass
+class RobotParameters:
+    """The servos' parameter sets by actuator name and the joints' calibration offsets (rad)."""
+
+    robot: str
+    servos: dict[str, ParameterSet]
+    joint_offsets: dict[str, float] = field(default_factory=dict)
+    fit: dict = field(default_factory=dict)
+    source: str = ""
+
+    def apply(self, robot: RobotDescription) -> RobotDescription:
+        """The robot with these joint offsets added to its own; ``ParameterFileError`` when
+        the file is another robot's or lacks an actuator the robot has."""
+        where = self.source or "parameters"
+        if self.robot and self.robot != robot.name:
+            raise ParameterFileError(f"{where}: identified on robot {self.robot!r}, not "
+                                     f"{robot.name!r}")
+        missing = [a for a in robot.actuators if a not in self.servos]
+        if missing:
+            raise ParameterFileError(
+                f"{where}: no parameters for actuator {missing[0]!r} of robot {robot.name} (the "
+                f"file has {', '.join(self.servos) or 'none'}); a plain parameter file must be "
+                "of an actuator the robot's servos are")
+        names = {j.name for j in robot.servo_joints}
+        for joint in self.joint_offsets:
+            if joint not in names:
+                raise ParameterFileError(f"{where}: joint_offsets names {joint!r}, not a "
+                                         f"simulated joint of {robot.name} ({', '.join(names)})")
+        joints = tuple(dataclasses.replace(j, offset=j.offset + self.joint_offsets.get(j.name, 0.0))
+                       for j in robot.joints)
+        return dataclasses.replace(robot, joints=joints)
+
+    def to_dict(self) -> dict:
+        return {"robot": self.robot,
+                "servos": {a: p.to_dict() for a, p in self.servos.items()},
+                "joint_offsets": dict(self.joint_offsets), "fit": dict(self.fit)}
+
+
+def robot_params_from_dict(data: dict, source: str, extensions=None) -> RobotParameters:
+    """A robot parameter file's object, or a plain parameter file's (its actuator's servos get
+    it); ``ParameterFileError`` naming the file and key."""
+    if not isinstance(data, dict):
+        raise ParameterFileError(f"{source}: expected a JSON object")
+    if "servos" not in data:  # a plain parameter file
+        params = from_dict(data, source, extensions)
+        return RobotParameters("", {params.actuator: params}, source=source)
+    unknown = set(data) - {"robot", "servos", "joint_offsets", "fit"}
+    if unknown:
+        raise ParameterFileError(f"{source}: unknown key {sorted(unknown)[0]!r} (a robot "
+                                 "parameter file has robot, servos, joint_offsets, fit)")
+    robot = data.get("robot", "")
+    if not isinstance(robot, str):
+        raise ParameterFileError(f"{source}: robot must be a robot's name")
+    servos = data["servos"]
+    if not isinstance(servos, dict) or not servos:
+        raise ParameterFileError(f"{source}: servos must map actuator names to parameter sets")
+    sets = {}
+    for actuator, values in servos.items():
+        params = from_dict(values, f"{source}: servos.{actuator}", extensions)
+        if params.actuator != actuator:
+            raise ParameterFileError(f"{source}: servos.{actuator} holds parameters of "
+                                     f"actuator {params.actuator!r}")
+        sets[actuator] = params
+    offsets = data.get("joint_offsets", {})
+    if not isinstance(offsets, dict):
+        raise ParameterFileError(f"{source}: joint_offsets must map joint names to radians")
+    for joint, value in offsets.items():
+        if isinstance(value, bool) or not isinstance(value, (int, float)) \
+                or not math.isfinite(value) or abs(value) > MAX_OFFSET:
+            raise ParameterFileError(f"{source}: joint_offsets.{joint} = {value!r} must be a "
+                                     f"number of at most {MAX_OFFSET} rad")
+    fit = data.get("fit", {})
+    return RobotParameters(robot, sets, {k: float(v) for k, v in offsets.items()},
+                           fit if isinstance(fit, dict) else {}, source)
+
+
+def load_robot_params(path: str | os.PathLike, extensions=None) -> RobotParameters:
+    """Read a robot parameter file or a plain parameter file (see the module docstring)."""
+    path = Path(path)
+    return robot_params_from_dict(read_json(path, ParameterFileError, "parameter file"),
+                                  str(path), extensions)
