@@ -59,6 +59,31 @@ class RobotParameters:
                        for j in robot.joints)
         return dataclasses.replace(robot, joints=joints)
 
+    def for_robot(self, robot: RobotDescription) -> tuple[RobotDescription, dict[str, ParameterSet]]:
+        """The robot with the joint offsets applied (:meth:`apply`) and the servos' parameter
+        sets by actuator. A plain parameter file of another actuator, on a robot whose servos
+        are of one type, is put on them with a warning: the parameters (motor, rotor, friction)
+        are the servo's, the actuator's constants (supply, firmware scaling) the robot's — a
+        servo identified on a bench at another supply, put on the robot."""
+        servos = self.servos
+        kinds = robot.actuators
+        if not self.robot and len(servos) == 1 and len(kinds) == 1 and kinds[0] not in servos:
+            from frictionsim.plausibility import warn
+
+            (theirs, params), = servos.items()
+            try:
+                moved = ParameterSet(params.model, kinds[0], dict(params.values), params.source,
+                                     params.scheme, params.extensions)
+            except ParameterFileError as e:
+                raise ParameterFileError(f"{self.source}: parameters of actuator {theirs!r} "
+                                         f"cannot be put on {kinds[0]!r}: {e}") from None
+            warn(f"{self.source}: parameters identified on actuator {theirs!r}, put on the "
+                 f"{robot.name}'s {kinds[0]!r} servos (their motor and friction values; the "
+                 f"supply and firmware constants of {kinds[0]!r})")
+            servos = {kinds[0]: moved}
+        applied = dataclasses.replace(self, servos=servos).apply(robot)
+        return applied, servos
+
     def to_dict(self) -> dict:
         return {"robot": self.robot,
                 "servos": {a: p.to_dict() for a, p in self.servos.items()},

@@ -37,7 +37,7 @@ from numba import njit
 from frictionsim.vector_checks import check_float64
 
 #: Most joints a problem may have (scratch arrays are sized for it).
-MAX_JOINTS = 12
+MAX_JOINTS = 32
 #: Scratch doubles :func:`clip_friction_into` needs.
 WORK_SIZE = MAX_JOINTS * MAX_JOINTS + 7 * MAX_JOINTS
 #: :func:`clip_friction_into`'s results when it has no exact answer (a count otherwise).
@@ -188,19 +188,19 @@ def clip_friction_into(mass_matrix: np.ndarray, tau: np.ndarray, v: np.ndarray,
 @njit(cache=True)
 def clip_friction(mass_matrix: np.ndarray, tau: np.ndarray, v: np.ndarray, budget: np.ndarray,
                   dt: float) -> np.ndarray:
-    """Friction torques τ_f (N·m, length n ≤ 12) of docs/model.md §10's box-constrained problem.
+    """Friction torques τ_f (N·m, length n ≤ MAX_JOINTS = 32) of docs/model.md §10's box-constrained problem.
 
     mass_matrix: M (n × n, SPD, kg·m²); tau: every torque but friction (N·m); v: joint
     velocities (rad/s); budget: b_i ≥ 0 (N·m); dt: the step (s). Exact (see the module
     docstring); for n = 1 exactly docs/model.md §4's τ_f. ValueError when the sizes do not fit
-    (n > 12, M not n × n…) or dt is not positive, and when the active set does not converge.
+    (n > 32, M not n × n…) or dt is not positive, and when the active set does not converge.
     """
     for array in (tau, v, budget):
         check_float64(array)
     check_float64(mass_matrix)
     n = tau.shape[0]
     if n > MAX_JOINTS:
-        raise ValueError("clip_friction takes at most MAX_JOINTS = 12 joints")
+        raise ValueError("clip_friction takes at most MAX_JOINTS = 32 joints")
     if not dt > 0.0:
         raise ValueError("clip_friction: dt must be positive (s)")
     out = np.empty(n)
@@ -208,7 +208,7 @@ def clip_friction(mass_matrix: np.ndarray, tau: np.ndarray, v: np.ndarray, budge
     status = clip_friction_into(mass_matrix, tau, v, budget, dt, out, work)
     if status == BAD_SIZES:
         raise ValueError("clip_friction: mass_matrix must be n × n and v, budget of length n "
-                         "(n = len(tau), 1 to 12)")
+                         "(n = len(tau), 1 to 32)")
     if status == NOT_CONVERGED:
         raise ValueError("clip_friction: the active-set solve did not converge (a degenerate "
                          "problem: check that M is symmetric positive definite)")
@@ -217,7 +217,7 @@ def clip_friction(mass_matrix: np.ndarray, tau: np.ndarray, v: np.ndarray, budge
 
 @njit(cache=True)
 def spd_solve_into(matrix: np.ndarray, rhs: np.ndarray, out: np.ndarray, work: np.ndarray) -> None:
-    """out = matrix⁻¹·rhs for a symmetric positive definite matrix (n ≤ 12), by Cholesky in
+    """out = matrix⁻¹·rhs for a symmetric positive definite matrix (n ≤ 32), by Cholesky in
     ``work`` (≥ :data:`WORK_SIZE` doubles); a 1 × 1 matrix divides."""
     n = rhs.shape[0]
     if n == 1:

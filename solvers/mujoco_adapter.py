@@ -1,10 +1,13 @@
 """Identified servos inside MuJoCo: the firmware, the motor and frictionsim's friction, compiled
 into MuJoCo's step (optional ``mujoco`` extra).
 
-:class:`ServoModel` compiles an MJCF model (path, text or ``MjSpec``) with servos on named
-hinge joints: each joint gets its servo's ``armature``, no damping or friction of its
+:class:`ServoModel` compiles an MJCF model (path, text or ``MjSpec``; a given spec is copied,
+never edited) with servos on named hinge joints: each joint gets its servo's ``armature``
+added to its own (as frictionsim's own simulators do), no damping or friction of its
 own, and an actuator whose force is 0 and whose ``ctrl`` is the servo's goal position
-(physical joint angle, rad). Then every ``mj_step`` (or ``mujoco.rollout``) of that
+(physical joint angle, rad). The model's other joints may be anything, a floating base
+included; its integrator becomes Euler (with an :class:`IntegratorWarning` if it was
+another). Then every ``mj_step`` (or ``mujoco.rollout``) of that
 model runs, in a compiled control callback, per servo: the firmware law at its control
 period (zero-order hold, state kept per ``MjData``), the motor torque, and the friction:
 
@@ -95,7 +98,8 @@ CFG_USER_OFFSET = 6     # where the adapter's state starts in userdata
 CFG_STATE_SIZE = 7      # doubles of that state
 CFG_NU = 8              # the model's actuators (length of ctrl)
 CFG_TOKEN = 9           # a random number the model carries too: its copies find their row
-HEADER = 10
+CFG_NQ = 10             # the model's positions (nq > nv with a floating base)
+HEADER = 11
 SB_DOF = 0              # servo block: the joint's dof address
 SB_QPOS = 1             # its qpos address
 SB_CTRL = 2             # the ctrl index of its goal
@@ -123,6 +127,10 @@ STATE_PER_SERVO = SL_SERVO + SERVO_STATE_SIZE
 
 class SchemeWarning(UserWarning):
     """A parameter file identified with the reference scheme, used with MuJoCo's Euler step."""
+
+
+class IntegratorWarning(UserWarning):
+    """A model whose integrator the adapter replaced by Euler."""
 
 
 def state_size(servos: int, nv: int) -> int:
@@ -287,7 +295,7 @@ def _compile_callback():
         nv = int(cfg[CFG_NV])
         period = cfg[CFG_PERIOD]
         dt = cfg[CFG_TIMESTEP]
-        qpos = carray(_f64_at(carray(_i64_at(da + o_qpos), (1,))[0]), (nv,))
+        qpos = carray(_f64_at(carray(_i64_at(da + o_qpos), (1,))[0]), (int(cfg[CFG_NQ]),))
         qvel = carray(_f64_at(carray(_i64_at(da + o_qvel), (1,))[0]), (nv,))
         ctrl = carray(_f64_at(carray(_i64_at(da + o_ctrl), (1,))[0]), (int(cfg[CFG_NU]),))
         applied = carray(_f64_at(carray(_i64_at(da + o_applied), (1,))[0]), (nv,))
@@ -418,12 +426,21 @@ class ServoModel:
                 raise ValueError(f"the model has no joint {servo.joint!r} (joints: "
                                  f"{', '.join(joints)})")
             values = servo.params.values
-            joint.armature = values["armature"]
+            # The servo's reflected rotor inertia adds to what the model already gives the
+            # joint, as in frictionsim's own simulators (their M(q) includes dof_armature).
+            joint.armature = float(joint.armature) + values["armature"]
             joint.damping = np.zeros(3)
             joint.frictionloss = values.get("friction_base", 0.0) if friction == "frictionloss" \
                 else 0.0
         self.ctrl_index = self._goal_actuators(spec)
-        spec.option.integrator = int(mujoco.mjtIntegrator.mjINT_EULER)
+        euler = int(mujoco.mjtIntegrator.mjINT_EULER)
+        if int(spec.option.integrator) != euler:
+            was = mujoco.mjtIntegrator(int(spec.option.integrator)).name
+            warnings.warn(f"the servo adapter steps with MuJoCo's Euler integrator; the model's "
+                          f"{was} is replaced in the compiled model (friction is applied as "
+                          "a torque of the step, which Euler integrates as the servo model "
+                          "does)", IntegratorWarning, stacklevel=2)
+        spec.option.integrator = euler
         mark = spec.add_numeric()
         mark.name = MARK_NAME
         mark.data = [MARK, -1.0, 0.0]  # row and token set once registered
@@ -490,6 +507,7 @@ class ServoModel:
         cfg[CFG_FRICTIONLOSS] = 1.0 if self.friction == "frictionloss" else 0.0
         cfg[CFG_SERVOS] = len(self.servos)
         cfg[CFG_NV] = self.model.nv
+        cfg[CFG_NQ] = self.model.nq
         cfg[CFG_PERIOD] = self.period
         cfg[CFG_TIMESTEP] = dt
         cfg[CFG_USER_OFFSET] = user0
@@ -562,8 +580,9 @@ class ServoModel:
 
 
 def _spec(mjcf):
+    """A new ``MjSpec`` of the model: the caller's own spec is copied, never edited."""
     if isinstance(mjcf, mujoco.MjSpec):
-        return mjcf
+        return mjcf.copy()
     text = str(mjcf)
     try:
         if text.lstrip().startswith("<"):

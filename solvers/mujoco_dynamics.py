@@ -57,6 +57,7 @@ mj_crb = _function("mj_crb", _u64, _u64)
 mj_comVel = _function("mj_comVel", _u64, _u64)  # noqa: N816
 mj_rne = _function("mj_rne", _u64, _u64, ctypes.c_int, _u64)
 mj_fullM = _function("mj_fullM", _u64, _u64, _u64)  # noqa: N816
+mj_integratePos = _function("mj_integratePos", _u64, _u64, _u64, ctypes.c_double)  # noqa: N816
 
 
 @njit
@@ -65,11 +66,13 @@ def dynamics_terms(model: int, data: int, qpos: np.ndarray, qvel: np.ndarray, q:
     """Dense M(q) into ``mass`` (nv × nv) and the bias forces C(q, v) + g(q) into ``bias``.
 
     ``model``, ``data``: the ``_address`` of an MjModel and of an MjData of it;
-    ``qpos``, ``qvel``: that MjData's arrays (written with q and v). M includes the
-    model's own ``dof_armature``; ``bias`` is MuJoCo's ``qfrc_bias`` (τ_e = −bias).
+    ``qpos``, ``qvel``: that MjData's arrays (written with q, nq values, and v, nv values). M
+    includes the model's own ``dof_armature``; ``bias`` is MuJoCo's ``qfrc_bias``
+    (τ_e = −bias).
     """
     for i in range(q.shape[0]):
         qpos[i] = q[i]
+    for i in range(v.shape[0]):
         qvel[i] = v[i]
     mj_kinematics(model, data)
     mj_comPos(model, data)
@@ -79,14 +82,18 @@ def dynamics_terms(model: int, data: int, qpos: np.ndarray, qvel: np.ndarray, q:
     mj_fullM(model, data, mass.ctypes.data)
 
 
+@njit
+def integrate_positions(model: int, q: np.ndarray, v: np.ndarray, dt: float) -> None:
+    """q ← q ⊕ v·dt in place, MuJoCo's ``mj_integratePos``: free and ball joints' quaternions
+    rotated (and normalised), every other position plus velocity × dt."""
+    mj_integratePos(model, q.ctypes.data, v.ctypes.data, dt)
+
+
 def check_hinges(model, joints: list[str]) -> tuple[np.ndarray, np.ndarray]:
     """(qpos address, dof address) of each named joint; ``ValueError`` naming a joint that is
     missing, named twice (two servos cannot drive one joint) or not a hinge joint (the
-    servos are rotary: angles in rad, torques in N·m), or a model whose positions are not its
-    dofs."""
-    if model.nq != model.nv:
-        raise ValueError("the model has ball or free joints (nq ≠ nv): frictionsim's own "
-                         "simulators handle hinge and slide joints; use the MuJoCo adapter")
+    servos are rotary: angles in rad, torques in N·m). The model's other joints may be of
+    any kind (a floating base: a free joint, nq ≠ nv)."""
     qpos, dofs = [], []
     for name in joints:
         jid = mujoco.mj_name2id(model, mujoco.mjtObj.mjOBJ_JOINT, name)

@@ -13,8 +13,10 @@ difference of goal and position, the same in either frame.
   (its own τ_m,i and τ_e,i = −bias_i), friction by docs/model.md §10's clipping
   (:func:`frictionsim.solvers.joint_friction.clip_friction_into`), then
   ``a = M⁻¹(τ + τ_f)``, ``v ← clip(v + a·dt, ±100)`` and ``q ← q + v·dt (+ ½·a·dt²)``
-  (the ``semi_implicit`` scheme, MuJoCo's Euler, or the reference one). Joints without
-  a servo are passive and frictionless.
+  (the ``semi_implicit`` scheme, MuJoCo's Euler, or the reference one; with free or ball
+  joints, a floating base, q ← q ⊕ (v (+ ½·a·dt))·dt by MuJoCo's ``mj_integratePos``).
+  Joints without a servo are passive and frictionless; a joint's own ``armature`` stays in
+  M and the servo's adds to it, as in the MuJoCo adapter.
 - :meth:`Robot.event_driven`: the exact reference, :class:`frictionsim.solvers.event_driven.EventSolver`
   on :class:`RobotMechanism`.
 """
@@ -42,7 +44,12 @@ from frictionsim.solvers.errors import SimulationError
 from frictionsim.solvers.event_driven import EventSolver, Mechanism, Tolerances
 from frictionsim.solvers.fixed_step import MAX_SPEED
 from frictionsim.solvers.joint_friction import MAX_JOINTS, WORK_SIZE, clip_friction_into, spd_solve_into
-from frictionsim.solvers.mujoco_dynamics import check_hinges, dynamics_terms, mujoco
+from frictionsim.solvers.mujoco_dynamics import (
+    check_hinges,
+    dynamics_terms,
+    integrate_positions,
+    mujoco,
+)
 
 
 @dataclass(frozen=True)
@@ -81,7 +88,7 @@ def robot_forces(model: int, data: int, qpos: np.ndarray, qvel: np.ndarray, dofs
     """M (with each servo's armature), τ = τ_m − bias and the budgets b at (q, v), in place;
     ``servos``: the servo records (:mod:`frictionsim.servo_unit`), their controls held."""
     dynamics_terms(model, data, qpos, qvel, q, v, mass, bias)
-    for i in range(q.shape[0]):
+    for i in range(v.shape[0]):
         tau[i] = -bias[i]
         budget[i] = 0.0
     for j in range(dofs.shape[0]):
@@ -95,14 +102,19 @@ def robot_forces(model: int, data: int, qpos: np.ndarray, qvel: np.ndarray, dofs
 
 
 @njit(nogil=True)
-def fixed_step_run(model: int, data: int, qpos: np.ndarray, qvel: np.ndarray, dofs: np.ndarray,
-                   thetas: np.ndarray, benches: np.ndarray, goals: np.ndarray,
+def fixed_step_run(model: int, data: int, qpos: np.ndarray, qvel: np.ndarray, qadr: np.ndarray,
+                   dofs: np.ndarray, thetas: np.ndarray, benches: np.ndarray, goals: np.ndarray,
                    enable: np.ndarray, q0: np.ndarray, v0: np.ndarray, substeps: int, dt: float,
                    semi_implicit: bool, out_q: np.ndarray, out_v: np.ndarray) -> int:
-    """The standalone fixed-step loop: the state before each control update into out_q, out_v.
-    Returns −1, or the control period whose friction solve did not converge (it stops there)."""
-    nv = q0.shape[0]
+    """The standalone fixed-step loop: the state before each control update into out_q (nq
+    positions), out_v (nv velocities); ``qadr``, ``dofs``: each servo joint's position and
+    dof address. Positions are integrated by ``mj_integratePos`` when the model has free or
+    ball joints (nq ≠ nv). Returns −1, or the control period whose friction solve did not
+    converge (it stops there)."""
+    nv = v0.shape[0]
     ns = dofs.shape[0]
+    hinges_only = q0.shape[0] == nv
+    drift = np.empty(nv)
     q = q0.copy()
     v = v0.copy()
     mass = np.empty((nv, nv))
@@ -115,14 +127,15 @@ def fixed_step_run(model: int, data: int, qpos: np.ndarray, qvel: np.ndarray, do
     on = np.zeros(ns)
     servos = np.empty((ns, SERVO_STATE_SIZE))
     for j in range(ns):
-        servo_reset(servos[j], q[dofs[j]], v[dofs[j]])
+        servo_reset(servos[j], q[qadr[j]], v[dofs[j]])
     for k in range(goals.shape[0]):
         out_q[k] = q
         out_v[k] = v
         share_supply(servos)  # one supply for every servo
         for j in range(ns):
             d = dofs[j]
-            servo_control(servos[j], goals[k, j], q[d], v[d], NO_LOG, thetas[j], benches[j])
+            servo_control(servos[j], goals[k, j], q[qadr[j]], v[d], NO_LOG, thetas[j],
+                          benches[j])
             on[j] = enable[k, j]
         for _ in range(substeps):
             robot_forces(model, data, qpos, qvel, dofs, thetas, servos, on, q, v, mass, tau,
@@ -136,10 +149,14 @@ def fixed_step_run(model: int, data: int, qpos: np.ndarray, qvel: np.ndarray, do
                 servo_draw(servos[j], on[j], v[dofs[j]], thetas[j])
             for i in range(nv):
                 v[i] = min(max(v[i] + acc[i] * dt, -MAX_SPEED), MAX_SPEED)
-                if semi_implicit:
+                if not hinges_only:
+                    drift[i] = v[i] if semi_implicit else v[i] + 0.5 * acc[i] * dt
+                elif semi_implicit:
                     q[i] += v[i] * dt
                 else:
                     q[i] += v[i] * dt + 0.5 * acc[i] * dt**2
+            if not hinges_only:
+                integrate_positions(model, q, drift, dt)
     return -1
 
 
@@ -171,7 +188,7 @@ class Robot:
                              f"1 to {MAX_JOINTS}")
         self.data = mujoco.MjData(self.model)
         self.servos = list(servos)
-        _, self.dofs = check_hinges(self.model, [s.joint for s in self.servos])
+        self.qadr, self.dofs = check_hinges(self.model, [s.joint for s in self.servos])
         self.dt = float(self.model.opt.timestep)
         substeps = control_period / self.dt
         if not (control_period > 0 and abs(substeps - round(substeps)) < 1e-9 and substeps >= 1):
@@ -191,11 +208,18 @@ class Robot:
     def nv(self) -> int:
         return int(self.model.nv)
 
+    @property
+    def nq(self) -> int:
+        return int(self.model.nq)
+
     def _initial(self, q0, v0) -> tuple[np.ndarray, np.ndarray]:
-        q = np.zeros(self.nv) if q0 is None else np.asarray(q0, dtype=float).copy()
+        q = self.model.qpos0.copy() if q0 is None else np.asarray(q0, dtype=float).copy()
         v = np.zeros(self.nv) if v0 is None else np.asarray(v0, dtype=float).copy()
-        if q.shape != (self.nv,) or v.shape != (self.nv,):
-            raise ValueError(f"q0 and v0 need {self.nv} values (the model's dofs)")
+        if q.shape != (self.nq,) or v.shape != (self.nv,):
+            raise ValueError(f"q0 needs {self.nq} values (the model's positions, qpos) and v0 "
+                             f"{self.nv} (its dofs)")
+        if not (np.all(np.isfinite(q)) and np.all(np.isfinite(v))):
+            raise ValueError("q0 and v0 must be finite")
         return q, v
 
     def _inputs(self, goals, enable) -> tuple[np.ndarray, np.ndarray]:
@@ -209,17 +233,19 @@ class Robot:
 
     def fixed_step(self, goals, enable=None, q0=None, v0=None) -> RobotRun:
         """The standalone fixed-step simulation; goals (physical joint angles, rad) and enable
-        flags per control period, one column per servo."""
+        flags per control period, one column per servo; ``q0`` the model's positions (qpos,
+        default its ``qpos0``), ``v0`` its velocities. ``RobotRun.q`` holds qpos rows: a servo
+        joint's angle is at :attr:`qadr`."""
         import time
 
         goals, enable = self._inputs(goals, enable)
         q, v = self._initial(q0, v0)
-        out_q = np.empty((goals.shape[0], self.nv))
-        out_v = np.empty_like(out_q)
+        out_q = np.empty((goals.shape[0], self.nq))
+        out_v = np.empty((goals.shape[0], self.nv))
         start = time.perf_counter()
         failed = fixed_step_run(self.model._address, self.data._address, self.data.qpos,
-                                self.data.qvel, self.dofs, self.thetas, self.benches, goals,
-                                enable, q, v, self.substeps, self.dt,
+                                self.data.qvel, self.qadr, self.dofs, self.thetas, self.benches,
+                                goals, enable, q, v, self.substeps, self.dt,
                                 self.scheme == "semi_implicit", out_q, out_v)
         seconds = time.perf_counter() - start
         if failed >= 0:
@@ -229,9 +255,13 @@ class Robot:
 
     def event_driven(self, goals, enable=None, q0=None, v0=None,
                      tolerances: Tolerances | None = None) -> RobotRun:
-        """The exact event-driven solution, with the firmware's zero-order hold."""
+        """The exact event-driven solution, with the firmware's zero-order hold (models whose
+        positions are their dofs: no free or ball joint)."""
         import time
 
+        if self.nq != self.nv:
+            raise ValueError("the event-driven engine takes models whose positions are their "
+                             "dofs; this one has free or ball joints (nq ≠ nv): use fixed_step")
         goals, enable = self._inputs(goals, enable)
         q, v = self._initial(q0, v0)
         mech = RobotMechanism(self)

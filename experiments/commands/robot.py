@@ -11,15 +11,31 @@ from frictionsim.experiments.runner.arguments import (
     add_extensions_argument,
     add_output_argument,
     add_progress_argument,
+    seed,
 )
 
 DESCRIPTION = (
     "A robot described by a robot file (--robot so101, built in, or a TOML file; docs/model.md "
     "§12) and its recordings. 'robot simulate' replays each recording in closed loop from its "
     "goal positions and its first recorded state, with the servos of a parameter file, and "
-    "reports each joint's mean absolute position error."
+    "reports each joint's mean absolute position error. 'robot identify' fits the servos' "
+    "parameters (shared by the servos of one actuator type; a calibration offset per joint "
+    "when asked) to the robot's own recordings, no test bench: the same fitter as "
+    "'identify' on windows of the recordings restarted from the recorded state."
 )
-ENGINES = ("fixed_step", "mujoco", "event_driven")
+IDENTIFY = (
+    "Identify a robot's servos from its own recordings. The servos of one actuator type share "
+    "one parameter set; each joint adds a calibration offset (--per-joint offsets) or not "
+    "(none, the default: on the SO-101 cross-validation by motion finds offsets do not help), "
+    "or cross-validation by motion decides (--cross-validate motion). "
+    "The loss is the mean absolute position error over windows of the training recordings "
+    "(--window s, one in --stride), each restarted from its recorded state, minimised by "
+    "CMA-ES with restarts as in 'identify'; richer models start from the simpler model they "
+    "contain. Each model's best is written to OUT/<model>.json whenever it improves (Ctrl-C "
+    "loses nothing), for 'robot simulate --params'; held-out recordings are replayed whole "
+    "and OUT/report.md, report.json and a figure summarise them."
+)
+ENGINES = ("fixed_step", "mujoco", "event_driven", "mjcf")
 
 
 def _robot_arguments(p: argparse.ArgumentParser) -> None:
@@ -37,14 +53,17 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     s = sub.add_parser("simulate", help="replay recordings in closed loop; MAE per joint",
                        description=DESCRIPTION)
     _robot_arguments(s)
-    s.add_argument("--params", required=True, type=Path,
+    s.add_argument("--params", type=Path,
                    help="a robot parameter file (robot identify) or a plain parameter file "
-                        "(docs/model.md §7): every servo of its actuator gets it")
+                        "(docs/model.md §7): every servo of its actuator gets it (required "
+                        "but with --engine mjcf)")
     s.add_argument("recordings", nargs="+", type=Path, metavar="RECORDING_DIR",
                    help="recording folders, or folders of them")
     s.add_argument("--engine", choices=ENGINES, default="fixed_step",
                    help="frictionsim's fixed step (default), MuJoCo's step with the servo "
-                        "adapter, or the exact event-driven solver (slow)")
+                        "adapter, the exact event-driven solver (slow), or mjcf: the baseline "
+                        "without frictionsim, the MJCF as shipped in plain MuJoCo (its own "
+                        "actuators, armature, damping and frictionloss)")
     s.add_argument("--scheme", choices=("semi_implicit", "reference"), default=None,
                    help="the fixed step's position update (default: the parameter file's; "
                         "MuJoCo's is semi_implicit)")
@@ -56,8 +75,53 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                         "measured, goal and simulated position per joint (a row per recording)")
     add_progress_argument(s)
 
+    i = sub.add_parser("identify", help="fit the servos to the robot's own recordings",
+                       description=IDENTIFY)
+    _robot_arguments(i)
+    i.add_argument("--recordings", nargs="+", required=True, type=Path, metavar="DIR",
+                   help="training recording folders, or folders of them")
+    held = i.add_mutually_exclusive_group()
+    held.add_argument("--validation", nargs="+", type=Path, metavar="DIR",
+                      help="held-out recording folders to replay after the fit")
+    held.add_argument("--cross-validate", choices=("motion",), dest="cross_validate",
+                      help="motion: split the recordings into --folds groups of motions; fit "
+                           "on the others and replay each group, with and without per-joint "
+                           "offsets; the final fit on every recording uses the better")
+    i.add_argument("--folds", type=int, default=5,
+                   help="groups of motions for --cross-validate motion (default 5)")
+    i.add_argument("--model", nargs="+", required=True, metavar="MODEL",
+                   help="friction models to fit: m1 … m6, or all")
+    i.add_argument("--per-joint", choices=("offsets", "none"), default="none",
+                   help="a calibration offset per joint, or none (default); ignored with "
+                        "--cross-validate motion, which decides")
+    i.add_argument("--budget", type=int, default=800,
+                   help="loss evaluations per model (default 800)")
+    i.add_argument("--seed", type=seed, default=0, help="random seed (default 0)")
+    i.add_argument("--fix", nargs="+", default=[], metavar="NAME=VALUE",
+                   help="hold servo parameters at given values")
+    i.add_argument("--window", type=float, default=10.0, metavar="SECONDS",
+                   help="length of the windows restarted from the recorded state (default 10)")
+    i.add_argument("--stride", type=int, default=8, metavar="N",
+                   help="fit on one window in N of each recording (default 8; 1: all)")
+    i.add_argument("--threads", type=int, default=2,
+                   help="threads evaluating the windows (default 2)")
+    i.add_argument("--out", type=Path, default=Path("robot_identification"),
+                   help="output directory (default ./robot_identification); a non-empty one "
+                        "is refused unless --resume or --overwrite")
+    again = i.add_mutually_exclusive_group()
+    again.add_argument("--resume", action="store_true",
+                       help="continue from the fits in --out: each model also starts from its "
+                            "saved parameters")
+    again.add_argument("--overwrite", action="store_true", default=False,
+                       help="replace the earlier robot identification in --out (and --json)")
+    add_extensions_argument(i)
+    add_output_argument(i, "--json", JSON, "write the summary (report.json) here too")
+    add_progress_argument(i)
+
 
 def run(args: argparse.Namespace) -> int:
+    if args.robot_command == "identify":
+        return identify(args)
     return simulate(args)
 
 
@@ -91,14 +155,28 @@ def simulate(args: argparse.Namespace) -> int:
     from frictionsim.robot_params import load_robot_params
 
     robot, mjcf = load_robot(args)
-    params = load_robot_params(args.params, args.extensions)
-    robot = params.apply(robot)
-    servos = {a: p.with_scheme(args.scheme) for a, p in params.servos.items()}
+    plain = args.engine == "mjcf"
+    if plain and args.params is not None:
+        raise ValueError("--engine mjcf simulates the MJCF as shipped, without frictionsim's "
+                         "servos: it takes no --params")
+    if not plain and args.params is None:
+        raise ValueError(f"--engine {args.engine} needs --params (a robot parameter file or a "
+                         "plain parameter file)")
+    servos = {}
+    if not plain:
+        robot, sets = load_robot_params(args.params, args.extensions).for_robot(robot)
+        servos = {a: p.with_scheme(args.scheme) for a, p in sets.items()}
     recordings = read_recordings(args.recordings, not args.no_progress)
+    spec = robot_spec(robot, mjcf, plain)  # read once: the engines copy it, never edit it
     runs = []
     for rec in progress(recordings, desc=f"simulating ({args.engine})",
                         enabled=not args.no_progress):
-        runs.append(simulate_recording(robot, robot_spec(robot, mjcf), servos, rec, args.engine))
+        runs.append(simulate_recording(robot, spec, servos, rec, args.engine))
+    shortest = min(r.timestep for r in runs)
+    if shortest < robot.control_period:
+        print(f"note: physics step {1e3 * shortest:g} ms, not the control period's "
+              f"{1e3 * robot.control_period:g} ms: the servos' damping kt²/R over the lightest "
+              "joint's inertia needs it for a stable step (docs/model.md §12)")
     joints = runs[0].joints
     rows = [[r.name, *(f"{1e3 * r.joint_mae[j]:.2f}" for j in joints), f"{1e3 * r.mean_mae:.2f}",
              f"{r.seconds:.2f}"] for r in runs]
@@ -112,9 +190,106 @@ def simulate(args: argparse.Namespace) -> int:
             "recordings": {r.name: {"joint_mae_rad": r.joint_mae, "mean_mae_rad": r.mean_mae}
                            for r in runs},
             "mean_mae_rad": mean, "joint_mae_rad": per_joint, "engine": args.engine,
-            "robot": robot.name, "params": str(args.params)})
+            "robot": robot.name, "params": None if plain else str(args.params)})
     if args.plot:
         from frictionsim.experiments.robots.plots import recordings_figure
 
-        recordings_figure(runs, args.plot, f"{robot.title}: {args.params.name}, {args.engine}")
+        label = "the MJCF as shipped" if plain else args.params.name
+        recordings_figure(runs, args.plot, f"{robot.title}: {label}, {args.engine}")
+    return 0
+
+
+def _check_apart(train: list, held: list) -> None:
+    """A held-out recording must not be a training one (same folder or same content)."""
+    import numpy as np
+
+    for h in held:
+        for t in train:
+            same_path = h.path is not None and t.path is not None \
+                and h.path.resolve() == t.path.resolve()
+            if same_path or (len(h.t) == len(t.t) and np.array_equal(h.position, t.position)):
+                raise ValueError(f"--validation: {h.name} is the training recording {t.name}; a "
+                                 "held-out error must come from motions the fit has not seen")
+
+
+def identify(args: argparse.Namespace) -> int:
+    import sys
+
+    from frictionsim import schema
+    from frictionsim.experiments.commands.identify import MAX_BUDGET, parse_fixed, parse_models
+    from frictionsim.experiments.common.output import write_json
+    from frictionsim.experiments.identification.fitter import FitSettings
+    from frictionsim.experiments.robots.identify import (
+        RobotFitSettings,
+        actuator_of,
+        fit_robot,
+    )
+    from frictionsim.experiments.robots.report import (
+        prepare_robot_out,
+        write_robot_report,
+    )
+
+    robot, mjcf = load_robot(args)
+    actuator = actuator_of(robot)
+    models = parse_models(args.model)
+    extensions = schema.check_extensions(args.extensions)
+    fixed = parse_fixed(args.fix)
+    for name, value in fixed.items():
+        spec = next((schema.parameters(m, actuator, extensions).get(name) for m in models
+                     if name in schema.parameters(m, actuator, extensions)), None)
+        if spec is None or name == "q_offset":
+            raise ValueError(f"--fix {name}: not a servo parameter fitted on the robot "
+                             f"({', '.join(models)} on {actuator})")
+        if not spec.lower <= value <= spec.upper:
+            raise ValueError(f"--fix {name}={value:g}: outside its bounds [{spec.lower:g}, "
+                             f"{spec.upper:g}] on {actuator}")
+    if not 1 <= args.budget <= MAX_BUDGET:
+        raise ValueError(f"--budget must be in [1, {MAX_BUDGET:,}], got {args.budget}")
+    if not 0.1 <= args.window <= 600:
+        raise ValueError(f"--window must be 0.1 to 600 s, got {args.window:g}")
+    if not 1 <= args.stride <= 1000:
+        raise ValueError(f"--stride must be 1 to 1000, got {args.stride}")
+    if args.folds != 5 and not args.cross_validate:
+        raise ValueError("--folds applies to --cross-validate motion only")
+    if not 1 <= args.threads <= 256:
+        raise ValueError(f"--threads must be 1 to 256, got {args.threads}")
+    show = not args.no_progress
+    train = read_recordings(args.recordings, show)
+    validation = read_recordings(args.validation, show) if args.validation else []
+    _check_apart(train, validation)
+    earlier = prepare_robot_out(args.out, robot.name, args.resume, args.overwrite)
+    settings = RobotFitSettings(tuple(models), FitSettings(args.budget, args.seed), extensions,
+                                fixed, args.per_joint, args.window, args.stride, args.threads,
+                                show)
+    print(f"{robot.name}: {len(robot.servo_joints)} servos ({actuator}); models "
+          f"{' '.join(models)}; budget {args.budget} evaluations each"
+          + (f"; with {' '.join(extensions)}" if extensions else ""))
+    section = None
+    if args.cross_validate:
+        import dataclasses
+
+        from frictionsim.experiments.robots.cross_validation import (
+            cross_validate_motions,
+        )
+
+        section, interrupted = cross_validate_motions(robot, mjcf, train, settings, args.out,
+                                                      args.folds, args.resume, args.overwrite)
+        if interrupted:
+            print("interrupted during the cross-validation: each fold's best so far is saved "
+                  f"in {args.out / 'cross_validation'}", file=sys.stderr)
+            return 130
+        settings = dataclasses.replace(settings, per_joint=section["chosen"])
+        print(f"cross-validation chose per joint: {section['chosen']}; fitting on all "
+              f"{len(train)} recordings")
+    fits, interrupted, cost = fit_robot(robot, mjcf, train, validation, settings, args.out,
+                                        earlier)
+    joints = tuple(j.name for j in robot.servo_joints)
+    summary = write_robot_report(args.out, robot.name, fits, settings, train, validation, cost,
+                                 joints, section, interrupted)
+    print((args.out / "report.md").read_text())
+    if args.json:
+        write_json(args.json, summary)
+    if interrupted:
+        print(f"interrupted: the best parameters so far are saved in {args.out}", file=sys.stderr)
+        return 130
     return 0

@@ -11,11 +11,13 @@ generations, or CMA's step size collapsed below 1e-7.
 from __future__ import annotations
 
 import math
+import warnings
 from collections.abc import Callable
 from dataclasses import dataclass
 
 import nevergrad as ng
 import numpy as np
+from nevergrad.common.errors import LossTooLargeWarning
 
 #: CMA's step size below which a run has converged.
 SIGMA_COLLAPSE = 1e-7
@@ -58,8 +60,12 @@ def cma_run(spec: RunSpec, losses_of: Callable[[np.ndarray], np.ndarray], seed: 
         candidates = [optimizer.ask() for _ in range(n)]
         x = spec.origin + spec.step * np.array([c.value for c in candidates])
         losses = losses_of(x)
-        for c, loss in zip(candidates, losses):
-            optimizer.tell(c, float(loss))
+        with warnings.catch_warnings():
+            # a diverged candidate's loss is +inf on purpose: nevergrad clips it to its
+            # largest loss, which ranks it last, as meant
+            warnings.simplefilter("ignore", LossTooLargeWarning)
+            for c, loss in zip(candidates, losses):
+                optimizer.tell(c, float(loss))
         used += n
         on_generation(x, losses)
         best = float(np.min(losses))

@@ -95,9 +95,7 @@ def fit(
         rollout_seconds += time.perf_counter() - t0
         return out
 
-    firsts = [ParameterSet(space.model, space.actuator, {**space.defaults(), **point},
-                           scheme=space.scheme, extensions=space.extensions)
-              for point in (start or {}, *alternatives)]
+    firsts = [space.exact({**space.defaults(), **point}) for point in (start or {}, *alternatives)]
     losses = evaluate(np.array([p.theta() for p in firsts]))
     i = int(np.argmin(losses))
     best_params, best_loss = firsts[i], float(losses[i])

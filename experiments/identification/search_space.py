@@ -121,6 +121,11 @@ class SearchSpace:
         return theta_from_values(values, schema.get_actuator(self.actuator), self.scheme,
                                  self.extensions)
 
+    def exact(self, values: dict[str, float]) -> ParameterSet:
+        """The parameter set of named values as given (not folded into the bounds)."""
+        return ParameterSet(self.model, self.actuator, values, scheme=self.scheme,
+                            extensions=self.extensions)
+
     def parameter_set(self, x: np.ndarray, source: str | None = None) -> ParameterSet:
         """The named parameter set of one point."""
         named = dict(zip(self.free, self.values(x)[0].tolist()))

@@ -69,6 +69,17 @@ def check_init_bounds(init: ParameterSet, models: list[str], where: str) -> None
                  f"explores from {edge:g}")
 
 
+def better_of(best: FitResult | None, result: FitResult) -> FitResult:
+    """The better of a model's fit so far and a new one (another latency tried): the
+    evaluations of both counted, interrupted if the new one was."""
+    if best is None:
+        return result
+    kept = result if result.loss < best.loss else best
+    kept.evaluations = best.evaluations + result.evaluations
+    kept.interrupted = kept.interrupted or result.interrupted
+    return kept
+
+
 def fit_model(model: str, actuator: str, fixed: dict[str, float], train: PackedLogs,
               settings: FitSettings, out: Path, start: Start, progress: bool = True,
               scheme: str = "reference", extensions: tuple[str, ...] = ()
@@ -103,13 +114,7 @@ def fit_model(model: str, actuator: str, fixed: dict[str, float], train: PackedL
         result = fit(space, train, settings, start=point, centre=centre,
                      inherited=start.inherited, on_improve=save, progress=progress, label=label,
                      alternatives=alternatives)
-        if best is None or result.loss < best.loss:
-            if best is not None:
-                result.evaluations += best.evaluations
-            best = result
-        else:
-            best.evaluations += result.evaluations
+        best = better_of(best, result)
         if result.interrupted:
-            best.interrupted = True
             break
     return best, path

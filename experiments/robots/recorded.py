@@ -10,7 +10,9 @@ is the simulated state just before goal k takes effect, the moment the bus read 
 Engines: ``fixed_step`` (frictionsim's n-joint fixed step, :class:`~frictionsim.solvers.
 robot.Robot`), ``mujoco`` (MuJoCo's own step with the servo adapter,
 :class:`~frictionsim.solvers.mujoco_adapter.ServoModel`, ``mujoco.rollout``) and
-``event_driven`` (the exact reference, slow).
+``event_driven`` (the exact reference, slow); and, as the baseline without frictionsim,
+``mjcf``: the MJCF as shipped in plain MuJoCo, its own actuators driven by the goals, its own
+armature, damping and frictionloss (what users of the model simulate today).
 """
 
 from __future__ import annotations
@@ -23,15 +25,15 @@ import numpy as np
 from frictionsim.robot_files import RobotDescription
 from frictionsim.robot_recordings import Recording
 
-ENGINES = ("fixed_step", "mujoco", "event_driven")
+ENGINES = ("fixed_step", "mujoco", "event_driven", "mjcf")
 
 
-def robot_spec(robot: RobotDescription, mjcf: Path):
+def robot_spec(robot: RobotDescription, mjcf: Path, plain: bool = False):
     """The robot's MJCF as an ``MjSpec`` ready for the servos, a new one (the file is only
     read): the joints left out held rigid (their joint and actuators removed), on each servo
     joint the MJCF's own armature, damping and frictionloss dropped when the robot file says
-    the servo model replaces them (``joint_dynamics = "servo"``), the timestep the control
-    period."""
+    the servo model replaces them (``joint_dynamics = "servo"``) unless ``plain`` (the
+    ``mjcf`` engine: the model as shipped), the timestep the control period."""
     import mujoco
 
     spec = mujoco.MjSpec.from_file(str(mjcf))
@@ -46,7 +48,7 @@ def robot_spec(robot: RobotDescription, mjcf: Path):
             spec.delete(act)
     for name in left_out:
         spec.delete(joints[name])
-    if robot.joint_dynamics == "servo":
+    if robot.joint_dynamics == "servo" and not plain:
         for joint in robot.servo_joints:
             j = joints[joint.mjcf]
             j.armature = 0.0
@@ -54,6 +56,32 @@ def robot_spec(robot: RobotDescription, mjcf: Path):
             j.frictionloss = 0.0
     spec.option.timestep = robot.control_period
     return spec
+
+
+def stable_timestep(robot: RobotDescription, spec, params: dict) -> float:
+    """The physics step of a replay: the control period, or the largest whole fraction of it
+    with dt·c_j/I_j ≤ 1 for every servo joint, c_j = kt²/R + K_v its motor's electrical and
+    viscous damping (N·m·s/rad), I_j its inertia at the model's reference pose plus its
+    armature. The step treats that damping explicitly and is unstable beyond dt·c/I = 2: a
+    servo identified on a bench with a heavy pendulum can carry a rotor inertia far below
+    what a light joint (the SO-101's wrist roll: 4e-5 kg·m²) needs at 2 ms."""
+    import math
+
+    import mujoco
+
+    model = spec.compile()
+    data = mujoco.MjData(model)
+    mujoco.mj_forward(model, data)
+    mass = np.zeros((model.nv, model.nv))
+    mujoco.mj_fullM(model, data, mass)
+    rate = 0.0
+    for joint in robot.servo_joints:
+        values = params[joint.actuator].values
+        jid = mujoco.mj_name2id(model, mujoco.mjtObj.mjOBJ_JOINT, joint.mjcf)
+        dof = int(model.jnt_dofadr[jid])
+        damping = values["kt"] ** 2 / values["R"] + values.get("friction_viscous", 0.0)
+        rate = max(rate, damping / (mass[dof, dof] + values["armature"]))
+    return robot.control_period / max(1, math.ceil(robot.control_period * rate))
 
 
 def hold_counts(recording: Recording, period: float) -> np.ndarray:
@@ -76,6 +104,8 @@ class RecordedRun:
     goal: np.ndarray
     t: np.ndarray
     seconds: float
+    timestep: float = 0.0
+    """The physics step (s): the control period unless :func:`stable_timestep` shortened it."""
 
     @property
     def joint_mae(self) -> dict[str, float]:
@@ -134,20 +164,28 @@ def simulate_recording(robot: RobotDescription, spec, params: dict, recording: R
     counts = hold_counts(recording, robot.control_period)
     counts[-1] = 1  # one more period, so that the last row has its prediction
     starts = np.concatenate(([0], np.cumsum(counts)[:-1]))
-    servos = joint_servos(robot, params)
+    servos = joint_servos(robot, params) if engine != "mjcf" else []
+    dt = robot.control_period
+    if engine != "mjcf":
+        dt = stable_timestep(robot, spec, params)
+        if dt < robot.control_period:
+            spec = spec.copy()
+            spec.option.timestep = dt
     start = time.perf_counter()
-    if engine == "mujoco":
+    if engine == "mjcf":
+        q_model = _plain_run(spec, robot, goal, counts, q_rec[0], v_rec[0])
+    elif engine == "mujoco":
         q_model = _mujoco_run(spec, servos, robot, goal, counts, q_rec[0], v_rec[0])
     else:
         from frictionsim.solvers.robot import Robot
 
         sim = Robot(spec.compile(), servos, control_period=robot.control_period, scheme=scheme)
-        q0, v0 = np.zeros(sim.nv), np.zeros(sim.nv)
-        q0[sim.dofs], v0[sim.dofs] = q_rec[0], v_rec[0]
+        q0, v0 = sim.model.qpos0.copy(), np.zeros(sim.nv)
+        q0[sim.qadr], v0[sim.dofs] = q_rec[0], v_rec[0]
         goals = np.repeat(goal, counts, axis=0)
         run = sim.fixed_step(goals, q0=q0, v0=v0) if engine == "fixed_step" \
             else sim.event_driven(goals, q0=q0, v0=v0)
-        q_model = run.q[starts][:, sim.dofs]
+        q_model = run.q[starts][:, sim.qadr]
     seconds = time.perf_counter() - start
     if not np.all(np.isfinite(q_model)):
         raise ValueError(f"{recording.name}: the {engine} simulation diverged (non-finite "
@@ -155,7 +193,36 @@ def simulate_recording(robot: RobotDescription, spec, params: dict, recording: R
     cols = [recording.column(j.name) for j in robot.servo_joints]
     return RecordedRun(recording.name, tuple(j.name for j in robot.servo_joints),
                        to_recorded(robot, q_model), recording.position[:, cols],
-                       recording.goal[:, cols], recording.t, seconds)
+                       recording.goal[:, cols], recording.t, seconds, dt)
+
+
+def _plain_run(spec, robot, goal, counts, q0, v0) -> np.ndarray:
+    """The MJCF's own actuators (one per servo joint, found by its target joint) driven by the
+    goals: the state before each bus cycle."""
+    import mujoco
+
+    model = spec.compile()
+    data = mujoco.MjData(model)
+    names = [j.mjcf for j in robot.servo_joints]
+    jids = [mujoco.mj_name2id(model, mujoco.mjtObj.mjOBJ_JOINT, n) for n in names]
+    acts = []
+    for name, jid in zip(names, jids):
+        found = [a for a in range(model.nu) if model.actuator_trntype[a] == mujoco.mjtTrn.mjTRN_JOINT
+                 and model.actuator_trnid[a, 0] == jid]
+        if not found:
+            raise ValueError(f"the MJCF has no actuator on joint {name!r}: the mjcf engine "
+                             "drives the model's own actuators")
+        acts.append(found[0])
+    qadr = model.jnt_qposadr[jids]
+    dofs = model.jnt_dofadr[jids]
+    data.qpos[qadr] = q0
+    data.qvel[dofs] = v0
+    out = np.empty((len(counts), len(names)))
+    for k, n in enumerate(counts):
+        out[k] = data.qpos[qadr]
+        data.ctrl[acts] = goal[k]
+        mujoco.mj_step(model, data, nstep=int(n))
+    return out
 
 
 def _mujoco_run(spec, servos, robot, goal, counts, q0, v0) -> np.ndarray:
@@ -165,6 +232,7 @@ def _mujoco_run(spec, servos, robot, goal, counts, q0, v0) -> np.ndarray:
     from frictionsim.solvers.mujoco_adapter import ServoModel
 
     sm = ServoModel(spec, servos, friction="budget", control_period=robot.control_period)
+    substeps = int(round(robot.control_period / sm.model.opt.timestep))
     data = sm.make_data()
     data.qpos[sm.qpos_adr] = q0
     data.qvel[sm.dofs] = v0
@@ -172,6 +240,6 @@ def _mujoco_run(spec, servos, robot, goal, counts, q0, v0) -> np.ndarray:
     for k, n in enumerate(counts):
         out[k] = data.qpos[sm.qpos_adr]
         sm.set_goals(data, goal[k])
-        mujoco.mj_step(sm.model, data, nstep=int(n))
+        mujoco.mj_step(sm.model, data, nstep=int(n) * substeps)
     sm.check(data)
     return out

@@ -1,0 +1,299 @@
+"""Identifying a robot's servos from its own recordings (``frictionsim robot identify``).
+
+The servos of one actuator type share one parameter set; each joint may add a calibration
+offset (:mod:`~frictionsim.experiments.robots.search_space`). The loss of a candidate
+is the mean, over windows of the training recordings restarted from their recorded state
+(:class:`~frictionsim.solvers.robot_windows.RobotWindows`), of the mean absolute position
+error; it is minimised by the same fitter as the bench's
+(:func:`~frictionsim.experiments.identification.fitter.fit`: exact start points, CMA-ES
+restarts, progress, Ctrl-C keeps the best), richer models starting from the simpler model
+they contain. Each model's best is written to ``OUT/<model>.json`` (a robot parameter file,
+docs/model.md §12) whenever it improves. Recordings held out are then replayed whole in
+closed loop from their first state, as ``robot simulate`` does.
+"""
+
+from __future__ import annotations
+
+import math
+import resource
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+from frictionsim import layout, schema
+from frictionsim.atomic import write_json
+from frictionsim.experiments.identification.fitter import FitResult, FitSettings, fit
+from frictionsim.experiments.identification.search_space import CONTAINS, SearchSpace
+from frictionsim.experiments.identification.starts import better_of, start_for
+from frictionsim.experiments.robots.recorded import (
+    hold_counts,
+    recorded_arrays,
+    robot_spec,
+    simulate_recording,
+)
+from frictionsim.experiments.robots.search_space import RobotPoint, RobotSearchSpace
+from frictionsim.params import ParameterSet
+from frictionsim.robot_files import RobotDescription
+from frictionsim.robot_params import RobotParameters
+from frictionsim.robot_recordings import Recording
+from frictionsim.solvers.robot import JointServo, Robot
+from frictionsim.solvers.robot_windows import RecordedWindow, RobotWindows
+
+#: What each joint may have of its own: nothing, or a calibration offset.
+PER_JOINT = ("none", "offsets")
+#: The robot fit's position update: MuJoCo's (semi-implicit Euler), so that the fixed step
+#: and MuJoCo with the servo adapter replay the same servo.
+SCHEME = "semi_implicit"
+
+
+@dataclass(frozen=True)
+class RobotFitSettings:
+    """What to fit and on what: models in chain order, the fitter's settings, docs/model.md §9
+    extensions, parameters held fixed, the per-joint terms, windows of ``window`` s taking
+    one in ``stride`` of each recording, threads, progress bars."""
+
+    models: tuple[str, ...]
+    fit: FitSettings = FitSettings()
+    extensions: tuple[str, ...] = ()
+    fixed: dict[str, float] = field(default_factory=dict)
+    per_joint: str = "none"
+    window: float = 10.0
+    stride: int = 8
+    threads: int = 2
+    progress: bool = True
+
+
+def actuator_of(robot: RobotDescription) -> str:
+    """The one actuator type of the robot's simulated servos (a fit shares its parameters)."""
+    kinds = sorted({j.actuator for j in robot.servo_joints})
+    if len(kinds) != 1:
+        raise ValueError(f"robot {robot.name}: its servos are of {len(kinds)} actuator types "
+                         f"({', '.join(kinds)}); robot identify fits one type at a time")
+    return kinds[0]
+
+
+def recording_windows(robot: RobotDescription, recording: Recording, seconds: float,
+                      stride: int, phase: int = 0) -> list[RecordedWindow]:
+    """Windows of ``seconds`` of the recording (whole bus rows), every ``stride``-th one
+    starting with the ``phase``-th (mod ``stride``), in the model's joint convention."""
+    goal, q, v = recorded_arrays(robot, recording)
+    counts = hold_counts(recording, robot.control_period)
+    rows = max(2, int(round(seconds / robot.bus_period)))
+    out = []
+    for w, a in enumerate(range(0, len(recording.t) - rows + 1, rows)):
+        if (w + phase) % stride:
+            continue
+        held = counts[a:a + rows].copy()
+        held[-1] = 1  # the last row's prediction needs one more period
+        steps = np.concatenate(([0], np.cumsum(held)[:-1]))
+        out.append(RecordedWindow(f"{recording.name}@{recording.t[a]:.0f}s",
+                                  np.repeat(goal[a:a + rows], held, axis=0), q[a].copy(),
+                                  v[a].copy(), steps, q[a:a + rows].copy()))
+    return out
+
+
+def training_windows(robot: RobotDescription, recordings: list[Recording], seconds: float,
+                     stride: int) -> list[RecordedWindow]:
+    """Windows of every recording, the phase turning from one recording to the next so that
+    the windows cover every part of the motions."""
+    out = []
+    for i, rec in enumerate(recordings):
+        out += recording_windows(robot, rec, seconds, stride, i)
+    if not out:
+        raise ValueError(f"no window of {seconds:g} s fits in the {len(recordings)} training "
+                         "recordings; use a shorter --window")
+    return out
+
+
+def servo_space(model: str, actuator: str, settings: RobotFitSettings,
+                extra: dict[str, float] | None = None) -> SearchSpace:
+    """The servo's search space: ``q_offset`` held at 0 (the joints' offsets stand for it)."""
+    names = schema.parameters(model, actuator, settings.extensions)
+    fixed = {"q_offset": 0.0, **{k: v for k, v in settings.fixed.items() if k in names},
+             **(extra or {})}
+    return SearchSpace(model, actuator, fixed, SCHEME, settings.extensions)
+
+
+def robot_parameters(robot: RobotDescription, point: RobotPoint, fit_info: dict
+                     ) -> RobotParameters:
+    """The robot parameter file of a point (docs/model.md §12), with how it was fitted."""
+    return RobotParameters(robot.name, {point.params.actuator: point.params},
+                           dict(point.offsets), fit_info)
+
+
+def replay(robot: RobotDescription, mjcf: Path, point: RobotPoint,
+           recordings: list[Recording], engine: str = "fixed_step", progress: bool = False,
+           label: str = "") -> dict[str, dict[str, float]]:
+    """Each recording replayed whole in closed loop: {name: {joint: MAE (rad)}}."""
+    from frictionsim.experiments.common.progress import progress as bar
+
+    rp = robot_parameters(robot, point, {})
+    applied = rp.apply(robot)
+    spec = robot_spec(applied, mjcf)
+    out = {}
+    for rec in bar(recordings, desc=label or f"replaying {point.model}", enabled=progress):
+        run = simulate_recording(applied, spec, rp.servos, rec, engine)
+        out[rec.name] = run.joint_mae
+    return out
+
+
+def mean_mae(errors: dict[str, dict[str, float]]) -> float | None:
+    """Mean over recordings of the mean over joints."""
+    if not errors:
+        return None
+    return float(np.mean([np.mean(list(e.values())) for e in errors.values()]))
+
+
+def joint_means(errors: dict[str, dict[str, float]]) -> dict[str, float]:
+    """Each joint's MAE averaged over the recordings."""
+    joints = next(iter(errors.values())).keys() if errors else ()
+    return {j: float(np.mean([e[j] for e in errors.values()])) for j in joints}
+
+
+@dataclass
+class RobotModelFit:
+    """A fitted model: the fitter's result, its file, its errors on the held-out recordings
+    replayed whole ({name: {joint: MAE (rad)}}), its per-joint terms."""
+
+    model: str
+    result: FitResult
+    path: Path
+    validation: dict[str, dict[str, float]]
+    per_joint: str
+
+    @property
+    def validation_mae(self) -> float | None:
+        return mean_mae(self.validation)
+
+
+def _evaluator(robot: RobotDescription, mjcf: Path, actuator: str,
+               windows: list[RecordedWindow], threads: int) -> RobotWindows:
+    spec = robot_spec(robot, mjcf)
+    base = ParameterSet.defaults("m1", actuator).with_scheme(SCHEME)
+    servos = [JointServo(j.mjcf, base, kp=j.firmware.kp, kd=j.firmware.kd,
+                         torque_limit=j.firmware.torque_limit,
+                         acceleration=j.firmware.acceleration) for j in robot.servo_joints]
+    sim = Robot(spec.compile(), servos, control_period=robot.control_period, scheme=SCHEME)
+    return RobotWindows(sim, windows, threads)
+
+
+def fit_robot(robot: RobotDescription, mjcf: Path, train: list[Recording],
+              validation: list[Recording], settings: RobotFitSettings, out: Path,
+              earlier: dict[str, RobotParameters] | None = None
+              ) -> tuple[dict[str, RobotModelFit], bool, dict]:
+    """Fit ``settings.models`` on windows of ``train``, replay ``validation``; files to ``out``.
+
+    Returns the fits, whether Ctrl-C ended the run (the models fitted so far are in the fits,
+    each with its best so far), and the cost: seconds of window preparation and fitting,
+    window count and control periods, peak memory (MiB).
+    """
+    actuator = actuator_of(robot)
+    joints = tuple(j.name for j in robot.servo_joints)
+    t0 = time.perf_counter()
+    windows = training_windows(robot, train, settings.window, settings.stride)
+    evaluator = _evaluator(robot, mjcf, actuator, windows, settings.threads)
+    cost = {"windows": len(windows), "control_periods": evaluator.n_steps,
+            "window_seconds": settings.window, "stride": settings.stride,
+            "threads": settings.threads}
+    print(f"{len(train)} training recordings → {len(windows)} windows of {settings.window:g} s "
+          f"({evaluator.n_steps} control periods per evaluation); {len(validation)} held out")
+    out.mkdir(parents=True, exist_ok=True)
+    offset_joints = joints if settings.per_joint == "offsets" else ()
+    fitted: dict[str, ParameterSet] = {}
+    fitted_points: dict[str, RobotPoint] = {}
+    fits: dict[str, RobotModelFit] = {}
+    interrupted = False
+    for model in settings.models:
+        saved = (earlier or {}).get(model)
+        start = start_for(model, fitted, None,
+                          saved.servos[actuator] if saved is not None else None)
+        simpler = next((fitted_points[m] for m in CONTAINS[model] if m in fitted_points), None)
+        offsets = {f"offset:{j}": v for j, v in
+                   (simpler.offsets if simpler else {}).items()}
+        saved_offsets = {f"offset:{j}": v for j, v in
+                         (saved.joint_offsets if saved is not None else {}).items()}
+        result, path = _fit_model(robot, model, actuator, joints, offset_joints, evaluator,
+                                  settings, out, start, offsets, saved_offsets)
+        fitted[model] = result.params.params
+        fitted_points[model] = result.params
+        fits[model] = RobotModelFit(model, result, path, {}, settings.per_joint)
+        if result.interrupted:
+            interrupted = True
+            break
+    cost["fit_seconds"] = time.perf_counter() - t0
+    cost["peak_memory_mib"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    for model, f in fits.items():
+        if validation and not interrupted:
+            f.validation = replay(robot, mjcf, f.result.params, validation, "fixed_step",
+                                  settings.progress, f"{model}: replaying held-out recordings")
+        _save(path_of(out, model), robot, f, settings, train, cost)
+    return fits, interrupted, cost
+
+
+def path_of(out: Path, model: str) -> Path:
+    return out / f"{model}.json"
+
+
+def _fit_info(f: RobotModelFit, settings: RobotFitSettings, train: list[Recording],
+              cost: dict) -> dict:
+    return {"model": f.model, "window_loss_rad": f.result.loss,
+            "evaluations": f.result.evaluations, "seconds": f.result.seconds,
+            "per_joint": f.per_joint, "training_recordings": [r.name for r in train],
+            "validation_mae_rad": f.validation_mae,
+            "validation_joint_mae_rad": joint_means(f.validation) if f.validation else None,
+            "windows": cost["windows"], "window_seconds": settings.window,
+            "stride": settings.stride, "seed": settings.fit.seed,
+            "interrupted": f.result.interrupted}
+
+
+def _save(path: Path, robot: RobotDescription, f: RobotModelFit, settings: RobotFitSettings,
+          train: list[Recording], cost: dict) -> None:
+    write_json(path, robot_parameters(robot, f.result.params,
+                                      _fit_info(f, settings, train, cost)).to_dict())
+
+
+def _fit_model(robot, model, actuator, joints, offset_joints, evaluator, settings, out,
+               start, offsets, saved_offsets) -> tuple[FitResult, Path]:
+    """One model, once per latency with ``latency`` (as the bench's fit); the best saved to
+    ``out/<model>.json`` whenever it improves."""
+    path = path_of(out, model)
+    names = schema.parameters(model, actuator, settings.extensions)
+    tries = [{}]
+    if "latency" in settings.extensions and "latency_steps" not in settings.fixed:
+        tries = [{"latency_steps": float(lag)} for lag in range(layout.MAX_LATENCY + 1)]
+    best: FitResult | None = None
+    saved_loss = [math.inf]
+
+    def save(point: RobotPoint, loss: float) -> None:
+        if loss < saved_loss[0]:
+            saved_loss[0] = loss
+            write_json(path, robot_parameters(robot, point, {
+                "model": model, "window_loss_rad": loss, "in_progress": True}).to_dict())
+
+    for extra in tries:
+        space = RobotSearchSpace(servo_space(model, actuator, settings, extra), joints,
+                                 offset_joints)
+        point = _own(space, names, {**(start.point or {}), **offsets}) \
+            if start.point or offsets else None
+        centre = _own(space, names, {**(start.centre or {}), **offsets}) \
+            if start.centre or offsets else None
+        alternatives = tuple(_own(space, names, {**a, **saved_offsets})
+                             for a in start.alternatives)
+        label = model + (f" L={int(extra['latency_steps'])}" if extra else "")
+        inherited = start.inherited | frozenset(offsets)
+        result = fit(space, evaluator, settings.fit, start=point, centre=centre,
+                     inherited=inherited, on_improve=save, progress=settings.progress,
+                     label=label, alternatives=alternatives)
+        best = better_of(best, result)
+        if result.interrupted:
+            break
+    return best, path
+
+
+def _own(space: RobotSearchSpace, names, values: dict) -> dict:
+    """The values that are the space's to set: its model's parameters not held fixed, and
+    the offsets it searches."""
+    keep = set(space.free) | set(names)
+    return {k: v for k, v in values.items() if k in keep and k not in space.servo.fixed}

@@ -1,0 +1,166 @@
+"""The output folder of ``robot identify``: what may be replaced, and the report.
+
+``OUT/<model>.json`` (robot parameter files), ``OUT/report.md``, ``OUT/report.json`` and
+``OUT/validation_per_joint.png``; with ``--cross-validate motion`` the folds in
+``OUT/cross_validation/``. As with ``identify``, a non-empty OUT is refused unless
+``--resume`` (each model also starts from its saved fit) or ``--overwrite`` (the files a
+robot identification writes are removed, nothing else).
+"""
+
+from __future__ import annotations
+
+import re
+import shutil
+from pathlib import Path
+
+import numpy as np
+
+from frictionsim.atomic import write_json, write_text
+from frictionsim.experiments.robots.identify import (
+    RobotFitSettings,
+    RobotModelFit,
+    joint_means,
+    mean_mae,
+)
+from frictionsim.params import ParameterFileError
+from frictionsim.robot_params import RobotParameters, load_robot_params
+from frictionsim.robot_recordings import Recording
+
+OUTPUT_FILES = re.compile(r"^(m[1-6]\.json|report\.(md|json)|validation_per_joint\.png)$")
+FOLDS_DIR = "cross_validation"
+
+
+def prepare_robot_out(out: Path, robot: str, resume: bool = False, overwrite: bool = False
+                      ) -> dict[str, RobotParameters]:
+    """Make ``out`` ready; the saved fits to resume from (model → robot parameters)."""
+    if out.exists() and not out.is_dir():
+        raise ValueError(f"--out {out} is a file; it must be a directory")
+    present = sorted(p for p in out.iterdir() if not p.name.startswith(".")) if out.exists() else []
+    if not present:
+        return {}
+    ours = [p for p in present if OUTPUT_FILES.match(p.name)]
+    saved = {}
+    for p in ours:
+        if p.suffix == ".json" and p.name.startswith("m") and (resume or overwrite):
+            try:
+                params = load_robot_params(p)
+            except ParameterFileError as e:
+                raise ValueError(f"{'--resume' if resume else '--overwrite'}: {e}; it is not "
+                                 "replaced (choose another --out)") from None
+            if params.robot != robot:
+                raise ValueError(f"{p} holds a fit of robot {params.robot or '(none)'}, not "
+                                 f"{robot}; choose another --out")
+            saved[p.stem] = params
+    if resume:
+        print(f"resuming from {out}: saved {', '.join(sorted(saved)) or 'no model'}; each model "
+              "keeps the better of its saved and its new parameters")
+        return saved
+    if overwrite:
+        folds = out / FOLDS_DIR
+        for p in ours:
+            p.unlink()
+        if folds.is_dir():
+            shutil.rmtree(folds)
+        print(f"--overwrite: removed the earlier robot identification in {out}")
+        return {}
+    shown = ", ".join(p.name for p in present[:6]) + (" …" if len(present) > 6 else "")
+    raise ValueError(f"--out {out} is not empty ({shown}): refusing to replace what it holds. "
+                     "Pass --resume to continue from the fits there, --overwrite to replace "
+                     "them, or another --out")
+
+
+def goal_errors(recordings: list[Recording], joints: tuple[str, ...]) -> dict:
+    """The goal taken as the prediction: {name: {joint: MAE (rad)}}."""
+    out = {}
+    for rec in recordings:
+        cols = [rec.column(j) for j in joints]
+        err = np.abs(rec.goal[:, cols] - rec.position[:, cols]).mean(axis=0)
+        out[rec.name] = dict(zip(joints, err.tolist()))
+    return out
+
+
+def write_robot_report(out: Path, robot: str, fits: dict[str, RobotModelFit],
+                       settings: RobotFitSettings, train: list[Recording],
+                       validation: list[Recording], cost: dict, joints: tuple[str, ...],
+                       cross_validation: dict | None = None, interrupted: bool = False) -> dict:
+    """report.md, report.json and the per-joint figure; returns the summary (report.json)."""
+    from frictionsim.experiments.common.output import table
+
+    goal = goal_errors(validation, joints) if validation else {}
+    summary = {
+        "robot": robot, "interrupted": interrupted, "cost": cost,
+        "training_recordings": [r.name for r in train],
+        "validation_recordings": [r.name for r in validation],
+        "goal_as_prediction": {"mean_mae_rad": mean_mae(goal),
+                               "joint_mae_rad": joint_means(goal) if goal else None},
+        "models": {m: {"file": str(f.path), "window_loss_rad": f.result.loss,
+                       "evaluations": f.result.evaluations, "seconds": f.result.seconds,
+                       "restarts": f.result.restarts, "per_joint": f.per_joint,
+                       "joint_offsets_rad": dict(f.result.params.offsets),
+                       "parameters": dict(f.result.params.params.values),
+                       "validation_mae_rad": f.validation_mae,
+                       "validation_joint_mae_rad": joint_means(f.validation)
+                       if f.validation else None,
+                       "interrupted": f.result.interrupted}
+                   for m, f in fits.items()},
+        "cross_validation": cross_validation,
+        "settings": {"window_s": settings.window, "stride": settings.stride,
+                     "budget": settings.fit.budget, "seed": settings.fit.seed,
+                     "extensions": list(settings.extensions), "per_joint": settings.per_joint},
+    }
+    write_json(out / "report.json", summary)
+    lines = [f"# Robot identification: {robot}", "",
+             f"{len(train)} training recordings, fitted on {cost['windows']} windows of "
+             f"{settings.window:g} s (one in {settings.stride}) restarted from the recorded "
+             f"state; {len(validation)} recordings held out and replayed whole in closed loop.",
+             f"Fit: {cost['fit_seconds']:.0f} s on {cost['threads']} threads, peak memory "
+             f"{cost['peak_memory_mib']:.0f} MiB."
+             + (" **Interrupted**: the fits are the best so far." if interrupted else ""), ""]
+    rows = [[m, f"{1e3 * f.result.loss:.2f}", f.result.evaluations, f.result.restarts,
+             f"{f.result.seconds:.0f}", f.per_joint,
+             "" if f.validation_mae is None else f"{1e3 * f.validation_mae:.2f}"]
+            for m, f in fits.items()]
+    lines += [table(["model", "window loss (mrad)", "evaluations", "restarts", "seconds",
+                     "per joint", "held-out MAE (mrad)"], rows), ""]
+    if validation:
+        lines += ["## Held-out recordings, MAE per joint (mrad)", ""]
+        cols = [["goal as prediction", *(f"{1e3 * v:.1f}" for v in joint_means(goal).values()),
+                 f"{1e3 * mean_mae(goal):.1f}"]]
+        for m, f in fits.items():
+            if f.validation:
+                cols.append([m, *(f"{1e3 * v:.1f}" for v in joint_means(f.validation).values()),
+                             f"{1e3 * f.validation_mae:.1f}"])
+        lines += [table(["", *joints, "mean"], cols), ""]
+        _figure(out / "validation_per_joint.png", joints, goal, fits)
+        lines += ["![held-out MAE per joint](validation_per_joint.png)", ""]
+    if cross_validation:
+        lines += ["## Cross-validation by motion (held-out MAE, mrad)", ""]
+        rows = [[variant, *(f"{1e3 * v:.2f}" for v in entry["per_fold"]),
+                 f"{1e3 * entry['mean']:.2f}"]
+                for variant, entry in cross_validation["variants"].items()]
+        folds = len(next(iter(cross_validation["variants"].values()))["per_fold"])
+        lines += [table(["per joint", *(f"fold {k + 1}" for k in range(folds)), "mean"], rows),
+                  "", f"Chosen: **{cross_validation['chosen']}** (lowest mean held-out MAE of "
+                  f"{cross_validation['model']}).", ""]
+    write_text(out / "report.md", "\n".join(lines))
+    return summary
+
+
+def _figure(path: Path, joints, goal: dict, fits: dict[str, RobotModelFit]) -> None:
+    import matplotlib.pyplot as plt
+
+    from frictionsim.experiments.common.output import save_figure
+
+    series = {"goal as prediction": joint_means(goal)}
+    series.update({m: joint_means(f.validation) for m, f in fits.items() if f.validation})
+    fig, ax = plt.subplots(figsize=(7.0, 3.6))
+    width = 0.8 / len(series)
+    for k, (label, errs) in enumerate(series.items()):
+        x = np.arange(len(joints)) + (k - (len(series) - 1) / 2) * width
+        ax.bar(x, [1e3 * errs[j] for j in joints], width, label=label)
+    ax.set_xticks(np.arange(len(joints)), joints)
+    ax.set_ylabel("held-out MAE (mrad)")
+    ax.grid(alpha=0.3, axis="y")
+    ax.legend(fontsize=8)
+    fig.tight_layout()
+    save_figure(fig, path)

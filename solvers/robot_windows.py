@@ -1,0 +1,139 @@
+"""Windows of a robot's recordings, each restarted from its recorded state: the loss of many
+candidate servo parameter sets at once, on several threads.
+
+A robot recording is minutes long; simulated whole, an early error (a joint that sticks
+one period later than the real one) carries on to the end and the loss measures that
+drift more than the servo. A window of a few seconds restarted from the recorded
+positions and velocities measures what the servo does from a known state, and windows are
+independent, so a candidate's loss is split over threads (the n-joint fixed step,
+:func:`~frictionsim.solvers.robot.fixed_step_run`, releases the GIL).
+
+What a window approximates: the servo's internal state (its filtered velocity, last error,
+internal target) starts as if the joint had been at rest at the recorded state
+(:func:`~frictionsim.servo_unit.servo_reset`); the first tenth of a second of each window
+carries that transient.
+
+A candidate is one row ``[theta | δ]``: the kernel vector shared by every servo (one
+actuator type) and a calibration offset δ_j (rad) per servo: the physical joint angle is
+the recorded one plus δ_j, for the recorded state and the goals alike (the firmware sees
+the encoder, gravity sees the joint). The error of a window is the mean absolute
+difference between predicted and recorded positions over its rows after the first and
+its joints.
+"""
+
+from __future__ import annotations
+
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+
+import numpy as np
+
+from frictionsim import layout
+from frictionsim.solvers.mujoco_dynamics import mujoco
+from frictionsim.solvers.robot import Robot, fixed_step_run
+
+
+@dataclass(frozen=True)
+class RecordedWindow:
+    """A stretch of a recording, in the model's joint convention (servo order).
+
+    ``goals``: the goal of every control period (steps × servos, rad); ``q0``, ``v0``: the
+    recorded state at its start (servos); ``rows``: the control period at which each
+    recorded row was read; ``measured``: the recorded positions of those rows (rad)."""
+
+    name: str
+    goals: np.ndarray
+    q0: np.ndarray
+    v0: np.ndarray
+    rows: np.ndarray
+    measured: np.ndarray
+
+    def __post_init__(self) -> None:
+        ns = self.goals.shape[1] if self.goals.ndim == 2 else -1
+        if ns < 1 or self.q0.shape != (ns,) or self.v0.shape != (ns,) \
+                or self.measured.shape != (len(self.rows), ns):
+            raise ValueError(f"window {self.name}: goals (steps × servos), q0, v0 (servos) and "
+                             "measured (rows × servos) disagree in shape")
+        if len(self.rows) < 2 or self.rows[0] != 0 or np.any(np.diff(self.rows) < 1) \
+                or self.rows[-1] >= len(self.goals):
+            raise ValueError(f"window {self.name}: rows must start at 0, increase, and fall "
+                             "inside the goals")
+
+
+class RobotWindows:
+    """The windows' errors for candidate rows ``[theta | δ]`` (see the module docstring), on
+    ``robot``'s model, firmware settings and scheme, with ``threads`` threads (each its own
+    ``MjData``). Duck-types :class:`~frictionsim.solvers.batch.PackedLogs` for the fitter:
+    ``errors``, ``names``, ``n_logs``."""
+
+    def __init__(self, robot: Robot, windows: list[RecordedWindow], threads: int = 2) -> None:
+        if not windows:
+            raise ValueError("no windows to fit on")
+        ns = len(robot.servos)
+        for w in windows:
+            if w.goals.shape[1] != ns:
+                raise ValueError(f"window {w.name}: {w.goals.shape[1]} servo columns, the robot "
+                                 f"has {ns} servos")
+        self.robot = robot
+        self.windows = list(windows)
+        self.threads = max(1, int(threads))
+        self._data = [mujoco.MjData(robot.model) for _ in range(self.threads)]
+        self.width = layout.THETA_SIZE + ns
+
+    @property
+    def names(self) -> list[str]:
+        return [w.name for w in self.windows]
+
+    @property
+    def n_logs(self) -> int:
+        return len(self.windows)
+
+    @property
+    def n_steps(self) -> int:
+        return sum(len(w.goals) for w in self.windows)
+
+    def errors(self, candidates: np.ndarray) -> np.ndarray:
+        """Mean absolute position error (rad) of each candidate (row) on each window:
+        (candidates, windows); +inf where the simulation failed or diverged."""
+        candidates = np.atleast_2d(np.asarray(candidates, dtype=float))
+        if candidates.shape[1] != self.width:
+            raise ValueError(f"candidates need {self.width} columns (theta and one offset per "
+                             f"servo), got {candidates.shape[1]}")
+        out = np.full((len(candidates), len(self.windows)), np.inf)
+        jobs = [(c, w) for c in range(len(candidates)) for w in range(len(self.windows))]
+        if self.threads == 1:
+            self._run(self._data[0], candidates, jobs, out)
+            return out
+        with ThreadPoolExecutor(self.threads) as pool:
+            done = [pool.submit(self._run, self._data[t], candidates, jobs[t::self.threads], out)
+                    for t in range(self.threads)]
+            for f in done:
+                f.result()
+        return out
+
+    def _run(self, data, candidates: np.ndarray, jobs: list, out: np.ndarray) -> None:
+        r = self.robot
+        ns = len(r.servos)
+        nv = r.nv
+        semi = r.scheme == "semi_implicit"
+        for c, w in jobs:
+            window = self.windows[w]
+            theta = candidates[c, :layout.THETA_SIZE]
+            offsets = candidates[c, layout.THETA_SIZE:]
+            thetas = np.ascontiguousarray(np.broadcast_to(theta, (ns, theta.size)))
+            goals = window.goals + offsets
+            q0, v0 = r.model.qpos0.copy(), np.zeros(nv)
+            q0[r.qadr] = window.q0 + offsets
+            v0[r.dofs] = window.v0
+            out_q = np.empty((len(goals), r.nq))
+            out_v = np.empty((len(goals), nv))
+            failed = fixed_step_run(r.model._address, data._address, data.qpos, data.qvel,
+                                    r.qadr, r.dofs, thetas, r.benches, goals,
+                                    np.ones_like(goals), q0, v0, r.substeps, r.dt, semi, out_q,
+                                    out_v)
+            if failed >= 0:
+                continue
+            predicted = out_q[window.rows[1:]][:, r.qadr] - offsets
+            err = float(np.abs(predicted - window.measured[1:]).mean())
+            if np.isfinite(err):
+                out[c, w] = err
