@@ -167,8 +167,6 @@ def _firmware(r: TomlReader, table: dict, where: str, base: dict, actuator: str)
         raise r.fail(f"{where}Max_Torque_Limit", f"{torque:g} must be in (0, 1000]")
     act = schema.get_actuator(actuator) if actuator else None
     counts = act.hardware.counts_per_turn if act else 4096.0
-    if registers.get("D_Coefficient", 0.0) and act is not None and not act.derivative:
-        raise r.fail(f"{where}D_Coefficient", f"actuator {actuator!r} declares no D term")
     return Firmware(kp=registers["P_Coefficient"], kd=registers.get("D_Coefficient", 0.0),
                     torque_limit=0.0 if torque == 1000 else torque / 1000.0,
                     acceleration=registers.get("Acceleration", 0.0) * 100.0 * 2 * math.pi / counts)

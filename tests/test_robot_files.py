@@ -131,7 +131,6 @@ actuator = "sts3215_12v"
     ("[joints.B]\nmjcf = \"a\"\nactuator = \"sts3215_12v\"\n", "'a' is named by two joints"),
     ("[joints.B]\nmjcf = \"b\"\nactuator = \"sts3215_12v\"\nsign = 2\n", "sign: 2 must be"),
     ("[joints.B]\nmjcf = \"b\"\n", "joints.B.actuator: missing"),
-    ("[joints.B]\nmjcf = \"b\"\nactuator = \"xl330\"\n", "declares no D term"),
     ("[joints.A.firmware]\nI_Coefficient = 4\n", "I_Coefficient: an I term is not modelled"),
     ("[joints.A.firmware]\nMax_Torque_Limit = 1500\n", "Max_Torque_Limit: 1500 must be"),
 ])
@@ -184,3 +183,20 @@ def test_robot_parameter_files(tmp_path):
     path.write_text(json.dumps({**plain, "actuator": "xl330", "kt": 1.6, "R": 2.6}))
     with pytest.raises(ValueError, match="no parameters for actuator 'sts3215_12v'"):
         load_robot_params(path).apply(robot)
+
+
+def test_a_d_coefficient_counts_only_on_an_actuator_with_a_d_term(tmp_path):
+    pytest.importorskip("mujoco")
+    from frictionsim import layout
+    from frictionsim.params import ParameterSet
+    from frictionsim.solvers.robot import JointServo
+
+    path = tmp_path / "arm.toml"
+    path.write_text(BASE + "[joints.B]\nmjcf = \"b\"\nactuator = \"xl330\"\n")
+    robot = load_robot_file(path)  # the registers are what the bus wrote: not refused
+    fw = robot.joint("B").firmware
+    assert fw.kd == 32.0
+    plain = JointServo("b", ParameterSet.defaults("m1", "xl330"), kp=fw.kp, kd=fw.kd)
+    assert plain.firmware(0.002)[layout.KD] == 0.0  # the xl330 has no D term: it is ignored
+    feetech = JointServo("a", ParameterSet.defaults("m1", "sts3215_12v"), kp=fw.kp, kd=fw.kd)
+    assert feetech.firmware(0.002)[layout.KD] == 32.0

@@ -8,6 +8,7 @@ from pathlib import Path
 from frictionsim.experiments.runner.arguments import (
     FIGURE,
     JSON,
+    add_actuator_arguments,
     add_extensions_argument,
     add_output_argument,
     add_progress_argument,
@@ -41,6 +42,7 @@ ENGINES = ("fixed_step", "mujoco", "event_driven", "mjcf")
 def _robot_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--robot", required=True, metavar="NAME|FILE",
                    help="a built-in robot (so101) or a robot file (TOML, docs/model.md §12)")
+    add_actuator_arguments(p)
     p.add_argument("--mjcf", type=Path, default=None, metavar="PATH",
                    help="the robot's MJCF (default: the robot file's, in the data folder)")
     p.add_argument("--data", metavar="DIR", default=None,
