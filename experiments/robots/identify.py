@@ -15,7 +15,6 @@ closed loop from their first state, as ``robot simulate`` does.
 from __future__ import annotations
 
 import math
-import resource
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -223,13 +222,23 @@ def fit_robot(robot: RobotDescription, mjcf: Path, train: list[Recording],
             interrupted = True
             break
     cost["fit_seconds"] = time.perf_counter() - t0
-    cost["peak_memory_mib"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    cost["peak_memory_mib"] = peak_memory_mib()
     for model, f in fits.items():
         if validation and not interrupted:
             f.validation = replay(robot, mjcf, f.result.params, validation, "fixed_step",
                                   settings.progress, f"{model}: replaying held-out recordings")
         _save(path_of(out, model), robot, f, settings, train, cost)
     return fits, interrupted, cost
+
+
+def peak_memory_mib() -> float:
+    """The process's peak resident memory (MiB; Linux's ru_maxrss is in KiB), 0 where the
+    platform does not say."""
+    try:
+        import resource
+    except ImportError:  # pragma: no cover - Windows
+        return 0.0
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
 
 def path_of(out: Path, model: str) -> Path:
