@@ -91,14 +91,22 @@ def test_what_cannot_honour_the_feetech_terms_refuses_them():
         firmware_control(0.1, 0.0, 0.0, 0.0, theta, firmware(kd=0.0, acceleration=5.0))
 
 
+M6_ON_THE_ARM = {"friction_base": 0.1, "load_friction_external": 0.4,
+                 "load_friction_motor": 0.01, "load_friction_external_stribeck": 0.25,
+                 "dtheta_stribeck": 0.16, "friction_viscous": 0.18, "armature": 0.012}
+
+
 @pytest.mark.skipif(not (DATA / "so101").is_dir(), reason="../shared/data is absent")
-def test_the_so101_replayed_by_the_fixed_step_and_by_mujoco_agree(tmp_path, monkeypatch):
+@pytest.mark.parametrize("model, values", [("m1", {"friction_base": 0.04}),
+                                           ("m6", M6_ON_THE_ARM)])
+def test_the_so101_replayed_by_the_fixed_step_and_by_mujoco_agree(model, values, tmp_path,
+                                                                   monkeypatch):
     from frictionsim.experiments.runner.cli import main
 
     monkeypatch.chdir(tmp_path)  # MuJoCo's warning log stays out of the checkout
     params = tmp_path / "sts.json"
-    params.write_text(json.dumps({"model": "m1", "actuator": "sts3215_12v",
-                                  "scheme": "semi_implicit", "friction_base": 0.04}))
+    params.write_text(json.dumps({"model": model, "actuator": "sts3215_12v",
+                                  "scheme": "semi_implicit", **values}))
     recording = DATA / "so101" / "recordings" / "friction_gravity"
     out = {}
     for engine in ("fixed_step", "mujoco"):
