@@ -219,10 +219,27 @@ def from_dict(data: dict, source: str | None = None, extensions=None) -> Paramet
         if isinstance(value, bool) or not isinstance(value, (int, float)):
             raise ParameterFileError(f"{where}: {key} = {value!r} is not a number")
         values[key] = value
+    asked = extensions is not None
     if extensions is None:
         extensions = {schema.extension_of(k) for k in values} - {None}
-    return ParameterSet(data["model"], data["actuator"], values, source, scheme,
-                        tuple(extensions))
+    params = ParameterSet(data["model"], data["actuator"], values, source, scheme,
+                          tuple(extensions))
+    if asked:
+        _say_defaults(params, values, where)
+    return params
+
+
+def _say_defaults(params: ParameterSet, given: dict, where: str) -> None:
+    """Warn, once per file, about the parameters of the extensions the run switches on that
+    the file lacks: they take their defaults, which the file's fit never saw."""
+    spec = params.spec
+    missing = [k for k in spec if schema.extension_of(k) and k not in given]
+    if missing:
+        shown = ", ".join(f"{k} = {params.values[k]:g}" + (f" {spec[k].unit}" if spec[k].unit
+                                                             else "") for k in missing)
+        plausibility.warn(f"{where}: no {', '.join(missing)} in the file; --with "
+                          f"{' '.join(dict.fromkeys(schema.extension_of(k) for k in missing))} "
+                          f"uses the default ({shown})")
 
 
 def load_params(path: str | os.PathLike, extensions=None) -> ParameterSet:

@@ -183,3 +183,20 @@ def test_one_gain_cannot_be_cross_validated(tmp_path, capsys):
                  str(tmp_path / "logs"), "--cross-validate", "kp", "--out",
                  str(tmp_path / "out"), "--no-progress"]) == 1
     assert "at least two firmware gains" in capsys.readouterr().err
+
+
+def test_a_file_without_an_extensions_parameters_says_it_uses_the_defaults():
+    from frictionsim.plausibility import PlausibilityWarning
+
+    data = {"model": "m1", "actuator": "mx64", "friction_base": 0.05}
+    with pytest.warns(PlausibilityWarning, match=r"m1\.json: no max_current_limit in the file; "
+                                                 r"--with current_limit uses the default "
+                                                 r"\(max_current_limit = 2 A\)"):
+        params = from_dict(data, "m1.json", ("current_limit",))
+    assert params.values["max_current_limit"] == schema.CURRENT_LIMIT_FALLBACK  # mx64: none
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", PlausibilityWarning)
+        from_dict({**data, "max_current_limit": 1.5}, "m1.json", ("current_limit",))
+        from_dict(data, "m1.json")  # no --with: nothing switched on, nothing to say
