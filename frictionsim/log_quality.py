@@ -141,6 +141,24 @@ def trim(log: Log, start: float, end: float | None = None) -> Log:
     return Log(log.header, [{**e, "timestamp": e["timestamp"] - start} for e in kept], log.path)
 
 
+#: Set (to anything but empty or 0) once the logs' supply has been checked: the summary of
+#: header vins the logged supply contradicts is then not printed.
+ACCEPT_VIN_ENV = "FRICTIONSIM_ACCEPT_VIN"
+
+
+def supply_summary(mismatches: list[str]) -> str | None:
+    """One line for every :func:`supply_mismatch` of a command's logs (a campaign can have
+    hundreds), or None when there is none or ``$FRICTIONSIM_ACCEPT_VIN`` acknowledges them."""
+    import os
+
+    if not mismatches or os.environ.get(ACCEPT_VIN_ENV, "") not in ("", "0"):
+        return None
+    if len(mismatches) == 1:
+        return mismatches[0]
+    return (f"{len(mismatches)} logs have a header vin their logged supply contradicts, e.g. "
+            f"{mismatches[0]} (once checked, set {ACCEPT_VIN_ENV}=1 to silence this)")
+
+
 def supply_mismatch(log: Log) -> str | None:
     """A warning when the header's ``vin`` and the median logged ``input_volts`` differ by more
     than :data:`SUPPLY_TOLERANCE`, else None."""

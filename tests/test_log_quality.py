@@ -116,3 +116,21 @@ def _params(tmp_path: Path) -> Path:
     from frictionsim.params import ParameterSet, save_params
 
     return save_params(tmp_path / "m1.json", ParameterSet.defaults("m1", "xl330"))
+
+
+def test_many_contradicted_header_vins_make_one_line_that_can_be_acknowledged(capsys,
+                                                                               monkeypatch):
+    from frictionsim.experiments.common.loading import check_quality
+    from frictionsim.log_quality import ACCEPT_VIN_ENV
+
+    monkeypatch.delenv(ACCEPT_VIN_ENV, raising=False)
+    logs = [raw_log(vin=15.0, volts=12.0) for _ in range(40)]
+    check_quality(logs)
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and err[0].startswith("warning: 40 logs have a header vin")
+    assert "header vin = 15 V" in err[0] and ACCEPT_VIN_ENV in err[0]
+    check_quality(logs[:1])
+    assert "40 logs" not in capsys.readouterr().err  # one log: its own line, as before
+    monkeypatch.setenv(ACCEPT_VIN_ENV, "1")
+    check_quality(logs)
+    assert capsys.readouterr().err == ""

@@ -89,7 +89,6 @@ def clean(raw, args: argparse.Namespace) -> tuple:
         drop_glitches,
         find_glitches,
         repair_glitches,
-        supply_mismatch,
         trim,
     )
 
@@ -106,14 +105,12 @@ def clean(raw, args: argparse.Namespace) -> tuple:
         raw = repair_glitches(raw, glitches)
     if args.window:  # after the glitches: they are reported in the recording's own time
         raw = trim(raw, *args.window)
-    mismatch = supply_mismatch(raw)
-    if mismatch:
-        notes.append(mismatch)
     return raw, notes
 
 
 def run(args: argparse.Namespace) -> int:
     from frictionsim.experiments.common.progress import progress
+    from frictionsim.log_quality import supply_mismatch, supply_summary
     from frictionsim.logs import LogError, json_files, load_log, process, save_log
 
     if not args.dt > 0:
@@ -123,15 +120,22 @@ def run(args: argparse.Namespace) -> int:
     failed = []
     bar = progress(list(zip(files, outputs)), desc="processing", unit="log",
                    enabled=not args.no_progress, minimum=2)
+    mismatches = []
     for path, target in bar:
         try:
             raw, notes = clean(load_log(path), args)
             for line in notes:
                 bar.write(f"warning: {line}", file=sys.stderr)
+            mismatch = supply_mismatch(raw)
+            if mismatch:
+                mismatches.append(mismatch)
             save_log(target, process(raw, args.dt))
         except LogError as e:
             failed.append(str(e))
             bar.write(f"error: {e}", file=sys.stderr)
+    summary = supply_summary(mismatches)
+    if summary:
+        print(f"warning: {summary}", file=sys.stderr)
     print(f"processed {len(files) - len(failed)} of {len(files)} logs at dt = {args.dt} s "
           f"into {args.out_dir}")
     return 1 if failed else 0

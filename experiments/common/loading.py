@@ -50,10 +50,11 @@ def load_logs(paths: list[str | os.PathLike], processed: bool | None = True,
 
 
 def check_quality(logs: list[Log]) -> None:
-    """Warn (stderr) about encoder glitches, per log and time, and about a header vin the
-    logged supply contradicts (:mod:`frictionsim.log_quality`); nothing is changed."""
-    from frictionsim.log_quality import find_glitches, supply_mismatch
+    """Warn (stderr) about encoder glitches, per log and time, and in one line about header
+    vins the logged supply contradicts (:mod:`frictionsim.log_quality`); nothing is changed."""
+    from frictionsim.log_quality import find_glitches, supply_mismatch, supply_summary
 
+    mismatches = []
     for log in logs:
         glitches = find_glitches(log)
         for g in glitches[:3]:
@@ -65,7 +66,10 @@ def check_quality(logs: list[Log]) -> None:
                   file=sys.stderr)
         mismatch = supply_mismatch(log)
         if mismatch:
-            print(f"warning: {mismatch}", file=sys.stderr)
+            mismatches.append(mismatch)
+    summary = supply_summary(mismatches)
+    if summary:
+        print(f"warning: {summary}", file=sys.stderr)
 
 
 def warn_motor_mismatch(logs: list[Log], actuator: str) -> None:
