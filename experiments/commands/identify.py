@@ -95,6 +95,23 @@ def parse_fixed(items: list[str]) -> dict[str, float]:
     return fixed
 
 
+def check_fixed(fixed: dict[str, float], models: list[str], actuator: str,
+                extensions) -> None:
+    """ValueError naming a ``--fix`` that is no parameter of the models on the actuator, or
+    whose value lies outside its search bounds."""
+    from frictionsim import schema
+
+    for name, value in fixed.items():
+        specs = [schema.parameters(m, actuator, extensions).get(name) for m in models]
+        spec = next((s for s in specs if s is not None), None)
+        if spec is None:
+            raise ValueError(f"--fix {name}: not a parameter of {', '.join(models)} on {actuator}")
+        if not spec.lower <= value <= spec.upper:
+            raise ValueError(f"--fix {name}={value:g}: outside its bounds [{spec.lower:g}, "
+                             f"{spec.upper:g}] on {actuator}; a fit holds parameters inside "
+                             "them (declare other bounds in an actuator file)")
+
+
 def parse_models(names: list[str]) -> list[str]:
     """The models named (``all``: every one), in chain order."""
     from frictionsim import MODELS, schema
@@ -126,15 +143,7 @@ def run(args: argparse.Namespace) -> int:
         raise ValueError("--dask: empty address; give the scheduler's, e.g. tcp://host:8786")
     models = parse_models(args.model)
     fixed = parse_fixed(args.fix)
-    for name, value in fixed.items():
-        specs = [schema.parameters(m, actuator, args.extensions).get(name) for m in models]
-        spec = next((s for s in specs if s is not None), None)
-        if spec is None:
-            raise ValueError(f"--fix {name}: not a parameter of {', '.join(models)} on {actuator}")
-        if not spec.lower <= value <= spec.upper:
-            raise ValueError(f"--fix {name}={value:g}: outside its bounds [{spec.lower:g}, "
-                             f"{spec.upper:g}] on {actuator}; a fit holds parameters inside "
-                             "them (declare other bounds in an actuator file)")
+    check_fixed(fixed, models, actuator, args.extensions)
     if not 1 <= args.budget <= MAX_BUDGET:
         raise ValueError(f"--budget must be in [1, {MAX_BUDGET:,}] loss evaluations, got "
                          f"{args.budget}")

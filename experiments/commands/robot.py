@@ -153,7 +153,7 @@ def simulate(args: argparse.Namespace) -> int:
 
     from frictionsim.experiments.common.output import table, write_json
     from frictionsim.experiments.common.progress import progress
-    from frictionsim.experiments.robots.recorded import robot_spec, simulate_recording
+    from frictionsim.experiments.robots.recorded import Replay, robot_spec
     from frictionsim.robot_params import load_robot_params
 
     robot, mjcf = load_robot(args)
@@ -169,11 +169,9 @@ def simulate(args: argparse.Namespace) -> int:
         robot, sets = load_robot_params(args.params, args.extensions).for_robot(robot)
         servos = {a: p.with_scheme(args.scheme) for a, p in sets.items()}
     recordings = read_recordings(args.recordings, not args.no_progress)
-    spec = robot_spec(robot, mjcf, plain)  # read once: the engines copy it, never edit it
-    runs = []
-    for rec in progress(recordings, desc=f"simulating ({args.engine})",
-                        enabled=not args.no_progress):
-        runs.append(simulate_recording(robot, spec, servos, rec, args.engine))
+    replay = Replay(robot, robot_spec(robot, mjcf, plain), servos, args.engine)
+    runs = [replay.run(rec) for rec in progress(recordings, desc=f"simulating ({args.engine})",
+                                                enabled=not args.no_progress)]
     shortest = min(r.timestep for r in runs)
     if shortest < robot.control_period:
         print(f"note: physics step {1e3 * shortest:g} ms, not the control period's "
@@ -218,7 +216,12 @@ def identify(args: argparse.Namespace) -> int:
     import sys
 
     from frictionsim import schema
-    from frictionsim.experiments.commands.identify import MAX_BUDGET, parse_fixed, parse_models
+    from frictionsim.experiments.commands.identify import (
+        MAX_BUDGET,
+        check_fixed,
+        parse_fixed,
+        parse_models,
+    )
     from frictionsim.experiments.common.output import write_json
     from frictionsim.experiments.identification.fitter import FitSettings
     from frictionsim.experiments.robots.identify import (
@@ -236,15 +239,10 @@ def identify(args: argparse.Namespace) -> int:
     models = parse_models(args.model)
     extensions = schema.check_extensions(args.extensions)
     fixed = parse_fixed(args.fix)
-    for name, value in fixed.items():
-        spec = next((schema.parameters(m, actuator, extensions).get(name) for m in models
-                     if name in schema.parameters(m, actuator, extensions)), None)
-        if spec is None or name == "q_offset":
-            raise ValueError(f"--fix {name}: not a servo parameter fitted on the robot "
-                             f"({', '.join(models)} on {actuator})")
-        if not spec.lower <= value <= spec.upper:
-            raise ValueError(f"--fix {name}={value:g}: outside its bounds [{spec.lower:g}, "
-                             f"{spec.upper:g}] on {actuator}")
+    if "q_offset" in fixed:
+        raise ValueError("--fix q_offset: not fitted on a robot (held at 0: the goals are "
+                         "joint angles; --per-joint offsets fits the joints' calibration)")
+    check_fixed(fixed, models, actuator, extensions)
     if not 1 <= args.budget <= MAX_BUDGET:
         raise ValueError(f"--budget must be in [1, {MAX_BUDGET:,}], got {args.budget}")
     if not 0.1 <= args.window <= 600:

@@ -27,17 +27,18 @@ from frictionsim.experiments.identification.fitter import FitResult, FitSettings
 from frictionsim.experiments.identification.search_space import CONTAINS, SearchSpace
 from frictionsim.experiments.identification.starts import better_of, start_for
 from frictionsim.experiments.robots.recorded import (
+    Replay,
     hold_counts,
+    joint_servos,
     recorded_arrays,
     robot_spec,
-    simulate_recording,
 )
 from frictionsim.experiments.robots.search_space import RobotPoint, RobotSearchSpace
 from frictionsim.params import ParameterSet
 from frictionsim.robot_files import RobotDescription
 from frictionsim.robot_params import RobotParameters
 from frictionsim.robot_recordings import Recording
-from frictionsim.solvers.robot import JointServo, Robot
+from frictionsim.solvers.robot import Robot
 from frictionsim.solvers.robot_windows import RecordedWindow, RobotWindows
 
 #: What each joint may have of its own: nothing, or a calibration offset.
@@ -130,12 +131,10 @@ def replay(robot: RobotDescription, mjcf: Path, point: RobotPoint,
 
     rp = robot_parameters(robot, point, {})
     applied = rp.apply(robot)
-    spec = robot_spec(applied, mjcf)
-    out = {}
-    for rec in bar(recordings, desc=label or f"replaying {point.model}", enabled=progress):
-        run = simulate_recording(applied, spec, rp.servos, rec, engine)
-        out[rec.name] = run.joint_mae
-    return out
+    sim = Replay(applied, robot_spec(applied, mjcf), rp.servos, engine)
+    return {rec.name: sim.run(rec).joint_mae
+            for rec in bar(recordings, desc=label or f"replaying {point.model}",
+                           enabled=progress)}
 
 
 def mean_mae(errors: dict[str, dict[str, float]]) -> float | None:
@@ -169,12 +168,10 @@ class RobotModelFit:
 
 def _evaluator(robot: RobotDescription, mjcf: Path, actuator: str,
                windows: list[RecordedWindow], threads: int) -> RobotWindows:
-    spec = robot_spec(robot, mjcf)
-    base = ParameterSet.defaults("m1", actuator).with_scheme(SCHEME)
-    servos = [JointServo(j.mjcf, base, kp=j.firmware.kp, kd=j.firmware.kd,
-                         torque_limit=j.firmware.torque_limit,
-                         acceleration=j.firmware.acceleration) for j in robot.servo_joints]
-    sim = Robot(spec.compile(), servos, control_period=robot.control_period, scheme=SCHEME)
+    # the servos' firmware settings; their parameters come with each candidate
+    servos = joint_servos(robot, {actuator: ParameterSet.defaults("m1", actuator)})
+    sim = Robot(robot_spec(robot, mjcf).compile(), servos, control_period=robot.control_period,
+                scheme=SCHEME)
     return RobotWindows(sim, windows, threads)
 
 
@@ -200,23 +197,21 @@ def fit_robot(robot: RobotDescription, mjcf: Path, train: list[Recording],
           f"({evaluator.n_steps} control periods per evaluation); {len(validation)} held out")
     out.mkdir(parents=True, exist_ok=True)
     offset_joints = joints if settings.per_joint == "offsets" else ()
-    fitted: dict[str, ParameterSet] = {}
-    fitted_points: dict[str, RobotPoint] = {}
+    fitted: dict[str, RobotPoint] = {}
     fits: dict[str, RobotModelFit] = {}
     interrupted = False
     for model in settings.models:
         saved = (earlier or {}).get(model)
-        start = start_for(model, fitted, None,
+        start = start_for(model, {m: p.params for m, p in fitted.items()}, None,
                           saved.servos[actuator] if saved is not None else None)
-        simpler = next((fitted_points[m] for m in CONTAINS[model] if m in fitted_points), None)
+        simpler = next((fitted[m] for m in CONTAINS[model] if m in fitted), None)
         offsets = {f"offset:{j}": v for j, v in
                    (simpler.offsets if simpler else {}).items()}
         saved_offsets = {f"offset:{j}": v for j, v in
                          (saved.joint_offsets if saved is not None else {}).items()}
         result, path = _fit_model(robot, model, actuator, joints, offset_joints, evaluator,
                                   settings, out, start, offsets, saved_offsets)
-        fitted[model] = result.params.params
-        fitted_points[model] = result.params
+        fitted[model] = result.params
         fits[model] = RobotModelFit(model, result, path, {}, settings.per_joint)
         if result.interrupted:
             interrupted = True

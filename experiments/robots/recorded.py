@@ -58,7 +58,7 @@ def robot_spec(robot: RobotDescription, mjcf: Path, plain: bool = False):
     return spec
 
 
-def stable_timestep(robot: RobotDescription, spec, params: dict) -> float:
+def stable_timestep(robot: RobotDescription, model, params: dict) -> float:
     """The physics step of a replay: the control period, or the largest whole fraction of it
     with dt·c_j/I_j ≤ 1 for every servo joint, c_j = kt²/R + K_v its motor's electrical and
     viscous damping (N·m·s/rad), I_j its inertia at the model's reference pose plus its
@@ -69,7 +69,6 @@ def stable_timestep(robot: RobotDescription, spec, params: dict) -> float:
 
     import mujoco
 
-    model = spec.compile()
     data = mujoco.MjData(model)
     mujoco.mj_forward(model, data)
     mass = np.zeros((model.nv, model.nv))
@@ -152,56 +151,81 @@ def joint_servos(robot: RobotDescription, params: dict) -> list:
     return out
 
 
+class Replay:
+    """The robot's servos ready to replay recordings on one engine: the model compiled, the
+    physics step chosen (:func:`stable_timestep`) and the simulator built once per run, not
+    once per recording (compiling the SO-101 costs about as much as replaying a motion).
+    ``spec`` from :func:`robot_spec` (not edited); ``params``: actuator name → ParameterSet
+    (unused by ``mjcf``)."""
+
+    def __init__(self, robot: RobotDescription, spec, params: dict, engine: str = "fixed_step",
+                 scheme: str | None = None) -> None:
+        if engine not in ENGINES:
+            raise ValueError(f"engine {engine!r}: expected one of {', '.join(ENGINES)}")
+        self.robot, self.engine = robot, engine
+        model = spec.compile()
+        self.timestep = robot.control_period
+        if engine == "mjcf":
+            self._sim = model
+            return
+        self.timestep = stable_timestep(robot, model, params)
+        servos = joint_servos(robot, params)
+        if engine == "mujoco":
+            from frictionsim.solvers.mujoco_adapter import ServoModel
+
+            spec = spec.copy()
+            spec.option.timestep = self.timestep
+            self._sim = ServoModel(spec, servos, friction="budget",
+                                   control_period=robot.control_period)
+        else:
+            from frictionsim.solvers.robot import Robot
+
+            model.opt.timestep = self.timestep
+            self._sim = Robot(model, servos, control_period=robot.control_period, scheme=scheme)
+
+    def run(self, recording: Recording) -> RecordedRun:
+        """Simulate ``recording`` in closed loop from its first recorded state."""
+        import time
+
+        robot, engine = self.robot, self.engine
+        goal, q_rec, v_rec = recorded_arrays(robot, recording)
+        counts = hold_counts(recording, robot.control_period)
+        counts[-1] = 1  # one more period, so that the last row has its prediction
+        start = time.perf_counter()
+        if engine == "mjcf":
+            q_model = _plain_run(self._sim, robot, goal, counts, q_rec[0], v_rec[0])
+        elif engine == "mujoco":
+            q_model = _mujoco_run(self._sim, robot, goal, counts, q_rec[0], v_rec[0])
+        else:
+            sim = self._sim
+            q0, v0 = sim.model.qpos0.copy(), np.zeros(sim.nv)
+            q0[sim.qadr], v0[sim.dofs] = q_rec[0], v_rec[0]
+            goals = np.repeat(goal, counts, axis=0)
+            run = sim.fixed_step(goals, q0=q0, v0=v0) if engine == "fixed_step" \
+                else sim.event_driven(goals, q0=q0, v0=v0)
+            starts = np.concatenate(([0], np.cumsum(counts)[:-1]))
+            q_model = run.q[starts][:, sim.qadr]
+        seconds = time.perf_counter() - start
+        if not np.all(np.isfinite(q_model)):
+            raise ValueError(f"{recording.name}: the {engine} simulation diverged (non-finite "
+                             "position)")
+        cols = [recording.column(j.name) for j in robot.servo_joints]
+        return RecordedRun(recording.name, tuple(j.name for j in robot.servo_joints),
+                           to_recorded(robot, q_model), recording.position[:, cols],
+                           recording.goal[:, cols], recording.t, seconds, self.timestep)
+
+
 def simulate_recording(robot: RobotDescription, spec, params: dict, recording: Recording,
                        engine: str = "fixed_step", scheme: str | None = None) -> RecordedRun:
-    """Simulate ``recording`` in closed loop on the robot (``spec`` from :func:`robot_spec`)
-    with the servos' ``params`` (actuator name → ParameterSet) on the engine named."""
-    import time
-
-    if engine not in ENGINES:
-        raise ValueError(f"engine {engine!r}: expected one of {', '.join(ENGINES)}")
-    goal, q_rec, v_rec = recorded_arrays(robot, recording)
-    counts = hold_counts(recording, robot.control_period)
-    counts[-1] = 1  # one more period, so that the last row has its prediction
-    starts = np.concatenate(([0], np.cumsum(counts)[:-1]))
-    servos = joint_servos(robot, params) if engine != "mjcf" else []
-    dt = robot.control_period
-    if engine != "mjcf":
-        dt = stable_timestep(robot, spec, params)
-        if dt < robot.control_period:
-            spec = spec.copy()
-            spec.option.timestep = dt
-    start = time.perf_counter()
-    if engine == "mjcf":
-        q_model = _plain_run(spec, robot, goal, counts, q_rec[0], v_rec[0])
-    elif engine == "mujoco":
-        q_model = _mujoco_run(spec, servos, robot, goal, counts, q_rec[0], v_rec[0])
-    else:
-        from frictionsim.solvers.robot import Robot
-
-        sim = Robot(spec.compile(), servos, control_period=robot.control_period, scheme=scheme)
-        q0, v0 = sim.model.qpos0.copy(), np.zeros(sim.nv)
-        q0[sim.qadr], v0[sim.dofs] = q_rec[0], v_rec[0]
-        goals = np.repeat(goal, counts, axis=0)
-        run = sim.fixed_step(goals, q0=q0, v0=v0) if engine == "fixed_step" \
-            else sim.event_driven(goals, q0=q0, v0=v0)
-        q_model = run.q[starts][:, sim.qadr]
-    seconds = time.perf_counter() - start
-    if not np.all(np.isfinite(q_model)):
-        raise ValueError(f"{recording.name}: the {engine} simulation diverged (non-finite "
-                         "position)")
-    cols = [recording.column(j.name) for j in robot.servo_joints]
-    return RecordedRun(recording.name, tuple(j.name for j in robot.servo_joints),
-                       to_recorded(robot, q_model), recording.position[:, cols],
-                       recording.goal[:, cols], recording.t, seconds, dt)
+    """One recording replayed (:class:`Replay`; for several, build the Replay once)."""
+    return Replay(robot, spec, params, engine, scheme).run(recording)
 
 
-def _plain_run(spec, robot, goal, counts, q0, v0) -> np.ndarray:
+def _plain_run(model, robot, goal, counts, q0, v0) -> np.ndarray:
     """The MJCF's own actuators (one per servo joint, found by its target joint) driven by the
     goals: the state before each bus cycle."""
     import mujoco
 
-    model = spec.compile()
     data = mujoco.MjData(model)
     names = [j.mjcf for j in robot.servo_joints]
     jids = [mujoco.mj_name2id(model, mujoco.mjtObj.mjOBJ_JOINT, n) for n in names]
@@ -225,18 +249,16 @@ def _plain_run(spec, robot, goal, counts, q0, v0) -> np.ndarray:
     return out
 
 
-def _mujoco_run(spec, servos, robot, goal, counts, q0, v0) -> np.ndarray:
-    """MuJoCo's own step with the servo adapter: the state before each bus cycle."""
+def _mujoco_run(sm, robot, goal, counts, q0, v0) -> np.ndarray:
+    """MuJoCo's own step with the servo adapter (``sm``, a ServoModel): the state before each
+    bus cycle."""
     import mujoco
 
-    from frictionsim.solvers.mujoco_adapter import ServoModel
-
-    sm = ServoModel(spec, servos, friction="budget", control_period=robot.control_period)
     substeps = int(round(robot.control_period / sm.model.opt.timestep))
     data = sm.make_data()
     data.qpos[sm.qpos_adr] = q0
     data.qvel[sm.dofs] = v0
-    out = np.empty((len(counts), len(servos)))
+    out = np.empty((len(counts), len(sm.servos)))
     for k, n in enumerate(counts):
         out[k] = data.qpos[sm.qpos_adr]
         sm.set_goals(data, goal[k])
