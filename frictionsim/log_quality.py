@@ -3,14 +3,16 @@
 - **load**: Dynamixel's present load / PWM is a 16-bit *signed* register that raw logs
   store as read, unsigned (65535 = −1); interpolating across the wrap invents values
   near ±32768. :func:`decode_load` maps 32768…65535 to −32768…−1 (docs/model.md §9).
-- **glitches**: an encoder glitch is a position jump of more than
-  :data:`GLITCH_JUMP` rad between two samples at most :data:`GLITCH_WINDOW` s apart,
-  which no servo on a bench makes (0.5 rad in 5 ms is 100 rad/s). The glitch lasts
-  until the position comes back within :data:`GLITCH_JUMP` of the last good sample
-  (plus what :data:`GLITCH_SPEED` allows over the time elapsed), at most
-  :data:`GLITCH_LONGEST` s; a jump that never comes back is a glitch to the end of
-  the log. :func:`find_glitches` reports them; :func:`repair_glitches` interpolates the
-  position across them, :func:`drop_glitches` removes their entries (raw logs).
+- **glitches**: an encoder glitch is a sample further than :data:`GLITCH_JUMP` rad from
+  the last good one, reached from the sample before it within one sample period of the
+  log (its median spacing, at least :data:`GLITCH_WINDOW` and at most
+  :data:`GLITCH_WINDOW_LONGEST` s, times 1.5 for jitter): 0.5 rad in 10 ms is 50 rad/s,
+  which no servo on a bench makes. The glitch holds that sample and those after it that
+  stay further than :data:`GLITCH_JUMP` plus what :data:`GLITCH_SPEED` allows over the
+  time elapsed, at most :data:`GLITCH_LONGEST` s; a jump that never comes back is a
+  glitch to the end of the log. :func:`find_glitches` reports them;
+  :func:`repair_glitches` interpolates the position across them, :func:`drop_glitches`
+  removes their entries (raw logs).
 - **trimming**: :func:`trim` keeps a time window of a raw log, timestamps counted from
   the window's start.
 - **supply**: :func:`supply_mismatch` compares a header's ``vin`` with the logged
@@ -27,6 +29,9 @@ from frictionsim.logs import Log, LogError
 
 GLITCH_JUMP = 0.5
 GLITCH_WINDOW = 0.005
+#: Longest sample period (s) over which a jump still counts as a glitch (a 0.5 rad jump in
+#: 30 ms is 17 rad/s, beyond any bench servo's no-load speed).
+GLITCH_WINDOW_LONGEST = 0.03
 GLITCH_SPEED = 20.0
 GLITCH_LONGEST = 0.5
 #: Relative difference between a header's vin and the median logged supply that is warned about.
@@ -69,16 +74,24 @@ def find_glitches(log: Log) -> list[Glitch]:
     """The encoder glitches of a log (raw or processed), in time order (see module docstring)."""
     q = log.column("position")
     t = log.column("timestamp")
+    n = len(q)
+    if n < 2:
+        return []
+    period = float(np.median(np.diff(t)))
+    window = 1.5 * min(max(period, GLITCH_WINDOW), GLITCH_WINDOW_LONGEST)
+
+    def away(k: int, good: int) -> bool:
+        return abs(q[k] - q[good]) > GLITCH_JUMP + GLITCH_SPEED * (t[k] - t[good])
+
     glitches = []
     good = 0
     k = 1
-    n = len(q)
     while k < n:
-        if abs(q[k] - q[good]) > GLITCH_JUMP and t[k] - t[k - 1] <= GLITCH_WINDOW * 1.5:
+        if t[k] - t[k - 1] <= window and abs(q[k] - q[good]) > GLITCH_JUMP:
             first = k
             jump = q[k] - q[good]
-            while k < n and t[k] - t[first] <= GLITCH_LONGEST and \
-                    abs(q[k] - q[good]) > GLITCH_JUMP + GLITCH_SPEED * (t[k] - t[good]):
+            k += 1  # the sample that jumped is the glitch's first, whatever follows
+            while k < n and t[k] - t[first] <= GLITCH_LONGEST and away(k, good):
                 if abs(q[k] - q[good]) > abs(jump):
                     jump = q[k] - q[good]
                 k += 1
