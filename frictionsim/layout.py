@@ -45,10 +45,13 @@ index  name                 meaning                                      unit
                             unit of the D coefficient (0: no D term)
 31     DEAD_BAND            firmware dead band: |error| at or below it   rad
                             gives no output (0: none)
+32     OBSERVATION_DELAY    the reported (logged) position is the        s
+                            physical one this long ago (0: none;
+                            ``observation_delay``)
 =====  ===================  ===========================================  ==========
 
-The extensions of docs/model.md §9 (entries 25–29) and the Feetech firmware terms (30–31) are
-off when 0: the kernels then compute exactly what they compute without them, bit for bit.
+The extensions of docs/model.md §9 (entries 25–29, 32) and the Feetech firmware terms (30–31)
+are off when 0: the kernels then compute exactly what they compute without them, bit for bit.
 
 ``SCHEME`` selects the position update of the fixed step (docs/model.md §4): the reference
 ``q ← q + v·dt + ½·a·dt²``, or MuJoCo's semi-implicit Euler ``q ← q + v·dt``.
@@ -97,6 +100,10 @@ index  name                meaning                                          unit
                            limit)
 8–15   SERVO_HISTORY       (q, v) measured in the last MAX_LATENCY + 1      rad,
                            periods, for ``latency``                         rad/s
+16     SERVO_REPORTED      the position reported at the last period         rad
+                           (``observation_delay``)
+17–80  SERVO_OBSERVED      ring of the positions of the last                rad
+                           OBSERVED_SIZE periods (``observation_delay``)
 =====  ==================  ===============================================  =======
 """
 
@@ -132,7 +139,8 @@ CURRENT_LIMIT = 28
 LATENCY = 29
 DERIVATIVE_TIME = 30
 DEAD_BAND = 31
-THETA_SIZE = 32
+OBSERVATION_DELAY = 32
+THETA_SIZE = 33
 #: Most control periods of ``latency`` (docs/model.md §9); the firmware's measurement history holds
 #: this many past samples and the current one.
 MAX_LATENCY = 3
@@ -157,7 +165,13 @@ SERVO_VIN = 5
 SERVO_ERROR = 6
 SERVO_RATE = 7
 SERVO_HISTORY = 8
-SERVO_STATE_SIZE = SERVO_HISTORY + HISTORY_SIZE
+SERVO_REPORTED = SERVO_HISTORY + HISTORY_SIZE
+SERVO_OBSERVED = SERVO_REPORTED + 1
+#: Positions the ring of ``observation_delay`` keeps: a delay reaches back at most
+#: OBSERVED_SIZE − 2 control periods (it interpolates between two of them).
+OBSERVED_SIZE = 64
+MAX_OBSERVATION_PERIODS = OBSERVED_SIZE - 2
+SERVO_STATE_SIZE = SERVO_OBSERVED + OBSERVED_SIZE
 
 MASS = 0
 LENGTH = 1
@@ -235,4 +249,5 @@ THETA_INDEX: dict[str, int] = {
     "max_current_limit": CURRENT_LIMIT,
     "latency_steps": LATENCY,
     "derivative_time": DERIVATIVE_TIME,
+    "observation_delay": OBSERVATION_DELAY,
 }

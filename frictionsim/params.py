@@ -111,6 +111,9 @@ class ParameterSet:
         if "latency_steps" in v and (v["latency_steps"] not in range(layout.MAX_LATENCY + 1)):
             raise ParameterFileError(f"{where}: latency_steps = {v['latency_steps']!r} must be an "
                                      f"integer from 0 to {layout.MAX_LATENCY}")
+        if not 0 <= v.get("observation_delay", 0.0) <= schema.MAX_OBSERVATION_DELAY:
+            raise ParameterFileError(f"{where}: observation_delay = {v['observation_delay']!r} s "
+                                     f"must be from 0 to {schema.MAX_OBSERVATION_DELAY:g} s")
         if v.get("max_current_limit", 1.0) <= 0:
             raise ParameterFileError(f"{where}: max_current_limit = {v['max_current_limit']!r} A "
                                      "must be > 0")

@@ -274,7 +274,12 @@ EXTENSIONS: dict[str, tuple[str, ...]] = {
     "supply": ("supply_emf", "supply_resistance"),
     "current_limit": ("max_current_limit",),
     "latency": ("latency_steps",),
+    "observation_delay": ("observation_delay",),
 }
+#: Extensions of any drive, not only a voltage-controlled one.
+ANY_LAW = ("latency", "observation_delay")
+#: Longest observation delay searched (s): a logging chain 50 ms late is already a broken one.
+MAX_OBSERVATION_DELAY = 0.05
 #: Parameters an extension adds that CMA does not search (integers: tried one by one).
 DISCRETE = ("latency_steps",)
 #: ``max_current_limit`` default when an actuator declares no ``current_limit`` (A).
@@ -304,6 +309,8 @@ def extension_parameters(name: str, actuator: Actuator) -> list[Parameter]:
     if name == "current_limit":
         return [Parameter("max_current_limit", actuator.current_limit or CURRENT_LIMIT_FALLBACK,
                           0.1, 10.0, "A")]
+    if name == "observation_delay":
+        return [Parameter("observation_delay", 0.0, 0.0, MAX_OBSERVATION_DELAY, "s")]
     return [Parameter("latency_steps", 0.0, 0.0, float(layout.MAX_LATENCY), "periods")]
 
 
@@ -337,7 +344,7 @@ def parameters(model: str, actuator: str, extensions=()) -> dict[str, Parameter]
     for name in model_spec.friction:
         out[name] = friction_parameter(name, act)
     for extension in check_extensions(extensions):
-        if act.law != "voltage" and extension != "latency":
+        if act.law != "voltage" and extension not in ANY_LAW:
             raise ValueError(f"extension {extension!r} applies to voltage-controlled servos; "
                              f"{actuator} is current-controlled")
         for p in extension_parameters(extension, act):

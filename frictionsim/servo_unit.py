@@ -18,12 +18,16 @@ doubles), and these functions are the only code that reads or writes it:
   event-driven right-hand side may call it;
 - :func:`servo_draw`, once per physics step: records the motor current the servo draws
   (with ``supply`` only: nothing else needs it);
-- :func:`share_supply`: servos on one supply see the sum of their currents.
+- :func:`share_supply`: servos on one supply see the sum of their currents;
+- :func:`servo_observe`, once per control period before :func:`servo_control`: the position
+  the servo reports (logs, its present-position register), which with ``observation_delay``
+  is the physical one of that many seconds ago.
 
 A loop of one servo on the bench (what :func:`frictionsim.solvers.fixed_step.rollout` does)::
 
     servo_reset(servo, q, v)
     for k in range(n):
+        reported[k] = servo_observe(servo, q, dt, theta)
         u = servo_control(servo, goal[k], q, v, logged_vin[k], theta, bench)   # or NO_LOG
         servo_draw(servo, enable[k], v, theta)
         q, v = step(q, v, u, enable[k], dt, theta, bench)
@@ -53,13 +57,18 @@ from frictionsim.layout import (
     LATENCY,
     LAW,
     MAX_LATENCY,
+    MAX_OBSERVATION_PERIODS,
+    OBSERVATION_DELAY,
+    OBSERVED_SIZE,
     SERVO_CURRENT,
     SERVO_DRAWN,
     SERVO_ERROR,
     SERVO_HISTORY,
+    SERVO_OBSERVED,
     SERVO_PERIODS,
     SERVO_Q_SMOOTH,
     SERVO_RATE,
+    SERVO_REPORTED,
     SERVO_STATE_SIZE,
     SERVO_U,
     SERVO_VIN,
@@ -124,6 +133,9 @@ def reset_record(servo: np.ndarray, q: float, v: float) -> None:
     servo[SERVO_ERROR] = math.nan
     servo[SERVO_RATE] = 0.0
     reset_history(servo, q, v)
+    servo[SERVO_REPORTED] = q
+    for slot in range(OBSERVED_SIZE):
+        servo[SERVO_OBSERVED + slot] = q
 
 
 @njit(cache=True)
@@ -132,6 +144,48 @@ def servo_state(q: float, v: float) -> np.ndarray:
     servo = np.empty(SERVO_STATE_SIZE)
     servo_reset(servo, q, v)
     return servo
+
+
+@njit(cache=True, inline="always")
+def servo_observe(servo: np.ndarray, q: float, period: float, theta: np.ndarray) -> float:
+    """The position (rad) the servo reports at this control period, q its physical position
+    now (in the convention the loop passes to :func:`servo_control`), ``period`` the control
+    period (s). Call it once per period, before :func:`servo_control`.
+
+    With ``observation_delay`` d > 0 (docs/model.md §9) the report is the position of d
+    seconds ago, linear between the two periods around it: with d/period = m + f (m whole,
+    0 ≤ f < 1), q_reported(k) = (1 − f)·q(k − m) + f·q(k − m − 1), the position before the
+    first period being the initial one. d = 0: q itself, nothing recorded. ValueError when
+    d reaches back more than ``MAX_OBSERVATION_PERIODS`` periods."""
+    check_record_theta(servo, theta)
+    if theta[OBSERVATION_DELAY] > MAX_OBSERVATION_PERIODS * period:
+        raise ValueError("observation_delay reaches back more than MAX_OBSERVATION_PERIODS "
+                         "control periods")
+    return observe(servo, q, period, theta)
+
+
+@njit(cache=True, inline="always")
+def observe(servo: np.ndarray, q: float, period: float, theta: np.ndarray) -> float:
+    """:func:`servo_observe` without its checks, for the package's loops (a delay beyond the
+    ring is held at its longest, MAX_OBSERVATION_PERIODS + 1 periods)."""
+    delay = theta[OBSERVATION_DELAY]
+    if delay == 0.0:
+        servo[SERVO_REPORTED] = q
+        return q
+    k = int(servo[SERVO_PERIODS])
+    servo[SERVO_OBSERVED + k % OBSERVED_SIZE] = q
+    lag = delay / period
+    m = int(lag)
+    f = lag - m
+    if m > MAX_OBSERVATION_PERIODS:
+        m = MAX_OBSERVATION_PERIODS
+        f = 1.0
+    # slots not yet written since the reset hold the initial position
+    late = servo[SERVO_OBSERVED + (k - m + OBSERVED_SIZE) % OBSERVED_SIZE]
+    early = servo[SERVO_OBSERVED + (k - m - 1 + OBSERVED_SIZE) % OBSERVED_SIZE]
+    reported = (1.0 - f) * late + f * early
+    servo[SERVO_REPORTED] = reported
+    return reported
 
 
 @njit(cache=True, inline="always")
@@ -226,12 +280,12 @@ def share_supply(servos: np.ndarray) -> None:
 def lockstep_compatible(thetas: np.ndarray, benches: np.ndarray) -> bool:
     """Whether every row of ``thetas`` runs, with every row of ``benches``, the plain
     voltage law that the lock-step vector kernel (:mod:`frictionsim.solvers.lockstep`) writes
-    out lane by lane: no ``current_limit``, no ``latency``, a logged ``supply`` at most, none
-    of the Feetech terms. A feature added to :func:`servo_control` that the vector kernel
-    lacks must be excluded here."""
+    out lane by lane: no ``current_limit``, no ``latency``, no ``observation_delay``, a logged
+    ``supply`` at most, none of the Feetech terms. A feature added to :func:`servo_control`
+    or :func:`servo_observe` that the vector kernel lacks must be excluded here."""
     for i in range(thetas.shape[0]):
         if (thetas[i, LAW] != VOLTAGE_LAW or thetas[i, CURRENT_LIMIT] > 0.0
-                or thetas[i, LATENCY] != 0.0):
+                or thetas[i, LATENCY] != 0.0 or thetas[i, OBSERVATION_DELAY] != 0.0):
             return False
         for j in range(benches.shape[0]):
             if not plain_voltage_law(thetas[i], benches[j]):

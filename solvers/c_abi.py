@@ -27,11 +27,16 @@ vectors of :mod:`frictionsim.layout`: ``THETA_SIZE``, ``BENCH_SIZE`` and
     double frictionsim_servo_torque(const double *servo, double enable, double v,
                                     const double *theta);
 
+    /* the position the servo reports this control period (observation_delay), q its
+       physical one, period the control period (s); call before servo_control */
+    double frictionsim_servo_observe(double *servo, double q, double period,
+                                     const double *theta);
+
 Their addresses (``step_c.address`` …) can be handed to a C/C++ simulator through
 ``ctypes`` or a pybind11 module; the compiled code runs without the Python interpreter. Being
 the servo unit's, they honour every extension ``theta`` enables (``latency``, ``supply``,
-``current_limit``). C code cannot receive a Python exception: the caller owns the sizes of
-the arrays it passes, as with any C API.
+``current_limit``, ``observation_delay``). C code cannot receive a Python exception: the
+caller owns the sizes of the arrays it passes, as with any C API.
 """
 
 from __future__ import annotations
@@ -39,7 +44,7 @@ from __future__ import annotations
 from numba import carray, cfunc, types
 
 from frictionsim.layout import BENCH_SIZE, SERVO_STATE_SIZE, THETA_SIZE
-from frictionsim.servo_unit import servo_control, servo_reset, servo_torque
+from frictionsim.servo_unit import observe, servo_control, servo_reset, servo_torque
 from frictionsim.solvers.fixed_step import servo_step, step
 
 _p = types.CPointer(types.float64)
@@ -80,3 +85,11 @@ def servo_step_c(servo_p, state, q_target, enable, logged_vin, dt, theta_p,
 def servo_torque_c(servo_p, enable, v, theta_p):  # pragma: no cover
     return servo_torque(carray(servo_p, (SERVO_STATE_SIZE,)), enable, v,
                         carray(theta_p, (THETA_SIZE,)))
+
+
+@cfunc(_f(_p, _f, _f, _p), cache=True)
+def servo_observe_c(servo_p, q, period, theta_p):  # pragma: no cover
+    # the unchecked kernel: C receives no exception, and a delay beyond the ring is held at
+    # its longest
+    return observe(carray(servo_p, (SERVO_STATE_SIZE,)), q, period,
+                   carray(theta_p, (THETA_SIZE,)))

@@ -46,10 +46,17 @@ from typing import NamedTuple
 import numpy as np
 from numba import njit
 
-from frictionsim.layout import SCHEME, SEMI_IMPLICIT, SERVO_STATE_SIZE
+from frictionsim.layout import (
+    MAX_OBSERVATION_PERIODS,
+    OBSERVATION_DELAY,
+    SCHEME,
+    SEMI_IMPLICIT,
+    SERVO_STATE_SIZE,
+)
 from frictionsim.plant import bench_torques
 from frictionsim.servo_unit import (
     draw_current,
+    observe,
     reset_record,
     servo_control,
     servo_draw,
@@ -147,7 +154,9 @@ def rollout(
     goal, enable, supply: the log's goal positions (rad), torque-enable flags (0/1) and
     supply voltages (V; used with the ``supply`` extension only); q0, v0: initial state
     (first logged position and speed). The firmware sees the simulated q and v; the
-    sts3215 limiter starts at q0.
+    sts3215 limiter starts at q0. out_q holds the position the servo reports
+    (:func:`frictionsim.servo_unit.servo_observe`): the simulated one, or with
+    ``observation_delay`` the simulated one of that long ago, as a log records it.
     """
     rollout_substeps(goal, enable, supply, q0, v0, theta, bench, dt, 1, out_q, out_v)
 
@@ -170,6 +179,9 @@ def check_log_arrays(goal: np.ndarray, enable: np.ndarray, supply: np.ndarray,
     check_theta_bench(theta, bench)
     if not dt > 0.0:
         raise ValueError("dt must be positive (s)")
+    if theta[OBSERVATION_DELAY] > MAX_OBSERVATION_PERIODS * dt:
+        raise ValueError("observation_delay reaches back more than MAX_OBSERVATION_PERIODS "
+                         "control periods")
 
 
 @njit(cache=True)
@@ -183,7 +195,8 @@ def rollout_error(
     bench: np.ndarray,
     dt: float,
 ) -> float:
-    """Mean absolute position error (rad) of the rollout against the logged positions.
+    """Mean absolute position error (rad) of the rollout's reported positions against the
+    logged ones.
 
     Same rollout as :func:`rollout`, without storing the trajectory.
     """
@@ -206,7 +219,7 @@ def log_error(goal: np.ndarray, enable: np.ndarray, supply: np.ndarray, position
     total = 0.0
     n = goal.shape[0]
     for k in range(n):
-        total += abs(q - position[k])
+        total += abs(observe(servo, q, dt, theta) - position[k])
         u = servo_period(servo, goal[k], q, v, supply[k], theta, bench)
         draw_current(servo, enable[k], v, theta)
         q, v = bench_step(q, v, u, enable[k], dt, theta, bench)
@@ -247,7 +260,7 @@ def rollout_substeps(
     servo_reset(servo, q, v)
     dt = period / substeps
     for k in range(goal.shape[0]):
-        out_q[k] = q
+        out_q[k] = observe(servo, q, period, theta)
         out_v[k] = v
         u = servo_control(servo, goal[k], q, v, supply[k], theta, bench)
         for _ in range(substeps):

@@ -14,11 +14,12 @@ Two kernels, both calling the same formulas as the scalar step (the cores of
 arguments; no ``fastmath``: no reassociation, no fused multiply-add the scalar code does
 not have):
 
-- :func:`vector_errors`, for the voltage law without docs/model.md §9's ``current_limit`` and
-  ``latency``: each pass is a few branch-free loops over the lanes that LLVM vectorises
-  (the ``if`` of the formulas become selects): the ``sin`` of the gravity torque and the
-  Stribeck factor by the polynomials of :mod:`frictionsim.solvers.vector_math` (libm calls would not
-  vectorise, and cost more than the rest of the step together), then the firmware law,
+- :func:`vector_errors`, for the voltage law without docs/model.md §9's ``current_limit``,
+  ``latency`` and ``observation_delay``: each pass is a few branch-free loops over the
+  lanes that LLVM vectorises (the ``if`` of the formulas become selects): the ``sin`` of
+  the gravity torque and the Stribeck factor by the polynomials of
+  :mod:`frictionsim.solvers.vector_math` (libm calls would not vectorise, and cost more
+  than the rest of the step together), then the firmware law,
   motor torque, friction budget, clipping and integration. **Where bits differ:** those
   polynomials are within about one ulp of libm, not equal to it, so the state differs
   from the scalar kernel's in its last bits and a log's MAE by about 1e-15 relative (the
@@ -76,7 +77,13 @@ from frictionsim.layout import (
 )
 from frictionsim.pendulum import gravity_coefficient, load_inertia
 from frictionsim.plant import bench_torques
-from frictionsim.servo_unit import draw_current, lockstep_compatible, reset_record, servo_period
+from frictionsim.servo_unit import (
+    draw_current,
+    lockstep_compatible,
+    observe,
+    reset_record,
+    servo_period,
+)
 from frictionsim.solvers.fixed_step import clipped_step
 from frictionsim.solvers.vector_math import SIN_EXACT_LIMIT, vector_sin, vector_stribeck_factor
 
@@ -199,8 +206,8 @@ def interleaved_errors(thetas, goal, enable, supply, position, offsets, v0, benc
                 theta = thetas[c0 + p]
                 qp = q[p]
                 vp = v[p]
-                total[p] += abs(qp - logged_q)
                 servo = servos[p]
+                total[p] += abs(observe(servo, qp, dt, theta) - logged_q)
                 u = servo_period(servo, g, qp, vp, logged_vin, theta, be)
                 draw_current(servo, en, vp, theta)
                 t = bench_torques(qp, vp, u, en, theta, be)

@@ -67,10 +67,17 @@ from numba.extending import intrinsic
 
 from frictionsim import schema
 from frictionsim.friction import friction_budget
-from frictionsim.layout import BENCH_SIZE, SERVO_Q_SMOOTH, SERVO_STATE_SIZE, THETA_SIZE
+from frictionsim.layout import (
+    BENCH_SIZE,
+    SERVO_Q_SMOOTH,
+    SERVO_REPORTED,
+    SERVO_STATE_SIZE,
+    THETA_SIZE,
+)
 from frictionsim.params import ParameterSet
 from frictionsim.servo_unit import (
     NO_LOG,
+    observe,
     servo_control,
     servo_draw,
     servo_reset,
@@ -80,7 +87,7 @@ from frictionsim.servo_unit import (
 from frictionsim.solvers.errors import SimulationError
 from frictionsim.solvers.joint_friction import MAX_JOINTS, WORK_SIZE, clip_friction_into
 from frictionsim.solvers.mujoco_dynamics import check_hinges, mj_fullM, mujoco
-from frictionsim.solvers.robot import JointServo
+from frictionsim.solvers.robot import JointServo, check_delay_reach
 from frictionsim.solvers.rollouts import Rollout
 
 MODES = ("budget", "frictionloss")
@@ -331,6 +338,7 @@ def _compile_callback():
                         user[ST_FIRST_BAD_GOAL] = now
                     user[ST_BAD_GOALS] += 1.0
                     goal = servos[j, SERVO_Q_SMOOTH]
+                observe(servos[j], qpos[int(s[SB_QPOS])], period, s[SB_THETA: SB_BENCH])
                 servo_control(servos[j], goal, qpos[int(s[SB_QPOS])], qvel[int(s[SB_DOF])],
                               NO_LOG, s[SB_THETA: SB_BENCH], s[SB_BENCH: SERVO_BLOCK])
             while user[ST_NEXT_UPDATE] <= now + 1e-9 * period:
@@ -459,6 +467,7 @@ class ServoModel:
             raise ValueError(f"control period {control_period:g} s must be a multiple of the "
                              f"model's timestep {dt:g} s")
         self.period = control_period
+        check_delay_reach(self.servos, control_period)
         self._row = self._register(user0, size, dt)
         adr = int(self.model.numeric_adr[mujoco.mj_name2id(self.model, mujoco.mjtObj.mjOBJ_NUMERIC,
                                                            MARK_NAME)])
@@ -554,6 +563,12 @@ class ServoModel:
         """The motor torque τ_m (N·m) of each servo at the last step."""
         return self._slots(data)[:, SL_TORQUE].copy()
 
+    def reported_positions(self, data) -> np.ndarray:
+        """The joint angle (rad) each servo reported at its last control period: the physical
+        one then, or with ``observation_delay`` the one of that long before, as a log or the
+        servo's present-position register has it."""
+        return self._slots(data)[:, SL_SERVO + SERVO_REPORTED].copy()
+
     def servo_records(self, data) -> np.ndarray:
         """Each servo's record (:mod:`frictionsim.servo_unit`; rows of
         ``layout.SERVO_STATE_SIZE``): the control it holds, its limiter, supply current…"""
@@ -632,11 +647,11 @@ def simulate_bench(log, params: ParameterSet, friction: str = "budget") -> Rollo
     data.qvel[0] = float(log.entries[0].get("speed", 0.0))
     q, v = np.empty(len(goal)), np.empty(len(goal))
     for k in range(len(goal)):
-        q[k] = data.qpos[0] - offset
         v[k] = data.qvel[0]
         sm.set_goals(data, [goal[k] + offset])
         sm.set_enable(data, enable[k] > 0.5)
-        mujoco.mj_step(sm.model, data)
+        mujoco.mj_step(sm.model, data)  # its control period reports the position before it
+        q[k] = sm.reported_positions(data)[0] - offset
     sm.check(data)
     if not np.all(np.isfinite(q)):
         what = params.source or f"{params.model}/{params.actuator}"

@@ -17,7 +17,7 @@ import numpy as np
 from numba import njit
 
 from frictionsim.plant import bench_torques
-from frictionsim.servo_unit import NO_LOG, servo_control, servo_draw, servo_state
+from frictionsim.servo_unit import NO_LOG, servo_control, servo_draw, servo_observe, servo_state
 from frictionsim.solvers.event_driven import (
     STICK,
     EventResult,
@@ -127,7 +127,8 @@ def simulate_log_events(goal: np.ndarray, enable: np.ndarray, q0: float, v0: flo
     At each update k (t_k = k·period) the control is computed from the simulated
     state, as in docs/model.md §5 (with docs/model.md §9's ``latency`` and ``supply`` when ``theta`` has
     them; ``supply``: the logged input_volts), and the joint is integrated exactly to
-    t_{k+1}. Returns the states at the update times (before each update's control).
+    t_{k+1}. Returns the states at the update times (before each update's control), the
+    positions as the servo reports them (``observation_delay``).
     """
     solver = EventSolver(tolerances or Tolerances())
     n = goal.shape[0]
@@ -139,7 +140,7 @@ def simulate_log_events(goal: np.ndarray, enable: np.ndarray, q0: float, v0: flo
     volts = np.full(n, NO_LOG) if supply is None else supply
     phase, armed = solver.begin(joint, 0.0, q, v)
     for k in range(n):
-        q_out[k] = q
+        q_out[k] = servo_observe(servo, q, period, theta)
         v_out[k] = v
         joint.u = servo_control(servo, goal[k], q, v, volts[k], theta, bench)
         joint.enable = float(enable[k])

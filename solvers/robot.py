@@ -36,6 +36,7 @@ from frictionsim.servo_unit import (
     NO_LOG,
     servo_control,
     servo_draw,
+    servo_observe,
     servo_reset,
     servo_torque,
     share_supply,
@@ -107,7 +108,8 @@ def fixed_step_run(model: int, data: int, qpos: np.ndarray, qvel: np.ndarray, qa
                    enable: np.ndarray, q0: np.ndarray, v0: np.ndarray, substeps: int, dt: float,
                    semi_implicit: bool, out_q: np.ndarray, out_v: np.ndarray) -> int:
     """The standalone fixed-step loop: the state before each control update into out_q (nq
-    positions), out_v (nv velocities); ``qadr``, ``dofs``: each servo joint's position and
+    positions; a servo's joint as the servo reports it, through ``observation_delay``), out_v
+    (nv velocities); ``qadr``, ``dofs``: each servo joint's position and
     dof address. Positions are integrated by ``mj_integratePos`` when the model has free or
     ball joints (nq ≠ nv). Returns −1, or the control period whose friction solve did not
     converge (it stops there)."""
@@ -128,12 +130,14 @@ def fixed_step_run(model: int, data: int, qpos: np.ndarray, qvel: np.ndarray, qa
     servos = np.empty((ns, SERVO_STATE_SIZE))
     for j in range(ns):
         servo_reset(servos[j], q[qadr[j]], v[dofs[j]])
+    period = dt * substeps
     for k in range(goals.shape[0]):
         out_q[k] = q
         out_v[k] = v
         share_supply(servos)  # one supply for every servo
         for j in range(ns):
             d = dofs[j]
+            out_q[k, qadr[j]] = servo_observe(servos[j], q[qadr[j]], period, thetas[j])
             servo_control(servos[j], goals[k, j], q[qadr[j]], v[d], NO_LOG, thetas[j],
                           benches[j])
             on[j] = enable[k, j]
@@ -160,10 +164,23 @@ def fixed_step_run(model: int, data: int, qpos: np.ndarray, qvel: np.ndarray, qa
     return -1
 
 
+def check_delay_reach(servos: list[JointServo], period: float) -> None:
+    """ValueError naming a servo whose ``observation_delay`` reaches back more than
+    ``layout.MAX_OBSERVATION_PERIODS`` control periods of ``period`` s."""
+    reach = layout.MAX_OBSERVATION_PERIODS * period
+    for s in servos:
+        delay = s.params.values.get("observation_delay", 0.0)
+        if delay > reach:
+            raise ValueError(f"servo on {s.joint}: observation_delay {delay:g} s reaches back "
+                             f"more than {layout.MAX_OBSERVATION_PERIODS} control periods "
+                             f"({reach:g} s)")
+
+
 @dataclass
 class RobotRun:
     """A simulated robot run: time (s) of each control update, every dof's position and
-    velocity before it, and what it cost."""
+    velocity before it (a servo's joint as the servo reports it: ``observation_delay``), and
+    what it cost."""
 
     t: np.ndarray
     q: np.ndarray
@@ -203,6 +220,7 @@ class Robot:
         self.scheme = scheme or schemes.pop()
         self.thetas = np.array([s.params.with_scheme(self.scheme).theta() for s in self.servos])
         self.benches = np.array([s.firmware(self.period) for s in self.servos])
+        check_delay_reach(self.servos, self.period)
 
     @property
     def nv(self) -> int:
@@ -278,6 +296,7 @@ class Robot:
             share_supply(servos)  # the supply sags with the current at the last update
             mech.enable[:] = enable[k]
             for j, d in enumerate(self.dofs):
+                out_q[k, d] = servo_observe(servos[j], q[d], self.period, self.thetas[j])
                 servo_control(servos[j], goals[k, j], q[d], v[d], NO_LOG, self.thetas[j],
                               self.benches[j])
                 servo_draw(servos[j], mech.enable[j], v[d], self.thetas[j])

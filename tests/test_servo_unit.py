@@ -24,16 +24,24 @@ from frictionsim.servo_unit import (
     NO_LOG,
     servo_control,
     servo_draw,
+    servo_observe,
     servo_reset,
     servo_state,
     share_supply,
 )
-from frictionsim.solvers.c_abi import servo_control_c, servo_reset_c, servo_step_c, step_c
+from frictionsim.solvers.c_abi import (
+    servo_control_c,
+    servo_observe_c,
+    servo_reset_c,
+    servo_step_c,
+    step_c,
+)
 from frictionsim.solvers.fixed_step import rollout, servo_step, step
 from frictionsim.solvers.lockstep import interleaved_errors, lockstep_errors
 
-EXTENSIONS = ("supply", "current_limit", "latency")
-COMBINATIONS = [c for r in range(4) for c in itertools.combinations(EXTENSIONS, r)]
+EXTENSIONS = ("supply", "current_limit", "latency", "observation_delay")
+COMBINATIONS = [c for r in range(len(EXTENSIONS) + 1)
+                for c in itertools.combinations(EXTENSIONS, r)]
 N = 500
 DT = 0.005
 MASS, LENGTH = 0.3, 0.12
@@ -50,6 +58,8 @@ def servo_params(extensions, actuator="xl330", model="m6") -> ParameterSet:
         extra["max_current_limit"] = 0.6
     if "latency" in extensions:
         extra["latency_steps"] = 2.0
+    if "observation_delay" in extensions:
+        extra["observation_delay"] = 3.46 * DT  # between two periods: the interpolation counts
     return params.with_values(**extra).with_scheme("semi_implicit")
 
 
@@ -60,8 +70,8 @@ def goals() -> tuple[np.ndarray, np.ndarray]:
     return goal, enable
 
 
-def bench(kp=400.0) -> np.ndarray:
-    return layout.bench_vector(mass=MASS, length=LENGTH, kp=kp, vin=7.4, dt=DT)
+def bench(kp=400.0, dt=DT) -> np.ndarray:
+    return layout.bench_vector(mass=MASS, length=LENGTH, kp=kp, vin=7.4, dt=dt)
 
 
 @njit
@@ -70,7 +80,7 @@ def readme_loop(theta, bench, goal, enable, q, v):
     out = np.empty(goal.shape[0])
     servo = servo_state(q, v)
     for k in range(goal.shape[0]):
-        out[k] = q
+        out[k] = servo_observe(servo, q, bench[layout.DT], theta)
         u = servo_control(servo, goal[k], q, v, NO_LOG, theta, bench)
         servo_draw(servo, enable[k], v, theta)
         q, v = step(q, v, u, enable[k], bench[layout.DT], theta, bench)
@@ -93,13 +103,14 @@ def c_abi_loop(theta, bench_vector, goal, enable) -> np.ndarray:
     control = ctypes.CFUNCTYPE(D, P, D, D, D, D, P, P)(servo_control_c.address)
     step_fn = ctypes.CFUNCTYPE(None, P, D, D, D, P, P)(step_c.address)
     servo_step_fn = ctypes.CFUNCTYPE(None, P, P, D, D, D, D, P, P)(servo_step_c.address)
+    observe = ctypes.CFUNCTYPE(D, P, D, D, P)(servo_observe_c.address)
     out = np.empty((2, N))
     for row, fused in enumerate((False, True)):
         servo = np.empty(layout.SERVO_STATE_SIZE)
         state = np.zeros(2)
         reset(_ptr(servo), 0.0, 0.0)
         for k in range(N):
-            out[row, k] = state[0]
+            out[row, k] = observe(_ptr(servo), state[0], DT, _ptr(theta))
             if fused:
                 servo_step_fn(_ptr(servo), _ptr(state), goal[k], enable[k], math.nan, DT,
                               _ptr(theta), _ptr(bench_vector))
@@ -161,10 +172,10 @@ def test_robot_fixed_step_and_mujoco_adapter_give_the_rollout(extensions):
     data = sm.make_data()
     q = np.empty(N)
     for k in range(N):
-        q[k] = data.qpos[0]
         sm.set_goals(data, [goal[k]])
         sm.set_enable(data, enable[k] > 0.5)
         mujoco.mj_step(sm.model, data)
+        q[k] = sm.reported_positions(data)[0]
     sm.check(data)
     np.testing.assert_allclose(q, reference, rtol=0, atol=1e-9)
 
@@ -234,3 +245,21 @@ def test_servo_step_is_control_then_step():
         q2, v2 = step(q2, v2, u, enable[k], DT, theta, b)
     assert (q1, v1) == (q2, v2)
     np.testing.assert_array_equal(a, c)
+
+
+def test_the_observation_delay_reports_the_position_of_that_long_ago():
+    goal, enable = goals()
+    plain = package_rollout(servo_params(()).theta(), bench(), goal, enable)
+    for periods in (3.0, 3.25):
+        params = servo_params(()).with_extensions(("observation_delay",)).with_values(
+            observation_delay=periods * DT)
+        reported = package_rollout(params.theta(), bench(), goal, enable)
+        # the physics is untouched: the report is the plain trajectory, late
+        m, f = int(periods), periods - int(periods)
+        late = np.concatenate([np.full(m, plain[0]), plain[:N - m]])
+        early = np.concatenate([np.full(m + 1, plain[0]), plain[:N - m - 1]])
+        np.testing.assert_allclose(reported, (1 - f) * late + f * early, rtol=0, atol=1e-15)
+    with pytest.raises(ValueError, match="observation_delay"):
+        long = params.with_values(observation_delay=0.05).theta()
+        rollout(goal, enable, np.full(N, NO_LOG), 0.0, 0.0, long, bench(dt=0.0005), 0.0005,
+                np.empty(N), np.empty(N))

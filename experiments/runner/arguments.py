@@ -72,7 +72,7 @@ def add_scheme_argument(p: argparse.ArgumentParser, default: str | None = None) 
 
 #: docs/model.md §9's electrical extensions (kept here, not imported from frictionsim.schema, so that
 #: building the parser imports nothing heavy; tests check the two agree).
-EXTENSIONS = ("supply", "current_limit", "latency")
+EXTENSIONS = ("supply", "current_limit", "latency", "observation_delay")
 
 
 def add_extensions_argument(p: argparse.ArgumentParser) -> None:
@@ -82,8 +82,9 @@ def add_extensions_argument(p: argparse.ArgumentParser) -> None:
                    help="electrical extensions (docs/model.md §9), off by default: supply (the logged "
                         "input_volts instead of a constant vin), current_limit (motor current "
                         "clipped to max_current_limit), latency (control from the position "
-                        "latency_steps periods old); a parameter file's extension keys need "
-                        "their extension here")
+                        "latency_steps periods old), observation_delay (the logged position "
+                        "is the physical one observation_delay seconds ago); a parameter "
+                        "file's extension keys need their extension here")
 
 
 def seed(text: str) -> int:
