@@ -1,0 +1,122 @@
+"""Training learned actuators from bench logs: a network (``net``) and a hybrid (a physical model
+plus a learned residual of bounded authority).
+
+The training set is the one-step inverse dynamics of every log through the known bench
+(:func:`frictionsim.solvers.learned_rollout.teacher_forced`): at each control period the torque
+that takes the logged state to the next logged position beyond what the physical model
+gives (for ``net``, beyond the bare joint: the whole actuator torque), and the network's
+input then (error and velocity history, gain, enable). The network is a scikit-learn
+``MLPRegressor`` (tanh, Adam, early stopping on a tenth of the samples), trained on
+standardised inputs with Gaussian input noise (:attr:`NetSettings.noise` of each input's
+spread, :attr:`NetSettings.copies` noisy copies): a network trained on clean logged states
+only meets its own slightly wrong states in closed loop and drifts (Hwangbo et al. 2019).
+Its inputs are clipped to the range trained on, in the compiled evaluation
+(:mod:`frictionsim.actuator_net`). A hybrid's residual is clipped to ``authority`` N·m: by
+default the 90th percentile of the residual torques it was trained on, so the physical
+model keeps the last word where the data say little.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+
+import numpy as np
+
+from frictionsim.actuator_net import N_INPUTS, pack_net
+from frictionsim.learned_files import LearnedActuator
+from frictionsim.logs import Log
+from frictionsim.params import ParameterSet
+from frictionsim.solvers.batch import PackedLogs
+from frictionsim.solvers.learned_rollout import bare_theta, learned_errors, teacher_forced
+
+
+@dataclass(frozen=True)
+class NetSettings:
+    """How a learned actuator is trained: hidden layer widths, input noise (fraction of each
+    input's standard deviation) and noisy copies, the hybrid's authority (N·m; None: the
+    :data:`AUTHORITY_QUANTILE` of its training residuals), epochs at most, the seed."""
+
+    hidden: tuple[int, ...] = (32, 32)
+    noise: float = 0.05
+    copies: int = 3
+    authority: float | None = None
+    max_epochs: int = 200
+    seed: int = 0
+
+
+AUTHORITY_QUANTILE = 0.9
+
+
+def training_set(logs: list[Log], actuator: str, theta: np.ndarray
+                 ) -> tuple[np.ndarray, np.ndarray]:
+    """The network's inputs (samples × N_INPUTS) and residual torques (N·m) of ``logs`` over
+    the physical model ``theta`` (module docstring)."""
+    packed = PackedLogs.from_logs(logs, actuator)
+    rows, labels = [], []
+    for j in range(packed.n_logs):
+        a, b = packed.offsets[j], packed.offsets[j + 1]
+        x = np.empty((b - a, N_INPUTS))
+        y = np.empty(b - a)
+        teacher_forced(packed.goal[a:b], packed.enable[a:b], packed.supply[a:b],
+                       packed.position[a:b], packed.v0[j], theta, packed.bench[j], x, y)
+        rows.append(x[:-1])
+        labels.append(y[:-1])
+    return np.concatenate(rows), np.concatenate(labels)
+
+
+def train_learned(kind: str, logs: list[Log], actuator: str, physics: ParameterSet | None = None,
+                  settings: NetSettings = NetSettings()) -> LearnedActuator:
+    """A ``net`` or ``hybrid`` (over ``physics``) trained on ``logs``. ValueError for a hybrid
+    without physics or a net with, or logs too short to learn from."""
+    from sklearn.neural_network import MLPRegressor
+
+    if (kind == "hybrid") != (physics is not None):
+        raise ValueError("a hybrid is trained over a physical model, a net over none")
+    theta = physics.theta() if physics is not None else bare_theta(actuator)
+    x, y = training_set(logs, actuator, theta)
+    keep = np.isfinite(y) & np.all(np.isfinite(x), axis=1)
+    x, y = x[keep], y[keep]
+    if len(y) < 50:
+        raise ValueError(f"{len(y)} samples: too few to train a network on")
+    start = time.perf_counter()
+    mean = x.mean(axis=0)
+    std = x.std(axis=0)
+    std = np.where(std > 1e-12 * np.maximum(1.0, np.abs(mean)), std, 1.0)  # a constant input
+    z = (x - mean) / std
+    low, high = z.min(axis=0), z.max(axis=0)
+    rng = np.random.default_rng(settings.seed)
+    noisy = np.concatenate([z] + [z + settings.noise * rng.standard_normal(z.shape)
+                                  for _ in range(settings.copies)])
+    targets = np.tile(y, settings.copies + 1)
+    mean_out = float(targets.mean())
+    scale_out = float(targets.std()) or 1.0
+    mlp = MLPRegressor(hidden_layer_sizes=settings.hidden, activation="tanh", solver="adam",
+                       alpha=1e-4, batch_size=256, learning_rate_init=1e-3,
+                       max_iter=settings.max_epochs, early_stopping=True,
+                       validation_fraction=0.1, n_iter_no_change=10,
+                       random_state=settings.seed)
+    mlp.fit(np.clip(noisy, low, high), (targets - mean_out) / scale_out)
+    authority = 0.0
+    if kind == "hybrid":
+        authority = settings.authority if settings.authority is not None else \
+            float(np.quantile(np.abs(y), AUTHORITY_QUANTILE))
+    net = pack_net(mlp.coefs_, mlp.intercepts_, mean, std, low, high, mean_out, scale_out,
+                   authority)
+    training = {"logs": [log.name for log in logs], "samples": int(len(y)),
+                "epochs": int(mlp.n_iter_), "seconds": round(time.perf_counter() - start, 2),
+                "noise": settings.noise, "copies": settings.copies, "seed": settings.seed}
+    return LearnedActuator(kind, actuator, net, tuple(settings.hidden), authority, physics,
+                           training)
+
+
+def learned_mae(model: LearnedActuator, logs: list[Log]) -> dict[str, float]:
+    """Per-log MAE (rad) of a learned actuator's closed-loop rollouts of ``logs``."""
+    if not logs:
+        return {}
+    packed = PackedLogs.from_logs(logs, model.actuator)
+    theta = model.physics.theta() if model.physics is not None else bare_theta(model.actuator)
+    out = np.empty(packed.n_logs)
+    learned_errors(packed.goal, packed.enable, packed.supply, packed.position, packed.offsets,
+                   packed.v0, packed.bench, theta, model.net, out)
+    return dict(zip(packed.names, np.where(np.isfinite(out), out, np.inf).tolist()))
