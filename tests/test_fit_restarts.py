@@ -159,3 +159,29 @@ def test_the_report_says_how_consistent_the_restarts_were(tmp_path):
     assert "25.5, 56.7, 59.0, 60.1 mrad" in message and "--seed" in message
     beaten_start = model_fit([0.040, 0.051], start=0.030)  # a simpler model's optimum held
     assert restarts_cell(beaten_start) == "1/2" and restarts_warning("m1", beaten_start) is None
+
+
+def test_a_fit_that_never_leaves_its_start_is_flagged_in_the_report():
+    from frictionsim.experiments.identification.pipeline import ModelFit
+    from frictionsim.experiments.identification.report import start_warning, summary_of
+
+    space = SearchSpace("m1", "xl330", {})
+    best = {**space.defaults(), "friction_base": 0.05, "friction_viscous": 0.02}
+
+    def loss(theta):
+        return (at(theta, "friction_base") - 0.05) ** 2 + (at(theta, "friction_viscous") - 0.02) ** 2
+
+    # started on the optimum itself: nothing can beat it
+    stuck = fit(space, AnalyticLogs(loss), FitSettings(budget=300, seed=0), start=best,
+                progress=False)
+    assert stuck.at_start and stuck.evaluations > 1
+    # started elsewhere: the search moves
+    moved = fit(space, AnalyticLogs(loss), FitSettings(budget=300, seed=0),
+                start={**best, "friction_base": 0.15}, progress=False)
+    assert not moved.at_start and moved.loss < loss(space.theta_of({**best, "friction_base": 0.15}))
+    fits = {"m1": ModelFit("m1", stuck, None, {"a": 0.1}, {}),
+            "m4": ModelFit("m4", moved, None, {"a": 0.1}, {})}
+    assert "its fit is its start point" in start_warning("m1", fits["m1"])
+    assert start_warning("m4", fits["m4"]) is None
+    summary = summary_of(fits)["models"]
+    assert summary["m1"]["at_start"] is True and summary["m4"]["at_start"] is False

@@ -44,6 +44,9 @@ class FitResult:
     interrupted: bool = False
     exploration: Exploration = field(default_factory=Exploration)
     """The best loss of each independent exploration run, and of the exact start point."""
+    at_start: bool = False
+    """The result is one of the exact start points (e.g. the simpler model's optimum it was
+    given), although the budget let the search try others: none of them did better."""
 
     @property
     def optimizer_seconds(self) -> float:
@@ -160,4 +163,5 @@ def fit(
         history=history,
         interrupted=interrupted,
         exploration=schedule.exploration,
+        at_start=not found and evaluations > len(firsts),
     )

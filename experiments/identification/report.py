@@ -48,6 +48,7 @@ def summary_of(fits: dict[str, ModelFit], interrupted: bool = False) -> dict:
             "params_file": str(f.params_file),
             "restarts_confirmed": None if f.kept or not f.result.exploration.runs
             else f.result.exploration.confirmed(),
+            "at_start": None if f.kept else f.result.at_start,
         } for m, f in fits.items()
     }}
 
@@ -75,6 +76,16 @@ def restarts_warning(model: str, f: ModelFit) -> str | None:
     return (f"{model}: the independent restarts disagree (their best losses {runs} mrad; no two "
             f"within {100 * e.agreement:.0f} %): the result depends on which basin the search "
             f"found. Compare with another --seed, or raise --budget (more restarts).")
+
+
+def start_warning(model: str, f: ModelFit) -> str | None:
+    """A sentence for a model whose fit is the exact point it started from, else None."""
+    if f.kept or not f.result.at_start:
+        return None
+    return (f"{model}: its fit is its start point (the simpler model's optimum, a saved fit or "
+            f"the defaults): none of the {f.result.evaluations} candidates tried did better, so "
+            "its extra terms are not supported by these logs or the search did not find where "
+            "they help. Compare with another --seed or a larger --budget before using it.")
 
 
 def write_report(out: Path, fits: dict[str, ModelFit], train: list[Log],
@@ -127,7 +138,8 @@ def write_report(out: Path, fits: dict[str, ModelFit], train: list[Log],
     headers = ["model", "train MAE (mrad)", "validation MAE (mrad)", "evaluations",
                "seconds", "rollouts (s)", "optimizer (s)", "restarts agreeing"]
     print(table(headers, rows))
-    warnings = [w for m, f in fits.items() if (w := restarts_warning(m, f))]
+    warnings = [w for m, f in fits.items() for w in (restarts_warning(m, f), start_warning(m, f))
+                if w]
     for w in warnings:
         warn(w)
     figures = _figures(out, fits, train, validation)
