@@ -13,7 +13,9 @@ was trained on, so a state outside it is answered as at the edge of what it know
 
     z_i = clip((x_i − mean_i)/std_i, low_i, high_i)
     h_1 = tanh(W_1·z + b_1),  …,  h_L = tanh(W_L·h_{L−1} + b_L)
-    τ   = mean_out + scale_out·(w_out·h_L + b_out),   then clipped to ±authority if > 0
+    τ   = mean_out + scale_out·(w_out·h_L + b_out),   then clipped to ±authority if ≥ 0
+
+(authority < 0: unbounded, a pure network; 0: no residual at all, the physical model alone)
 
 The whole network is one flat float64 vector (layout below), so it travels into compiled
 loops as ``theta`` does. :func:`net_features` builds x from arrays of the history, the
@@ -99,17 +101,17 @@ def net_torque(net: np.ndarray, x: np.ndarray, work: np.ndarray) -> float:
     for c in range(width):
         y += net[p + c] * work[src + c]
     tau = mean_out + scale_out * y
-    if authority > 0.0:
+    if authority >= 0.0:
         tau = min(max(tau, -authority), authority)
     return tau
 
 
 def pack_net(weights: list[np.ndarray], biases: list[np.ndarray], mean: np.ndarray,
              std: np.ndarray, low: np.ndarray, high: np.ndarray, mean_out: float,
-             scale_out: float, authority: float = 0.0) -> np.ndarray:
+             scale_out: float, authority: float | None = None) -> np.ndarray:
     """The flat vector of a network: ``weights[i]`` (inputs × outputs of layer i, as scikit-learn
     keeps them), ``biases[i]``, the last layer of one output; the input's standardisation
-    and clipping range; the output's scale; ``authority`` (N·m, 0: unbounded). ValueError
+    and clipping range; the output's scale; ``authority`` (N·m, None: unbounded). ValueError
     when the shapes disagree or a layer is wider than :data:`MAX_WIDTH`."""
     n = len(mean)
     if not (len(std) == len(low) == len(high) == n) or len(weights) != len(biases) \
@@ -123,14 +125,24 @@ def pack_net(weights: list[np.ndarray], biases: list[np.ndarray], mean: np.ndarr
         width = w.shape[1]
     if width != 1 or max(hidden + [n]) > MAX_WIDTH:
         raise ValueError(f"one output and layers of at most {MAX_WIDTH} units")
-    if not (np.all(np.asarray(std) > 0) and scale_out > 0 and authority >= 0):
-        raise ValueError("the standard deviations and the output scale must be positive")
-    parts = [np.array([n, len(hidden), *hidden, authority], dtype=float),
+    if not (np.all(np.asarray(std) > 0) and scale_out > 0
+            and (authority is None or authority >= 0)):
+        raise ValueError("the standard deviations and the output scale must be positive, the "
+                         "authority ≥ 0")
+    bound = -1.0 if authority is None else authority
+    parts = [np.array([n, len(hidden), *hidden, bound], dtype=float),
              np.asarray(mean, float), np.asarray(std, float), np.asarray(low, float),
              np.asarray(high, float), np.array([mean_out, scale_out], dtype=float)]
     for w, b in zip(weights, biases):
         parts += [np.ascontiguousarray(np.asarray(w, float).T).ravel(), np.asarray(b, float)]
     return np.concatenate(parts)
+
+
+def with_authority(net: np.ndarray, authority: float | None) -> np.ndarray:
+    """A copy of a network vector with another authority (N·m; None: unbounded)."""
+    out = net.copy()
+    out[2 + int(net[1])] = -1.0 if authority is None else authority
+    return out
 
 
 def net_size(n_inputs: int, hidden: tuple[int, ...]) -> int:

@@ -5,13 +5,14 @@ A JSON object::
 
     {"model": "net" | "hybrid", "actuator": NAME,
      "physics": {a parameter file's object}      # hybrid only: the physical model under it
-     "inputs": [...], "hidden": [32, 32], "authority": 0.0,
+     "inputs": [...], "hidden": [32, 32], "authority": null | N·m,
      "net": [the flat vector of frictionsim.actuator_net], "training": {...}}
 
-``net``: the network is the actuator; the joint has only its load (no motor, no friction,
-no rotor inertia: the network's torque carries them). ``hybrid``: the physical model runs
-as always and the network adds a residual torque of at most ``authority`` N·m, trained on
-what the physical model leaves unexplained (docs/model.md §13).
+``net``: the network is the actuator (``authority`` null: unbounded); the joint has only its
+load (no motor, no friction, no rotor inertia: the network's torque carries them).
+``hybrid``: the physical model runs as always and the network adds a residual torque of at
+most ``authority`` N·m (0: none, the physical model alone), trained on what the physical
+model leaves unexplained (docs/model.md §13).
 """
 
 from __future__ import annotations
@@ -42,7 +43,7 @@ class LearnedActuator:
     actuator: str
     net: np.ndarray
     hidden: tuple[int, ...]
-    authority: float = 0.0
+    authority: float | None = None
     physics: ParameterSet | None = None
     training: dict = field(default_factory=dict)
     source: str | None = None
@@ -66,8 +67,21 @@ class LearnedActuator:
             raise ParameterFileError(f"{where}: 'net' must hold {net_size(N_INPUTS, self.hidden)} "
                                      f"finite numbers for hidden layers {list(self.hidden)}, "
                                      f"not {len(self.net)}")
-        if not (math.isfinite(self.authority) and self.authority >= 0):
-            raise ParameterFileError(f"{where}: authority = {self.authority!r} N·m must be ≥ 0")
+        header = [N_INPUTS, len(self.hidden), *self.hidden]
+        if list(self.net[:len(header)]) != header:
+            raise ParameterFileError(f"{where}: 'net' describes another network than {N_INPUTS} "
+                                     f"inputs and hidden layers {list(self.hidden)}")
+        if self.model == "hybrid" and not (self.authority is not None
+                                           and math.isfinite(self.authority)
+                                           and self.authority >= 0):
+            raise ParameterFileError(f"{where}: a hybrid's authority = {self.authority!r} N·m "
+                                     "must be a number ≥ 0")
+        if self.model == "net" and self.authority is not None:
+            raise ParameterFileError(f"{where}: a net's torque is unbounded (authority null)")
+        bound = -1.0 if self.authority is None else self.authority
+        if self.net[2 + len(self.hidden)] != bound:
+            raise ParameterFileError(f"{where}: 'net' carries authority "
+                                     f"{self.net[2 + len(self.hidden)]:g}, the file {bound:g}")
 
     @property
     def scheme(self) -> str:
@@ -105,9 +119,11 @@ def learned_from_dict(data: dict, source: str | None = None) -> LearnedActuator:
     if not (isinstance(net, list) and all(isinstance(x, (int, float)) and not isinstance(x, bool)
                                           for x in net)):
         raise ParameterFileError(f"{where}: 'net' must be a list of numbers")
-    authority = data.get("authority", 0.0)
-    if isinstance(authority, bool) or not isinstance(authority, (int, float)):
-        raise ParameterFileError(f"{where}: authority = {authority!r} must be a number (N·m)")
+    authority = data.get("authority")
+    if authority is not None and (isinstance(authority, bool)
+                                  or not isinstance(authority, (int, float))):
+        raise ParameterFileError(f"{where}: authority = {authority!r} must be a number (N·m) "
+                                 "or null")
     physics = None
     if "physics" in data:
         physics = from_dict(data["physics"], f"{where} (its physics)")
@@ -115,7 +131,8 @@ def learned_from_dict(data: dict, source: str | None = None) -> LearnedActuator:
     if not isinstance(training, dict):
         raise ParameterFileError(f"{where}: 'training' must be an object")
     return LearnedActuator(data["model"], data["actuator"], np.array(net, dtype=float),
-                           tuple(hidden), float(authority), physics, training, source)
+                           tuple(hidden), None if authority is None else float(authority),
+                           physics, training, source)
 
 
 def is_learned(data: dict) -> bool:

@@ -27,7 +27,7 @@ N = 600
 DT = 0.005
 
 
-def random_net(rng, hidden=(8, 5), scale=0.3, authority=0.0) -> np.ndarray:
+def random_net(rng, hidden=(8, 5), scale=0.3, authority=None) -> np.ndarray:
     widths = (N_INPUTS, *hidden, 1)
     weights = [scale * rng.standard_normal((a, b)) for a, b in zip(widths[:-1], widths[1:])]
     biases = [0.1 * rng.standard_normal(b) for b in widths[1:]]
@@ -83,14 +83,14 @@ def inputs():
 
 def test_a_residual_of_no_authority_leaves_the_physical_model():
     rng = np.random.default_rng(3)
-    net, _ = random_net(rng, authority=1e-300)
+    net, _ = random_net(rng, authority=0.0)
     theta = ParameterSet.defaults("m6", "xl330").theta()
     goal, enable, supply = inputs()
     q, v = np.empty(N), np.empty(N)
     learned_run(goal, enable, supply, 0.1, 0.0, theta, bench(), net, q, v)
     q_ref, v_ref = np.empty(N), np.empty(N)
     rollout(goal, enable, supply, 0.1, 0.0, theta, bench(), DT, q_ref, v_ref)
-    np.testing.assert_allclose(q, q_ref, rtol=0, atol=1e-12)
+    np.testing.assert_array_equal(q, q_ref)
     assert np.ptp(q) > 0.5  # the servo moved
 
 
@@ -99,7 +99,7 @@ def test_the_training_labels_invert_the_rollout_step_by_step(kind):
     """A trajectory made by a known network, read back as a log: the labels are the torques
     that network gave, at the inputs it saw."""
     rng = np.random.default_rng(4)
-    net, _ = random_net(rng, authority=0.0)
+    net, _ = random_net(rng)
     theta = bare_theta("xl330") if kind == "net" else \
         ParameterSet.defaults("m6", "xl330").with_scheme("semi_implicit").theta()
     goal, enable, supply = inputs()
@@ -137,6 +137,10 @@ def test_a_learned_file_round_trips_and_bad_ones_are_named(tmp_path):
         learned_from_dict({**data, "colour": 1}, "x.json")
     with pytest.raises(ParameterFileError, match="inputs"):
         learned_from_dict({**data, "inputs": ["error"]}, "x.json")
+    with pytest.raises(ParameterFileError, match="authority"):
+        learned_from_dict({**data, "authority": 0.2}, "x.json")  # the vector says 0.1
+    with pytest.raises(ParameterFileError, match="unbounded"):
+        LearnedActuator("net", "xl330", net, (8, 5), 0.1)
 
 
 def test_a_network_trained_on_the_xl330_logs_rolls_out_in_closed_loop():
@@ -156,3 +160,24 @@ def test_a_network_trained_on_the_xl330_logs_rolls_out_in_closed_loop():
     assert all(np.isfinite(e) and e < 1.0 for e in errors.values())
     with pytest.raises(ValueError, match="hybrid"):
         train_learned("hybrid", logs, "xl330")
+
+
+def test_a_hybrid_is_never_worse_than_its_physics_on_its_training_logs():
+    pytest.importorskip("sklearn")
+    from frictionsim.experiments.identification.learned import (
+        NetSettings,
+        learned_mae,
+        train_learned,
+    )
+    from frictionsim.experiments.identification.pipeline import evaluate
+    from frictionsim.logs import load_log
+
+    logs = [load_log(p) for p in sorted(DATA.glob("*.json"))[:3]]
+    physics = ParameterSet.defaults("m6", "xl330")
+    hybrid = train_learned("hybrid", logs, "xl330", physics,
+                           NetSettings(hidden=(8,), max_epochs=10))
+    tried = hybrid.training["authority_tried"]
+    assert "0" in tried and len(tried) >= 3
+    plain = float(np.mean(list(evaluate(physics, logs).values())))
+    assert tried["0"] == pytest.approx(plain, rel=1e-12)  # no residual: the physics itself
+    assert np.mean(list(learned_mae(hybrid, logs).values())) <= plain * (1 + 1e-12)

@@ -11,9 +11,12 @@ standardised inputs with Gaussian input noise (:attr:`NetSettings.noise` of each
 spread, :attr:`NetSettings.copies` noisy copies): a network trained on clean logged states
 only meets its own slightly wrong states in closed loop and drifts (Hwangbo et al. 2019).
 Its inputs are clipped to the range trained on, in the compiled evaluation
-(:mod:`frictionsim.actuator_net`). A hybrid's residual is clipped to ``authority`` N·m: by
-default the 90th percentile of the residual torques it was trained on, so the physical
-model keeps the last word where the data say little.
+(:mod:`frictionsim.actuator_net`). A hybrid's residual is clipped to ``authority`` N·m,
+chosen among 0 and quantiles of the residual torques it was trained on
+(:data:`AUTHORITY_QUANTILES`) by the closed-loop MAE on the *training* logs: 0 is the
+physical model alone, so a hybrid is never worse than its physics on what it was trained
+on, and where the residual does not help in closed loop it is switched off rather than
+trusted.
 """
 
 from __future__ import annotations
@@ -23,7 +26,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from frictionsim.actuator_net import N_INPUTS, pack_net
+from frictionsim.actuator_net import N_INPUTS, pack_net, with_authority
 from frictionsim.learned_files import LearnedActuator
 from frictionsim.logs import Log
 from frictionsim.params import ParameterSet
@@ -34,8 +37,8 @@ from frictionsim.solvers.learned_rollout import bare_theta, learned_errors, teac
 @dataclass(frozen=True)
 class NetSettings:
     """How a learned actuator is trained: hidden layer widths, input noise (fraction of each
-    input's standard deviation) and noisy copies, the hybrid's authority (N·m; None: the
-    :data:`AUTHORITY_QUANTILE` of its training residuals), epochs at most, the seed."""
+    input's standard deviation) and noisy copies, the hybrid's authority (N·m; None: chosen
+    on the training logs, module docstring), epochs at most, the seed."""
 
     hidden: tuple[int, ...] = (32, 32)
     noise: float = 0.05
@@ -45,7 +48,8 @@ class NetSettings:
     seed: int = 0
 
 
-AUTHORITY_QUANTILE = 0.9
+#: Quantiles of |residual| a hybrid's authority is chosen among (with 0: no residual).
+AUTHORITY_QUANTILES = (0.1, 0.25, 0.5, 0.75, 0.9)
 
 
 def training_set(logs: list[Log], actuator: str, theta: np.ndarray
@@ -97,17 +101,22 @@ def train_learned(kind: str, logs: list[Log], actuator: str, physics: ParameterS
                        validation_fraction=0.1, n_iter_no_change=10,
                        random_state=settings.seed)
     mlp.fit(np.clip(noisy, low, high), (targets - mean_out) / scale_out)
-    authority = 0.0
-    if kind == "hybrid":
-        authority = settings.authority if settings.authority is not None else \
-            float(np.quantile(np.abs(y), AUTHORITY_QUANTILE))
-    net = pack_net(mlp.coefs_, mlp.intercepts_, mean, std, low, high, mean_out, scale_out,
-                   authority)
+    net = pack_net(mlp.coefs_, mlp.intercepts_, mean, std, low, high, mean_out, scale_out)
     training = {"logs": [log.name for log in logs], "samples": int(len(y)),
                 "epochs": int(mlp.n_iter_), "seconds": round(time.perf_counter() - start, 2),
                 "noise": settings.noise, "copies": settings.copies, "seed": settings.seed}
-    return LearnedActuator(kind, actuator, net, tuple(settings.hidden), authority, physics,
-                           training)
+    if kind == "net":
+        return LearnedActuator(kind, actuator, net, tuple(settings.hidden), None, None, training)
+    tries = [settings.authority] if settings.authority is not None else \
+        sorted({0.0, *np.quantile(np.abs(y), AUTHORITY_QUANTILES).tolist()})
+    scored = []
+    for authority in tries:
+        model = LearnedActuator(kind, actuator, with_authority(net, authority),
+                                tuple(settings.hidden), authority, physics, training)
+        scored.append((float(np.mean(list(learned_mae(model, logs).values()))), authority, model))
+    loss, authority, best = min(scored, key=lambda t: (t[0], t[1]))
+    best.training["authority_tried"] = {f"{a:.6g}": e for e, a, _ in scored}
+    return best
 
 
 def learned_mae(model: LearnedActuator, logs: list[Log]) -> dict[str, float]:
