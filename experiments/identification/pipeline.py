@@ -130,7 +130,7 @@ def evaluate(params: ParameterSet, logs: list[Log]) -> dict[str, float]:
 
 
 #: Files an identification writes in OUT (parameter files, report, figures).
-OUTPUT_FILES = re.compile(r"^(m[1-6]\.json|report\.(md|json)|mae_per_model\.png|convergence\.png"
+OUTPUT_FILES = re.compile(r"^((m[1-6]|net|hybrid)\.json|report\.(md|json)|mae_per_model\.png|convergence\.png"
                           r"|best_worst\.png|cross_validation\.png)$")
 #: The folder of the cross-validation folds (``--cross-validate``), one identification each.
 FOLDS_DIR = "cross_validation"

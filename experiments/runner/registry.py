@@ -59,6 +59,9 @@ COMMANDS: tuple[Command, ...] = (
             subcommand=False),
     Command("torque-contributions", "each torque's share along simulated logs; the "
             "negligible terms", "frictionsim.experiments.commands.torque_contributions", subcommand=False),
+    Command("physics-vs-learned", "M1, M6, a learned network and a hybrid on held-out "
+            "repetitions, gains and masses", "frictionsim.experiments.commands.physics_vs_learned",
+            subcommand=False),
     Command("jitter", "the recorder's timing: period statistics of raw logs and a histogram",
             "frictionsim.experiments.commands.jitter", subcommand=False),
 )
