@@ -48,6 +48,10 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from frictionsim.experiments.common.loading import load_logs, warn_motor_mismatch
+    from frictionsim.experiments.common.output import table, write_json
+    from frictionsim.experiments.identification.fitter import FitSettings
+    from frictionsim.experiments.identification.learned import NetSettings
     from frictionsim.experiments.identification.physics_vs_learned import (
         MODELS,
         PHYSICAL_CHAIN,
@@ -56,10 +60,6 @@ def run(args: argparse.Namespace) -> int:
         held_out_splits,
         plot_splits,
     )
-    from frictionsim.experiments.common.loading import load_logs, warn_motor_mismatch
-    from frictionsim.experiments.common.output import table, write_json
-    from frictionsim.experiments.identification.fitter import FitSettings
-    from frictionsim.experiments.identification.learned import NetSettings
     from frictionsim.experiments.identification.pipeline import IdentifySettings, prepare_out
     from frictionsim.experiments.runner.arguments import actuator_name
 
