@@ -87,6 +87,14 @@ class LearnedActuator:
     def scheme(self) -> str:
         return self.physics.scheme if self.physics is not None else "semi_implicit"
 
+    def with_scheme(self, scheme: str | None) -> LearnedActuator:
+        """Itself (``scheme`` None or its own); ValueError for another: a learned model runs the
+        position update it was trained with."""
+        if scheme is not None and scheme != self.scheme:
+            raise ValueError(f"{self.source or self.model}: a learned model runs the scheme it "
+                             f"was trained with ({self.scheme}), not --scheme {scheme}")
+        return self
+
     def to_dict(self) -> dict:
         out = {"model": self.model, "actuator": self.actuator}
         if self.physics is not None:
@@ -148,3 +156,13 @@ def load_learned(path: str | os.PathLike) -> LearnedActuator:
 def save_learned(path: str | os.PathLike, model: LearnedActuator) -> Path:
     """Write a learned actuator file atomically."""
     return atomic.write_json(path, model.to_dict())
+
+
+def load_servo_model(path: str | os.PathLike, extensions=None) -> ParameterSet | LearnedActuator:
+    """A parameter file (docs/model.md §7; ``extensions`` as in
+    :func:`frictionsim.params.from_dict`) or a learned actuator file, whichever ``path`` holds.
+    A learned file carries its own physics: ``extensions`` do not apply to it."""
+    data = read_json(path, ParameterFileError, "parameter file")
+    if is_learned(data):
+        return learned_from_dict(data, str(path))
+    return from_dict(data, str(path), extensions)

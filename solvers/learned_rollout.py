@@ -25,10 +25,14 @@ from numba import njit, prange
 
 from frictionsim.actuator_net import MAX_WIDTH, N_INPUTS, net_features, net_torque
 from frictionsim.layout import ARMATURE, DT, K_C, K_V, KP, KT, SERVO_STATE_SIZE
+from frictionsim.learned_files import LearnedActuator
+from frictionsim.logs import Log
 from frictionsim.params import ParameterSet
 from frictionsim.pendulum import load_inertia
 from frictionsim.servo_unit import draw_current, observe, reset_record, servo_period
+from frictionsim.solvers.batch import PackedLogs
 from frictionsim.solvers.fixed_step import bench_step
+from frictionsim.solvers.rollouts import Rollout, check_finite
 
 
 def bare_theta(actuator: str) -> np.ndarray:
@@ -37,6 +41,36 @@ def bare_theta(actuator: str) -> np.ndarray:
     theta = ParameterSet.defaults("m1", actuator).with_scheme("semi_implicit").theta()
     theta[KT] = theta[ARMATURE] = theta[K_C] = theta[K_V] = 0.0
     return theta
+
+
+def physics_theta(model: LearnedActuator) -> np.ndarray:
+    """The ``theta`` a learned actuator's network drives: its hybrid physics, or the bare
+    joint."""
+    return model.physics.theta() if model.physics is not None else bare_theta(model.actuator)
+
+
+def learned_mae(model: LearnedActuator, logs: list[Log]) -> dict[str, float]:
+    """Per-log MAE (rad) of a learned actuator's closed-loop rollouts of ``logs`` (+inf where
+    one diverged)."""
+    if not logs:
+        return {}
+    packed = PackedLogs.from_logs(logs, model.actuator)
+    out = np.empty(packed.n_logs)
+    learned_errors(packed.goal, packed.enable, packed.supply, packed.position, packed.offsets,
+                   packed.v0, packed.bench, physics_theta(model), model.net, out)
+    return dict(zip(packed.names, np.where(np.isfinite(out), out, np.inf).tolist()))
+
+
+def simulate_learned(log: Log, model: LearnedActuator) -> Rollout:
+    """A processed log rolled out with a learned actuator, as
+    :func:`frictionsim.solvers.rollouts.simulate` does with a parameter set."""
+    goal = log.column("goal_position")
+    q, v = np.empty_like(goal), np.empty_like(goal)
+    learned_run(goal, log.column("torque_enable"), log.supply(), log.entries[0]["position"],
+                float(log.entries[0].get("speed", 0.0)), physics_theta(model),
+                log.bench(model.actuator), model.net, q, v)
+    check_finite(log, q, model.source or f"the learned {model.model} model")
+    return Rollout(log, np.arange(len(goal)) * log.dt, q, v, log.column("position"))
 
 
 @njit(cache=True)

@@ -4,15 +4,19 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import numpy as np
+
 from frictionsim.experiments.common.output import table
+from frictionsim.learned_files import LearnedActuator
 from frictionsim.logs import Log
 from frictionsim.params import ParameterSet
 from frictionsim.solvers.batch import PackedLogs
 from frictionsim.solvers.errors import non_finite
 
 
-def compare(params: dict[str, ParameterSet], logs: list[Log]) -> dict:
-    """``{label: {"mean", "std", "per_log": {log name: MAE}}}`` (rad) of every parameter set.
+def compare(params: dict[str, ParameterSet | LearnedActuator], logs: list[Log]) -> dict:
+    """``{label: {"mean", "std", "per_log": {log name: MAE}}}`` (rad) of every parameter set or
+    learned actuator (closed-loop rollouts of its network).
 
     Raises :class:`~frictionsim.solvers.errors.SimulationError` naming the log and the parameters
     when a simulation overflows.
@@ -22,7 +26,12 @@ def compare(params: dict[str, ParameterSet], logs: list[Log]) -> dict:
     for label, p in params.items():
         if p.actuator not in packed:
             packed[p.actuator] = PackedLogs.from_logs(logs, p.actuator)
-        errors = packed[p.actuator].errors(p.theta())[0]
+        if isinstance(p, LearnedActuator):
+            from frictionsim.solvers.learned_rollout import learned_mae
+
+            errors = np.array(list(learned_mae(p, logs).values()))
+        else:
+            errors = packed[p.actuator].errors(p.theta())[0]
         non_finite(errors, packed[p.actuator].names, p.source or label)
         results[label] = {
             "mean": float(errors.mean()),

@@ -42,10 +42,11 @@ def run(args: argparse.Namespace) -> int:
     from frictionsim.experiments.analysis.comparison import compare, comparison_table, labels
     from frictionsim.experiments.common.loading import load_logs, warn_motor_mismatch
     from frictionsim.experiments.common.output import write_json
-    from frictionsim.params import load_params, parameter_files
+    from frictionsim.learned_files import load_servo_model
+    from frictionsim.params import parameter_files
 
     files = parameter_files(args.params)
-    params = {label: load_params(f, args.extensions).with_scheme(args.scheme)
+    params = {label: load_servo_model(f, args.extensions).with_scheme(args.scheme)
               for label, f in zip(labels(files), files)}
     logs = load_logs(args.logs, processed=True, show_progress=not args.no_progress)
     for actuator in {p.actuator for p in params.values()}:

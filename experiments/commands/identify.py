@@ -37,7 +37,11 @@ MAX_BUDGET = 10_000_000
 def add_arguments(p: argparse.ArgumentParser) -> None:
     add_actuator_arguments(p, actuator=True)
     p.add_argument("--model", nargs="+", required=True, metavar="MODEL",
-                   help="friction models to fit: m1 … m6, or all")
+                   help="friction models to fit: m1 … m6, or all; and learned actuators "
+                        "trained after them: net (an MLP on the error and velocity history, "
+                        "the gain and the enable flag) and hybrid (m6 plus a learned residual "
+                        "torque of bounded authority; needs m6 in the run); they need "
+                        "scikit-learn (frictionsim[learn])")
     p.add_argument("--logs", nargs="+", required=True, type=Path,
                    help="processed training logs, or directories of them")
     val = p.add_mutually_exclusive_group()
@@ -112,15 +116,27 @@ def check_fixed(fixed: dict[str, float], models: list[str], actuator: str,
                              "them (declare other bounds in an actuator file)")
 
 
-def parse_models(names: list[str]) -> list[str]:
-    """The models named (``all``: every one), in chain order."""
+def parse_models(names: list[str]) -> tuple[list[str], list[str]]:
+    """The physical models named (``all``: every one), in chain order, and the learned ones
+    (``net``, ``hybrid``); ValueError for an unknown name or a hybrid without m6."""
     from frictionsim import MODELS, schema
+    from frictionsim.learned_files import LEARNED_MODELS
 
-    if "all" in names:
-        return list(MODELS)
-    for n in names:
+    learned = [m for m in LEARNED_MODELS if m in names]
+    physical = [n for n in names if n not in LEARNED_MODELS]
+    if "all" in physical:
+        physical = list(MODELS)
+    for n in physical:
         schema.get_model(n)
-    return [m for m in MODELS if m in names]
+    if "hybrid" in learned and "m6" not in physical:
+        raise ValueError("--model hybrid is m6 plus a learned residual: add m6 to --model")
+    if learned:
+        try:
+            import sklearn  # noqa: F401
+        except ImportError:
+            raise ValueError("--model net/hybrid need scikit-learn: pip install "
+                             "'frictionsim[learn]'") from None
+    return [m for m in MODELS if m in physical], learned
 
 
 def run(args: argparse.Namespace) -> int:
@@ -141,7 +157,7 @@ def run(args: argparse.Namespace) -> int:
     actuator = actuator_name(args)
     if args.dask is not None and not args.dask.strip():
         raise ValueError("--dask: empty address; give the scheduler's, e.g. tcp://host:8786")
-    models = parse_models(args.model)
+    models, learned = parse_models(args.model)
     fixed = parse_fixed(args.fix)
     check_fixed(fixed, models, actuator, args.extensions)
     if not 1 <= args.budget <= MAX_BUDGET:
@@ -169,7 +185,7 @@ def run(args: argparse.Namespace) -> int:
     earlier = prepare_out(args.out, actuator, args.resume, args.overwrite, args.scheme,
                           schema.check_extensions(args.extensions))
     print(f"{actuator}: {len(train)} training logs, {len(validation)} validation logs; "
-          f"models {' '.join(models)}; budget {args.budget} evaluations each"
+          f"models {' '.join(models + learned)}; budget {args.budget} evaluations each"
           + (f"; with {' '.join(args.extensions)}" if args.extensions else ""))
     hint = [x for x in schema.get_actuator(actuator).recommended if x not in args.extensions]
     if hint:
@@ -178,7 +194,7 @@ def run(args: argparse.Namespace) -> int:
     settings = IdentifySettings(tuple(models), actuator, FitSettings(args.budget, args.seed),
                                 fixed, init, chain=not args.independent, dask=args.dask,
                                 progress=show, scheme=args.scheme,
-                                extensions=tuple(args.extensions))
+                                extensions=tuple(args.extensions), learned=tuple(learned))
     section = None
     if args.cross_validate:
         from frictionsim.experiments.identification.cross_validation import cross_validate_by_gain
@@ -190,9 +206,17 @@ def run(args: argparse.Namespace) -> int:
                   f"are saved in {args.out / 'cross_validation'}", file=sys.stderr)
             return 130
         print(f"cross-validation done; fitting on all {len(train)} logs")
-    fits, interrupted = identify(train, validation, settings, args.out, earlier)
+    fits, interrupted = identify(train, validation, settings, args.out, earlier) if models \
+        else ({}, False)
+    learned_fits = {}
+    if learned and not interrupted:
+        from frictionsim.experiments.identification.learned import fit_learned
+
+        learned_fits = fit_learned(tuple(learned), train, validation,
+                                   {m: f.result.params for m, f in fits.items()}, actuator,
+                                   args.out, args.seed, show)
     summary = write_report(args.out, fits, train, validation, recorded(args), interrupted,
-                           cross_validation=section)
+                           cross_validation=section, learned=learned_fits)
     if args.json:
         write_json(args.json, summary)
     if interrupted:

@@ -236,7 +236,10 @@ def identify(args: argparse.Namespace) -> int:
 
     robot, mjcf = load_robot(args)
     actuator = actuator_of(robot)
-    models = parse_models(args.model)
+    models, learned = parse_models(args.model)
+    if learned:
+        raise ValueError(f"--model {' '.join(learned)}: learned actuators are trained on bench "
+                         "logs for now (frictionsim identify); robot identify fits m1 … m6")
     extensions = schema.check_extensions(args.extensions)
     fixed = parse_fixed(args.fix)
     if "q_offset" in fixed:

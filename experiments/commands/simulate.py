@@ -47,16 +47,20 @@ def run(args: argparse.Namespace) -> int:
 
     from frictionsim.experiments.common.loading import load_logs, warn_motor_mismatch
     from frictionsim.experiments.common.output import table, write_json
-    from frictionsim.params import load_params
+    from frictionsim.learned_files import LearnedActuator, load_servo_model
     from frictionsim.solvers.rollouts import simulate
 
-    params = load_params(args.params, args.extensions).with_scheme(args.scheme)
+    params = load_servo_model(args.params, args.extensions).with_scheme(args.scheme)
+    learned = isinstance(params, LearnedActuator)
     logs = load_logs(args.logs, processed=True, show_progress=not args.no_progress)
     warn_motor_mismatch(logs, params.actuator)
     if args.friction is not None and args.engine != "mujoco":
         raise ValueError(f"--friction {args.friction} applies to --engine mujoco only (the fixed "
                          "step always clips by the friction budget)")
     friction = args.friction or "budget"
+    if learned and args.engine != "fixed_step":
+        raise ValueError(f"{args.params} is a learned {params.model} model: it runs on the "
+                         "fixed step only (--engine fixed_step)")
     if args.engine == "mujoco":
         if args.scheme == "reference":
             raise ValueError("--engine mujoco steps with semi-implicit Euler; --scheme reference "
@@ -68,6 +72,10 @@ def run(args: argparse.Namespace) -> int:
         from frictionsim.solvers.mujoco_adapter import simulate_bench
 
         rollouts = [simulate_bench(log, params, friction) for log in logs]
+    elif learned:
+        from frictionsim.solvers.learned_rollout import simulate_learned
+
+        rollouts = [simulate_learned(log, params) for log in logs]
     else:
         rollouts = [simulate(log, params) for log in logs]
     rows = [[r.log.name, r.log.trajectory, f"{r.log.kp:g}", f"{1e3 * r.mae:.2f}"] for r in rollouts]

@@ -52,7 +52,15 @@ def cross_validate_by_gain(logs: list[Log], settings: IdentifySettings, out: Pat
               f" ({len(train)} logs), validate on kp {gain_label(gain)} ({len(held)} logs)")
         earlier = prepare_out(fold, settings.actuator, resume, overwrite, settings.scheme,
                               settings.extensions)
-        fits, interrupted = identify(train, held, settings, fold, earlier)
+        fits, interrupted = identify(train, held, settings, fold, earlier) if settings.models \
+            else ({}, False)
+        if settings.learned and not interrupted:
+            from frictionsim.experiments.identification.learned import fit_learned
+
+            fits = {**fits, **fit_learned(settings.learned, train, held,
+                                          {m: f.result.params for m, f in fits.items()},
+                                          settings.actuator, fold, settings.fit.seed,
+                                          settings.progress)}
         for model, fit in fits.items():
             entry = section.setdefault(model, {"per_gain": {}})
             entry["per_gain"][gain_label(gain)] = {"train_mae": fit.train_mae,

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass
+from pathlib import Path
 
 import numpy as np
 
@@ -31,7 +32,7 @@ from frictionsim.learned_files import LearnedActuator
 from frictionsim.logs import Log
 from frictionsim.params import ParameterSet
 from frictionsim.solvers.batch import PackedLogs
-from frictionsim.solvers.learned_rollout import bare_theta, learned_errors, teacher_forced
+from frictionsim.solvers.learned_rollout import bare_theta, learned_mae, teacher_forced
 
 
 @dataclass(frozen=True)
@@ -119,13 +120,47 @@ def train_learned(kind: str, logs: list[Log], actuator: str, physics: ParameterS
     return best
 
 
-def learned_mae(model: LearnedActuator, logs: list[Log]) -> dict[str, float]:
-    """Per-log MAE (rad) of a learned actuator's closed-loop rollouts of ``logs``."""
-    if not logs:
-        return {}
-    packed = PackedLogs.from_logs(logs, model.actuator)
-    theta = model.physics.theta() if model.physics is not None else bare_theta(model.actuator)
-    out = np.empty(packed.n_logs)
-    learned_errors(packed.goal, packed.enable, packed.supply, packed.position, packed.offsets,
-                   packed.v0, packed.bench, theta, model.net, out)
-    return dict(zip(packed.names, np.where(np.isfinite(out), out, np.inf).tolist()))
+@dataclass
+class LearnedFit:
+    """A learned actuator trained by an identification: its file and per-log MAE (rad) on the
+    training and validation logs, and the seconds training took."""
+
+    model: str
+    params_file: Path
+    train: dict[str, float]
+    validation: dict[str, float]
+    seconds: float
+    samples: int
+
+    @property
+    def train_mae(self) -> float:
+        return float(np.mean(list(self.train.values())))
+
+    @property
+    def validation_mae(self) -> float | None:
+        return float(np.mean(list(self.validation.values()))) if self.validation else None
+
+
+def fit_learned(kinds: tuple[str, ...], train: list[Log], validation: list[Log],
+                physics: dict[str, ParameterSet], actuator: str, out: Path, seed: int = 0,
+                progress: bool = True) -> dict[str, LearnedFit]:
+    """Train the learned ``kinds`` (``net``, ``hybrid``) on ``train``, a hybrid over
+    ``physics["m6"]``; write ``out/<kind>.json`` and score them on both sets."""
+    from frictionsim.learned_files import save_learned
+
+    fits = {}
+    for kind in kinds:
+        start = time.perf_counter()
+        if progress:
+            print(f"{kind}: training on {len(train)} logs", flush=True)
+        model = train_learned(kind, train, actuator, physics["m6"] if kind == "hybrid" else None,
+                              NetSettings(seed=seed))
+        path = save_learned(out / f"{kind}.json", model)
+        fits[kind] = LearnedFit(kind, path, learned_mae(model, train),
+                                learned_mae(model, validation), time.perf_counter() - start,
+                                int(model.training["samples"]))
+    return fits
+
+
+__all__ = ["AUTHORITY_QUANTILES", "LearnedFit", "NetSettings", "fit_learned", "learned_mae",
+           "train_learned", "training_set"]

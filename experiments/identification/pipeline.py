@@ -48,6 +48,8 @@ class IdentifySettings:
     scheme: str = "reference"
     extensions: tuple[str, ...] = ()
     """The electrical extensions of docs/model.md §9 the models are fitted with (``--with``)."""
+    learned: tuple[str, ...] = ()
+    """Learned actuators trained after the physical models (``net``, ``hybrid`` over M6)."""
 
 
 @dataclass

@@ -90,8 +90,13 @@ def start_warning(model: str, f: ModelFit) -> str | None:
 
 def write_report(out: Path, fits: dict[str, ModelFit], train: list[Log],
                  validation: list[Log], settings: dict | None = None,
-                 interrupted: bool = False, cross_validation: dict | None = None) -> dict:
+                 interrupted: bool = False, cross_validation: dict | None = None,
+                 learned: dict | None = None) -> dict:
     """Write report.json, report.md and the figures to ``out``; return the summary.
+
+    ``learned``: the learned actuators trained after the physical models
+    (:class:`~frictionsim.experiments.identification.learned.LearnedFit` by name), reported
+    beside them.
 
     ``settings``: how the run was configured (names → plain values), recorded as is.
     ``interrupted``: the run was stopped (Ctrl-C) before every model was fitted;
@@ -101,6 +106,12 @@ def write_report(out: Path, fits: dict[str, ModelFit], train: list[Log],
     in all three outputs with its figure.
     """
     summary = summary_of(fits, interrupted)
+    learned = learned or {}
+    for m, f in learned.items():
+        summary["models"][m] = {"train_mae": f.train_mae, "validation_mae": f.validation_mae,
+                                "seconds": f.seconds, "evaluations": None,
+                                "params_file": str(f.params_file), "restarts_confirmed": None,
+                                "at_start": None, "learned": True}
     if cross_validation:
         summary["cross_validation"] = cross_validation
     detail = {
@@ -128,6 +139,9 @@ def write_report(out: Path, fits: dict[str, ModelFit], train: list[Log],
         reflected = ACTUATORS[f.result.params.actuator].reflected_inertia
         if reflected is not None:
             detail["models"][m]["reflected_inertia"] = reflected
+    for m, f in learned.items():
+        detail["models"][m].update({"training_samples": f.samples, "train_per_log": f.train,
+                                    "validation_per_log": f.validation})
     write_json(out / "report.json", detail)
 
     rows = [[m + (" (kept)" if f.kept else " (interrupted)" if f.result.interrupted else ""),
@@ -135,6 +149,8 @@ def write_report(out: Path, fits: dict[str, ModelFit], train: list[Log],
              f"{f.result.seconds:.1f}", f"{f.result.rollout_seconds:.1f}",
              f"{f.result.optimizer_seconds:.1f}", restarts_cell(f)]
             for m, f in fits.items()]
+    rows += [[m + " (learned)", _mrad(f.train_mae), _mrad(f.validation_mae), "–",
+              f"{f.seconds:.1f}", "–", "–", "–"] for m, f in learned.items()]
     headers = ["model", "train MAE (mrad)", "validation MAE (mrad)", "evaluations",
                "seconds", "rollouts (s)", "optimizer (s)", "restarts agreeing"]
     print(table(headers, rows))
@@ -167,8 +183,13 @@ def write_report(out: Path, fits: dict[str, ModelFit], train: list[Log],
            "point with its own seed), how many reached the best run's loss within the agreement "
            "(10 % by default). The fitter adds runs until two agree or no run beats an "
            "exact start (a simpler model's optimum); `!` marks a result they did not confirm."]
+    if learned:
+        md += ["", "*(learned)*: trained after the physical models on the same training logs "
+               "(docs/model.md §13): `net` an MLP actuator, `hybrid` M6 plus a learned residual "
+               "of bounded authority; their seconds are the training and scoring time."]
     md += [""] + [f"**Warning:** {w}" for w in warnings]
-    md += ["", "Parameter files: " + ", ".join(f"`{f.params_file.name}`" for f in fits.values()),
+    md += ["", "Parameter files: " + ", ".join(f"`{f.params_file.name}`"
+                                               for f in (*fits.values(), *learned.values())),
            ""]
     for m, f in fits.items():
         md += [f"## {m}", "", "| parameter | value |", "|---|---|"]
@@ -176,7 +197,7 @@ def write_report(out: Path, fits: dict[str, ModelFit], train: list[Log],
                for k, v in f.result.params.values.items()]
         md.append("")
     for kind, logs in (("Validation", validation), ("Training", train)):
-        md += _per_log_table(kind, logs, fits)
+        md += _per_log_table(kind, logs, {**fits, **learned})
     md += ["## Figures", ""] + [f"![{p.stem}]({p.name})" for p in figures]
     atomic.write_text(out / "report.md", "\n".join(md) + "\n")
     print(f"wrote {out / 'report.md'}")

@@ -1,0 +1,58 @@
+"""Learned actuators through the everyday commands: identify --model net hybrid (also by
+cross-validation), then compare and simulate scoring their files like M1–M6's."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from frictionsim.experiments.runner.cli import main
+
+DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "xl330" / "processed"
+
+pytest.importorskip("sklearn")
+
+
+def test_identify_trains_net_and_hybrid_and_compare_and_simulate_score_them(tmp_path, capsys):
+    out = tmp_path / "fit"
+    assert main(["identify", "--actuator", "xl330", "--model", "m1", "m6", "net", "hybrid",
+                 "--logs", str(DATA), "--validation-kp", "800", "--budget", "60", "--out",
+                 str(out), "--json", str(tmp_path / "fit.json"), "--no-progress"]) == 0
+    summary = json.loads((tmp_path / "fit.json").read_text())["models"]
+    assert list(summary) == ["m1", "m6", "net", "hybrid"]
+    assert summary["net"]["learned"] and summary["hybrid"]["params_file"].endswith("hybrid.json")
+    assert summary["hybrid"]["train_mae"] <= summary["m6"]["train_mae"] * (1 + 1e-12)
+    report = (out / "report.md").read_text()
+    assert "net (learned)" in report and "`hybrid.json`" in report
+    capsys.readouterr()
+    # compare takes the folder: the learned files are scored beside the parameter files
+    assert main(["compare", "--params", str(out), "--logs", str(DATA), "--json",
+                 str(tmp_path / "cmp.json")]) == 0
+    cmp = json.loads((tmp_path / "cmp.json").read_text())
+    assert set(cmp) == {"m1", "m6", "net", "hybrid"}
+    for kind in ("net", "hybrid"):
+        assert main(["simulate", "--params", str(out / f"{kind}.json"), str(DATA), "--json",
+                     str(tmp_path / f"{kind}.json")]) == 0
+        sim = json.loads((tmp_path / f"{kind}.json").read_text())
+        assert sim["mean"] == pytest.approx(cmp[kind]["mean"], rel=1e-12)
+    assert main(["simulate", "--params", str(out / "net.json"), str(DATA), "--engine",
+                 "mujoco"]) == 1
+    assert "fixed step only" in capsys.readouterr().err
+
+
+def test_a_hybrid_needs_m6_in_the_run(tmp_path, capsys):
+    assert main(["identify", "--actuator", "xl330", "--model", "m1", "hybrid", "--logs",
+                 str(DATA), "--out", str(tmp_path / "x")]) == 1
+    assert "add m6 to --model" in capsys.readouterr().err
+
+
+def test_cross_validation_by_gain_scores_a_net_alone(tmp_path):
+    assert main(["identify", "--actuator", "xl330", "--model", "net", "--logs", str(DATA),
+                 "--cross-validate", "kp", "--out", str(tmp_path / "cv"), "--json",
+                 str(tmp_path / "cv.json"), "--no-progress"]) == 0
+    section = json.loads((tmp_path / "cv.json").read_text())["cross_validation"]
+    assert set(section) == {"net"}
+    assert set(section["net"]["per_gain"]) == {"200", "400", "800"}
+    assert (tmp_path / "cv" / "cross_validation" / "kp_200" / "net.json").is_file()
