@@ -7,31 +7,46 @@ network the bare joint of :func:`bare_theta`)::
     reported = servo_observe(q)                    the position a log records
     e(k) = goal(k) − q ;  v(k) = v                 the network's history
     r    = net_torque(features(k))                 N·m (clipped to ±authority for a hybrid)
-    u    = servo control ;  (q', v') = fixed step of the physical model
-    v ← v' + r·dt/I ;  q ← q' + r·dt²/I            the residual, as an extra torque over the step
+    u    = servo control ;  τ_m, τ_e, budget B     the physical model's torques
+    (q, v) ← clipped step with τ = τ_m + τ_e + r   friction clips the residual like any torque
 
-with I = I_load + armature. The residual acts outside the friction clip, so one step of it
-can be inverted exactly: :func:`teacher_forced` runs the physical model one step from each
-*logged* state and returns the torque r that would have reached the next logged position,
-I·(q_logged(k+1) − q'(k+1))/dt², with the network's input at k: the training set of
-``identify --model net|hybrid``. Logged velocities are backward differences of the logged
-positions (the first, the logged speed), as the semi-implicit step makes them.
+so static friction holds a residual it can hold (a residual outside the clip would make a
+resting joint creep). The budget B is the physical model's (its load-dependent terms see
+τ_m and τ_e, not r). One step inverts exactly (:func:`teacher_forced`): from each *logged*
+state (velocity a backward difference of the logged positions, the first the logged
+speed) and the next logged position, the acceleration a the step needs and v' = v + a·dt;
+slipping (v' ≠ 0), r = I·a − τ_m − τ_e + sign(v')·B; held (v' = 0), the r nearest 0 that
+friction still holds. Those, or their average over a few periods (``horizon``), are the
+training labels of ``identify --model net|hybrid``: torques by inverse dynamics through
+the known bench (for a pure network, B = 0 and τ_m = 0: the whole actuator torque).
 """
 
 from __future__ import annotations
+
+import math
 
 import numpy as np
 from numba import njit, prange
 
 from frictionsim.actuator_net import MAX_WIDTH, N_INPUTS, net_features, net_torque
-from frictionsim.layout import ARMATURE, DT, K_C, K_V, KP, KT, SERVO_STATE_SIZE
+from frictionsim.layout import (
+    ARMATURE,
+    DT,
+    K_C,
+    K_V,
+    KP,
+    KT,
+    SCHEME,
+    SEMI_IMPLICIT,
+    SERVO_STATE_SIZE,
+)
 from frictionsim.learned_files import LearnedActuator
 from frictionsim.logs import Log
 from frictionsim.params import ParameterSet
-from frictionsim.pendulum import load_inertia
+from frictionsim.plant import bench_torques
 from frictionsim.servo_unit import draw_current, observe, reset_record, servo_period
 from frictionsim.solvers.batch import PackedLogs
-from frictionsim.solvers.fixed_step import bench_step
+from frictionsim.solvers.fixed_step import clipped_step
 from frictionsim.solvers.rollouts import Rollout, check_finite
 
 
@@ -80,7 +95,7 @@ def learned_run(goal: np.ndarray, enable: np.ndarray, supply: np.ndarray, q0: fl
     """Roll a log out with a learned actuator (module docstring): the reported position and
     the velocity before each control period into out_q, out_v. The period is ``bench[DT]``."""
     dt = bench[DT]
-    inertia = load_inertia(bench) + theta[ARMATURE]
+    semi = theta[SCHEME] == SEMI_IMPLICIT
     n = goal.shape[0]
     error = np.empty(n)
     velocity = np.empty(n)
@@ -98,9 +113,9 @@ def learned_run(goal: np.ndarray, enable: np.ndarray, supply: np.ndarray, q0: fl
         r = net_torque(net, x, work)
         u = servo_period(servo, goal[k], q, v, supply[k], theta, bench)
         draw_current(servo, enable[k], v, theta)
-        q, v = bench_step(q, v, u, enable[k], dt, theta, bench)
-        v += r * dt / inertia
-        q += r * dt * dt / inertia
+        t = bench_torques(q, v, u, enable[k], theta, bench)
+        q, v = clipped_step(q, v, t.motor + t.external + r, t.inertia,
+                            t.static + t.viscous * abs(v), dt, semi)
 
 
 @njit(cache=True, parallel=True)
@@ -126,12 +141,24 @@ def learned_errors(goal: np.ndarray, enable: np.ndarray, supply: np.ndarray,
 @njit(cache=True)
 def teacher_forced(goal: np.ndarray, enable: np.ndarray, supply: np.ndarray,
                    position: np.ndarray, v0: float, theta: np.ndarray, bench: np.ndarray,
-                   features: np.ndarray, residual: np.ndarray) -> None:
+                   horizon: int, features: np.ndarray, residual: np.ndarray) -> None:
     """The network's input (rows of ``features``, n × N_INPUTS) and the residual torque (N·m)
-    the logged motion needs beyond the physical model at each period of a log (module
-    docstring); the last period has no next position: its residual is NaN."""
+    the logged motion needs beyond the physical model at each period of a log.
+
+    ``horizon`` 1: the exact one-step inversion of the module docstring. ``horizon`` H > 1:
+    the constant residual that would close, after H periods of the physical model from the
+    logged state, the gap to the logged position (an extra acceleration α moves the
+    position by α·dt²·S, S = H(H+1)/2 semi-implicit, + H/2 for the reference update); the
+    friction clip is ignored there. Its labels are far less noisy (a second difference of a
+    quantised encoder over 1 period is mostly quantisation) and far less correlated with
+    the velocity input, whose noise they otherwise share. Periods with fewer than H periods
+    after them have no label: NaN."""
     dt = bench[DT]
-    inertia = load_inertia(bench) + theta[ARMATURE]
+    semi = theta[SCHEME] == SEMI_IMPLICIT
+    # the position update of one step: q' = q + v·dt + c·a·dt² (c = 1 semi-implicit, 1.5
+    # reference: v is updated first, then half an a·dt² more)
+    c = 1.0 if semi else 1.5
+    spread = horizon * (horizon + 1) / 2.0 + (0.0 if semi else horizon / 2.0)
     n = goal.shape[0]
     error = np.empty(n)
     velocity = np.empty(n)
@@ -139,14 +166,36 @@ def teacher_forced(goal: np.ndarray, enable: np.ndarray, supply: np.ndarray,
         error[k] = goal[k] - position[k]
         velocity[k] = v0 if k == 0 else (position[k] - position[k - 1]) / dt
     servo = np.empty(SERVO_STATE_SIZE)
+    ahead = np.empty(SERVO_STATE_SIZE)
     reset_record(servo, position[0], v0)
-    residual[n - 1] = np.nan
     for k in range(n):
         net_features(error, velocity, k, bench[KP], enable[k], features[k])
-        if k == n - 1:
+        residual[k] = np.nan
+        if k >= n - 1:
             break
         q, v = position[k], velocity[k]
+        if horizon > 1 and k + horizon < n:
+            ahead[:] = servo
+            qh, vh = q, v
+            for i in range(k, k + horizon):
+                u = servo_period(ahead, goal[i], qh, vh, supply[i], theta, bench)
+                draw_current(ahead, enable[i], vh, theta)
+                t = bench_torques(qh, vh, u, enable[i], theta, bench)
+                qh, vh = clipped_step(qh, vh, t.motor + t.external, t.inertia,
+                                      t.static + t.viscous * abs(vh), dt, semi)
+            residual[k] = t.inertia * (position[k + horizon] - qh) / (spread * dt * dt)
         u = servo_period(servo, goal[k], q, v, supply[k], theta, bench)
         draw_current(servo, enable[k], v, theta)
-        q1, _ = bench_step(q, v, u, enable[k], dt, theta, bench)
-        residual[k] = inertia * (position[k + 1] - q1) / (dt * dt)
+        if horizon > 1:
+            continue
+        t = bench_torques(q, v, u, enable[k], theta, bench)
+        budget = t.static + t.viscous * abs(v)
+        tau = t.motor + t.external
+        a = (position[k + 1] - q - v * dt) / (c * dt * dt)
+        v_next = v + a * dt
+        if abs(v_next) <= 1e-12 * max(1.0, abs(v)):
+            # held: any r friction holds reproduces it; the one nearest 0
+            stop = t.inertia * v / dt + tau
+            residual[k] = min(max(0.0, -budget - stop), budget - stop)
+        else:
+            residual[k] = t.inertia * a - tau + math.copysign(budget, v_next)

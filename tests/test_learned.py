@@ -97,7 +97,8 @@ def test_a_residual_of_no_authority_leaves_the_physical_model():
 @pytest.mark.parametrize("kind", ["net", "hybrid"])
 def test_the_training_labels_invert_the_rollout_step_by_step(kind):
     """A trajectory made by a known network, read back as a log: the labels are the torques
-    that network gave, at the inputs it saw."""
+    that network gave, at the inputs it saw; where friction held the joint, the smallest
+    torque it holds, which is at most the network's."""
     rng = np.random.default_rng(4)
     net, _ = random_net(rng)
     theta = bare_theta("xl330") if kind == "net" else \
@@ -107,16 +108,42 @@ def test_the_training_labels_invert_the_rollout_step_by_step(kind):
     learned_run(goal, enable, supply, 0.0, 0.0, theta, bench(), net, q, v)
     features = np.empty((N, N_INPUTS))
     residual = np.empty(N)
-    teacher_forced(goal, enable, supply, q, 0.0, theta, bench(), features, residual)
+    teacher_forced(goal, enable, supply, q, 0.0, theta, bench(), 1, features, residual)
     work = np.empty(2 * MAX_WIDTH)
     expected = np.array([net_torque(net, features[k], work) for k in range(N - 1)])
     assert np.isnan(residual[-1])
-    np.testing.assert_allclose(residual[:-1], expected, rtol=0, atol=1e-6 * np.abs(expected).max())
+    held = np.abs(v[1:]) <= 1e-12
+    assert (kind == "hybrid") == held.any()  # the bare joint has no friction to hold it
+    tol = 1e-6 * np.abs(expected).max()
+    np.testing.assert_allclose(residual[:-1][~held], expected[~held], rtol=0, atol=tol)
+    assert np.all(np.abs(residual[:-1][held]) <= np.abs(expected[held]) + tol)
     assert np.abs(expected).max() > 1e-3
     # and the inputs are the history the rollout had
     x = np.empty(N_INPUTS)
     net_features(goal - q, v, 50, 400.0, 1.0, x)
     np.testing.assert_allclose(features[50], x, rtol=1e-9, atol=1e-9)
+
+
+def test_labels_over_a_horizon_recover_a_constant_torque():
+    """On the bare joint a network of constant output c: every label over 5 periods is c, to
+    what gravity's change along the 5 periods moves (the labels ignore it)."""
+    rng = np.random.default_rng(6)
+    net, _ = random_net(rng)
+    hidden = 2
+    head = 3 + hidden + 4 * N_INPUTS
+    net[head + 2:] = 0.0  # every weight and bias 0: the output is mean_out
+    net[head] = 0.02
+    theta = bare_theta("xl330")
+    goal, enable, supply = inputs()
+    q, v = np.empty(N), np.empty(N)
+    learned_run(goal, enable, supply, 0.0, 0.0, theta, bench(), net, q, v)
+    features = np.empty((N, N_INPUTS))
+    residual = np.empty(N)
+    teacher_forced(goal, enable, supply, q, 0.0, theta, bench(), 5, features, residual)
+    assert np.isnan(residual[-5:]).all()
+    np.testing.assert_allclose(residual[:-5], 0.02, rtol=1e-2)
+    teacher_forced(goal, enable, supply, q, 0.0, theta, bench(), 1, features, residual)
+    np.testing.assert_allclose(residual[:-1], 0.02, rtol=1e-9)  # one period: exact
 
 
 def test_a_learned_file_round_trips_and_bad_ones_are_named(tmp_path):
@@ -154,7 +181,7 @@ def test_a_network_trained_on_the_xl330_logs_rolls_out_in_closed_loop():
 
     logs = [load_log(p) for p in sorted(DATA.glob("*.json"))[:4]]
     model = train_learned("net", logs, "xl330", settings=NetSettings(hidden=(16,), max_epochs=20))
-    assert model.training["samples"] == sum(len(log.entries) - 1 for log in logs)
+    assert model.training["samples"] == sum(len(log.entries) - 4 for log in logs)  # horizon 4
     errors = learned_mae(model, logs)
     assert set(errors) == {log.name for log in logs}
     assert all(np.isfinite(e) and e < 1.0 for e in errors.values())
