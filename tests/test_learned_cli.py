@@ -18,8 +18,9 @@ pytest.importorskip("sklearn")
 def test_identify_trains_net_and_hybrid_and_compare_and_simulate_score_them(tmp_path, capsys):
     out = tmp_path / "fit"
     assert main(["identify", "--actuator", "xl330", "--model", "m1", "m6", "net", "hybrid",
-                 "--logs", str(DATA), "--validation-kp", "800", "--budget", "60", "--out",
-                 str(out), "--json", str(tmp_path / "fit.json"), "--no-progress"]) == 0
+                 "--logs", str(DATA), "--validation-kp", "800", "--budget", "60",
+                 "--hybrid-budget", "40", "--out", str(out), "--json", str(tmp_path / "fit.json"),
+                 "--no-progress"]) == 0
     summary = json.loads((tmp_path / "fit.json").read_text())["models"]
     assert list(summary) == ["m1", "m6", "net", "hybrid"]
     assert summary["net"]["learned"] and summary["hybrid"]["params_file"].endswith("hybrid.json")

@@ -53,7 +53,8 @@ def test_the_run_on_the_xl330_logs_writes_every_model_of_every_split(tmp_path, c
     assert len(logs) == 12
     out = tmp_path / "pvl"
     args = ["run", "physics-vs-learned", "--actuator", "xl330", "--logs", str(DATA), "--out",
-            str(out), "--budget", "40", "--json", str(tmp_path / "pvl.json"), "--no-progress"]
+            str(out), "--budget", "40", "--hybrid-budget", "30", "--no-progress", "--json",
+            str(tmp_path / "pvl.json")]
     assert main(args) == 0
     text = capsys.readouterr().out
     assert "repetitions: not possible" in text and "heavier_mass: not possible" in text
@@ -68,5 +69,5 @@ def test_the_run_on_the_xl330_logs_writes_every_model_of_every_split(tmp_path, c
         files = {p.name for p in (out / split).iterdir()}
         assert {"m1.json", "m6.json", "net.json", "hybrid.json"} <= files
     # an earlier run is not replaced unasked
-    assert main(args[:-3] + ["--no-progress"]) == 1
+    assert main(args[:-2]) == 1
     assert "holds an earlier run; pass --overwrite" in capsys.readouterr().err

@@ -59,6 +59,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--budget", type=int, default=3000,
                    help="loss evaluations per model (default 3000)")
     p.add_argument("--seed", type=seed, default=0, help="random seed (default 0)")
+    p.add_argument("--hybrid-budget", type=int, default=2000, metavar="N",
+                   help="closed-loop evaluations of the hybrid's residual search (default 2000)")
     p.add_argument("--fix", nargs="+", default=[], metavar="NAME=VALUE",
                    help="hold parameters at given values (e.g. --fix q_offset=0)")
     p.add_argument("--init", type=Path, help="parameter file to start the search from")
@@ -160,6 +162,9 @@ def run(args: argparse.Namespace) -> int:
     models, learned = parse_models(args.model)
     fixed = parse_fixed(args.fix)
     check_fixed(fixed, models, actuator, args.extensions)
+    if not 1 <= args.hybrid_budget <= MAX_BUDGET:
+        raise ValueError(f"--hybrid-budget must be in [1, {MAX_BUDGET:,}], got "
+                         f"{args.hybrid_budget}")
     if not 1 <= args.budget <= MAX_BUDGET:
         raise ValueError(f"--budget must be in [1, {MAX_BUDGET:,}] loss evaluations, got "
                          f"{args.budget}")
@@ -194,7 +199,8 @@ def run(args: argparse.Namespace) -> int:
     settings = IdentifySettings(tuple(models), actuator, FitSettings(args.budget, args.seed),
                                 fixed, init, chain=not args.independent, dask=args.dask,
                                 progress=show, scheme=args.scheme,
-                                extensions=tuple(args.extensions), learned=tuple(learned))
+                                extensions=tuple(args.extensions), learned=tuple(learned),
+                                hybrid_budget=args.hybrid_budget)
     section = None
     if args.cross_validate:
         from frictionsim.experiments.identification.cross_validation import cross_validate_by_gain
@@ -210,11 +216,12 @@ def run(args: argparse.Namespace) -> int:
         else ({}, False)
     learned_fits = {}
     if learned and not interrupted:
-        from frictionsim.experiments.identification.learned import fit_learned
+        from frictionsim.experiments.identification.learned import NetSettings, fit_learned
 
         learned_fits = fit_learned(tuple(learned), train, validation,
                                    {m: f.result.params for m, f in fits.items()}, actuator,
-                                   args.out, args.seed, show)
+                                   args.out, NetSettings(closed_loop_budget=args.hybrid_budget,
+                                                         seed=args.seed), show)
     summary = write_report(args.out, fits, train, validation, recorded(args), interrupted,
                            cross_validation=section, learned=learned_fits)
     if args.json:

@@ -38,6 +38,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                         "--overwrite")
     p.add_argument("--budget", type=int, default=3000,
                    help="loss evaluations per physical model and split (default 3000)")
+    p.add_argument("--hybrid-budget", type=int, default=2000, metavar="N",
+                   help="closed-loop evaluations of the hybrid's residual search per split "
+                        "(default 2000)")
     p.add_argument("--seed", type=seed, default=0,
                    help="random seed of the fits and the training (default 0)")
     add_extensions_argument(p)
@@ -64,8 +67,9 @@ def run(args: argparse.Namespace) -> int:
     from frictionsim.experiments.runner.arguments import actuator_name
 
     actuator = actuator_name(args)
-    if not 1 <= args.budget <= 1_000_000:
-        raise ValueError(f"--budget must be in [1, 1,000,000] loss evaluations, got {args.budget}")
+    for flag, value in (("--budget", args.budget), ("--hybrid-budget", args.hybrid_budget)):
+        if not 1 <= value <= 1_000_000:
+            raise ValueError(f"{flag} must be in [1, 1,000,000] evaluations, got {value}")
     try:
         import sklearn  # noqa: F401
     except ImportError:
@@ -88,7 +92,7 @@ def run(args: argparse.Namespace) -> int:
     settings = IdentifySettings(PHYSICAL_CHAIN, actuator, FitSettings(args.budget, args.seed),
                                 progress=not args.no_progress,
                                 extensions=tuple(args.extensions))
-    net_settings = NetSettings(seed=args.seed)
+    net_settings = NetSettings(closed_loop_budget=args.hybrid_budget, seed=args.seed)
     section: dict[str, dict] = {}
     interrupted = False
     for name, (train, held) in splits.items():

@@ -55,12 +55,12 @@ def cross_validate_by_gain(logs: list[Log], settings: IdentifySettings, out: Pat
         fits, interrupted = identify(train, held, settings, fold, earlier) if settings.models \
             else ({}, False)
         if settings.learned and not interrupted:
-            from frictionsim.experiments.identification.learned import fit_learned
+            from frictionsim.experiments.identification.learned import NetSettings, fit_learned
 
+            learn = NetSettings(closed_loop_budget=settings.hybrid_budget, seed=settings.fit.seed)
             fits = {**fits, **fit_learned(settings.learned, train, held,
                                           {m: f.result.params for m, f in fits.items()},
-                                          settings.actuator, fold, settings.fit.seed,
-                                          settings.progress)}
+                                          settings.actuator, fold, learn, settings.progress)}
         for model, fit in fits.items():
             entry = section.setdefault(model, {"per_gain": {}})
             entry["per_gain"][gain_label(gain)] = {"train_mae": fit.train_mae,

@@ -50,6 +50,8 @@ class IdentifySettings:
     """The electrical extensions of docs/model.md §9 the models are fitted with (``--with``)."""
     learned: tuple[str, ...] = ()
     """Learned actuators trained after the physical models (``net``, ``hybrid`` over M6)."""
+    hybrid_budget: int = 2000
+    """Closed-loop evaluations of a hybrid's residual search."""
 
 
 @dataclass
