@@ -222,8 +222,11 @@ def run(args: argparse.Namespace) -> int:
                                    {m: f.result.params for m, f in fits.items()}, actuator,
                                    args.out, NetSettings(closed_loop_budget=args.hybrid_budget,
                                                          seed=args.seed), show)
+    from frictionsim.experiments.identification.identifiability import analyse
+
     summary = write_report(args.out, fits, train, validation, recorded(args), interrupted,
-                           cross_validation=section, learned=learned_fits)
+                           cross_validation=section, learned=learned_fits,
+                           identifiability=analyse(fits, train, settings))
     if args.json:
         write_json(args.json, summary)
     if interrupted:

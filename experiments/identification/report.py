@@ -91,9 +91,12 @@ def start_warning(model: str, f: ModelFit) -> str | None:
 def write_report(out: Path, fits: dict[str, ModelFit], train: list[Log],
                  validation: list[Log], settings: dict | None = None,
                  interrupted: bool = False, cross_validation: dict | None = None,
-                 learned: dict | None = None) -> dict:
+                 learned: dict | None = None, identifiability: dict | None = None) -> dict:
     """Write report.json, report.md and the figures to ``out``; return the summary.
 
+    ``identifiability``: per model, its identifiable combinations and the directions the
+    training logs do not determine
+    (:func:`~frictionsim.experiments.identification.identifiability.analyse`).
     ``learned``: the learned actuators trained after the physical models
     (:class:`~frictionsim.experiments.identification.learned.LearnedFit` by name), reported
     beside them.
@@ -142,6 +145,12 @@ def write_report(out: Path, fits: dict[str, ModelFit], train: list[Log],
     for m, f in learned.items():
         detail["models"][m].update({"training_samples": f.samples, "train_per_log": f.train,
                                     "validation_per_log": f.validation})
+    identifiability = identifiability or {}
+    for m, entry in identifiability.items():
+        detail["models"][m]["identifiable_combinations"] = entry["combinations"]
+        detail["models"][m]["undetermined"] = entry["undetermined"]
+        summary["models"][m]["undetermined"] = [sorted(d["parameters"])
+                                                for d in entry["undetermined"]]
     write_json(out / "report.json", detail)
 
     rows = [[m + (" (kept)" if f.kept else " (interrupted)" if f.result.interrupted else ""),
@@ -188,6 +197,7 @@ def write_report(out: Path, fits: dict[str, ModelFit], train: list[Log],
                "(docs/model.md §13): `net` an MLP actuator, `hybrid` M6 plus a learned residual "
                "of bounded authority; their seconds are the training and scoring time."]
     md += [""] + [f"**Warning:** {w}" for w in warnings]
+    md += _identifiability_lines(identifiability)
     md += ["", "Parameter files: " + ", ".join(f"`{f.params_file.name}`"
                                                for f in (*fits.values(), *learned.values())),
            ""]
@@ -217,6 +227,32 @@ def _reflected_note(name: str, f: ModelFit) -> str:
     return (f" (reflected rotor inertia J_rotor·N² = {actuator.rotor_inertia:g} × "
             f"{actuator.gear_ratio:g}² = {reflected:.6g} kg·m²; fitted/reflected "
             f"{fitted / reflected:.2f})")
+
+
+def _identifiability_lines(identifiability: dict) -> list[str]:
+    """report.md lines: the identifiable combinations per model, and what the logs leave
+    undetermined."""
+    from frictionsim.experiments.identification.identifiability import FLAT, PROBE, describe
+
+    if not identifiability:
+        return []
+    md = ["", "## What the logs determine", ""]
+    names = sorted({n for e in identifiability.values() for n in e["combinations"]})
+    if names:
+        md += ["Under the voltage law k_t and R reach the joint only as these combinations "
+               "(docs/model.md §3); compare fits (seeds, folds) on them:", "",
+               "| model | " + " | ".join(names) + " |", "|---|" + "---|" * len(names)]
+        md += [f"| {m} | " + " | ".join(f"{e['combinations'][n]:.4g}" if n in e["combinations"]
+                                         else "–" for n in names) + " |"
+               for m, e in identifiability.items()]
+        md.append("")
+    md.append(f"Directions the training logs do not determine (a move of {PROBE:g} of the "
+              f"search ranges along them changes the loss by less than {100 * FLAT:g} %):")
+    md.append("")
+    for m, e in identifiability.items():
+        lines = [describe(d) for d in e["undetermined"]]
+        md.append(f"- {m}: " + ("; ".join(lines) if lines else "none"))
+    return md
 
 
 def _cross_validation_table(section: dict) -> list[str]:
