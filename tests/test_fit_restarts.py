@@ -8,28 +8,11 @@ from dataclasses import replace
 
 import numpy as np
 import pytest
+from analytic_losses import AnalyticLogs, at
 
-from frictionsim import layout
 from frictionsim.experiments.identification.fitter import FitSettings, fit
 from frictionsim.experiments.identification.schedule import Exploration, SearchSchedule
 from frictionsim.experiments.identification.search_space import SearchSpace
-
-
-class AnalyticLogs:
-    """Stands in for PackedLogs: one 'log' whose error is an analytic function of theta."""
-
-    names = ["analytic"]
-    n_logs = 1
-
-    def __init__(self, loss):
-        self.loss = loss
-
-    def errors(self, thetas: np.ndarray) -> np.ndarray:
-        return np.array([[self.loss(t)] for t in np.atleast_2d(thetas)])
-
-
-def at(theta: np.ndarray, name: str) -> float:
-    return float(theta[layout.THETA_INDEX[name]])
 
 
 def test_runs_are_added_while_they_disagree_and_stop_when_two_agree():

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from analytic_losses import AnalyticLogs, at
 
-from frictionsim import layout
 from frictionsim.experiments.identification.identifiability import (
     combinations,
     describe,
@@ -19,23 +19,6 @@ from frictionsim.experiments.identification.search_space import SearchSpace
 from frictionsim.params import ParameterSet
 
 DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "xl330" / "processed"
-
-
-class AnalyticLogs:
-    """Stands in for PackedLogs: one 'log' whose error is an analytic function of theta."""
-
-    names = ["analytic"]
-    n_logs = 1
-
-    def __init__(self, loss):
-        self.loss = loss
-
-    def errors(self, thetas: np.ndarray) -> np.ndarray:
-        return np.array([[self.loss(t)] for t in np.atleast_2d(thetas)])
-
-
-def at(theta, name):
-    return theta[layout.THETA_INDEX[name]]
 
 
 def test_the_combinations_of_the_voltage_law():

@@ -49,10 +49,13 @@ def test_a_split_the_logs_do_not_allow_says_why():
 
 def test_the_run_on_the_xl330_logs_writes_every_model_of_every_split(tmp_path, capsys):
     pytest.importorskip("sklearn")
-    logs = sorted(DATA.glob("*.json"))
-    assert len(logs) == 12
+    from frictionsim.logs import load_log
+
+    # kp 200 and 400 only (the suite's time): each gain split holds out the other gain
+    logs = [str(p) for p in sorted(DATA.glob("*.json")) if load_log(p).kp in (200, 400)]
+    assert len(logs) == 8
     out = tmp_path / "pvl"
-    args = ["run", "physics-vs-learned", "--actuator", "xl330", "--logs", str(DATA), "--out",
+    args = ["run", "physics-vs-learned", "--actuator", "xl330", "--logs", *logs, "--out",
             str(out), "--budget", "40", "--hybrid-budget", "30", "--no-progress", "--json",
             str(tmp_path / "pvl.json")]
     assert main(args) == 0

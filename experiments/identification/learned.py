@@ -35,6 +35,7 @@ from pathlib import Path
 import numpy as np
 
 from frictionsim.actuator_net import N_INPUTS, pack_net, with_authority
+from frictionsim.experiments.identification.pipeline import PerLogScores
 from frictionsim.learned_files import LearnedActuator
 from frictionsim.logs import Log
 from frictionsim.params import ParameterSet
@@ -198,7 +199,7 @@ def closed_loop_residual(net: np.ndarray, hidden: tuple[int, ...], logs: list[Lo
 
 
 @dataclass
-class LearnedFit:
+class LearnedFit(PerLogScores):
     """A learned actuator trained by an identification: its file and per-log MAE (rad) on the
     training and validation logs, and the seconds training took."""
 
@@ -208,14 +209,6 @@ class LearnedFit:
     validation: dict[str, float]
     seconds: float
     samples: int
-
-    @property
-    def train_mae(self) -> float:
-        return float(np.mean(list(self.train.values())))
-
-    @property
-    def validation_mae(self) -> float | None:
-        return float(np.mean(list(self.validation.values()))) if self.validation else None
 
 
 def fit_learned(kinds: tuple[str, ...], train: list[Log], validation: list[Log],

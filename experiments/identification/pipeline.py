@@ -54,8 +54,24 @@ class IdentifySettings:
     """Closed-loop evaluations of a hybrid's residual search."""
 
 
+class PerLogScores:
+    """The mean of a model's per-log MAE (rad) on its training and validation logs (the
+    ``train`` and ``validation`` dicts of the dataclass that has it)."""
+
+    train: dict[str, float]
+    validation: dict[str, float]
+
+    @property
+    def train_mae(self) -> float:
+        return float(np.mean(list(self.train.values())))
+
+    @property
+    def validation_mae(self) -> float | None:
+        return float(np.mean(list(self.validation.values()))) if self.validation else None
+
+
 @dataclass
-class ModelFit:
+class ModelFit(PerLogScores):
     """A fitted model: the optimizer's result and its errors on training and validation logs."""
 
     model: str
@@ -65,14 +81,6 @@ class ModelFit:
     validation: dict[str, float]
     kept: bool = False
     """True for a model kept from an earlier run in OUT (``--resume``), not refitted now."""
-
-    @property
-    def train_mae(self) -> float:
-        return float(np.mean(list(self.train.values())))
-
-    @property
-    def validation_mae(self) -> float | None:
-        return float(np.mean(list(self.validation.values()))) if self.validation else None
 
 
 def content_digest(log: Log) -> str:
