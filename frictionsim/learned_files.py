@@ -30,7 +30,7 @@ from frictionsim.jsonfile import read_json
 from frictionsim.params import ParameterFileError, ParameterSet, from_dict
 
 #: The kinds of learned actuator model.
-LEARNED_MODELS = ("net", "hybrid")
+LEARNED_MODELS = schema.LEARNED_MODELS
 
 
 @dataclass(frozen=True)

@@ -19,6 +19,7 @@ import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from frictionsim import schema
 from frictionsim.jsonfile import read_json
 from frictionsim.params import ParameterFileError, ParameterSet, from_dict
 from frictionsim.robot_files import RobotDescription
@@ -131,5 +132,9 @@ def robot_params_from_dict(data: dict, source: str, extensions=None) -> RobotPar
 def load_robot_params(path: str | os.PathLike, extensions=None) -> RobotParameters:
     """Read a robot parameter file or a plain parameter file (see the module docstring)."""
     path = Path(path)
-    return robot_params_from_dict(read_json(path, ParameterFileError, "parameter file"),
-                                  str(path), extensions)
+    data = read_json(path, ParameterFileError, "parameter file")
+    if isinstance(data, dict) and data.get("model") in schema.LEARNED_MODELS:
+        raise ParameterFileError(f"{path}: a learned {data['model']} actuator; the robot "
+                                 "commands run M1–M6 parameter files only for now (learned "
+                                 "actuators run in simulate, compare and identify)")
+    return robot_params_from_dict(data, str(path), extensions)

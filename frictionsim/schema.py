@@ -280,6 +280,8 @@ EXTENSIONS: dict[str, tuple[str, ...]] = {
 ANY_LAW = ("latency", "observation_delay")
 #: Longest observation delay searched (s): a logging chain 50 ms late is already a broken one.
 MAX_OBSERVATION_DELAY = 0.05
+#: The learned actuator models (docs/model.md §13), beside the friction models M1–M6.
+LEARNED_MODELS = ("net", "hybrid")
 #: Parameters an extension adds that CMA does not search (integers: tried one by one).
 DISCRETE = ("latency_steps",)
 #: ``max_current_limit`` default when an actuator declares no ``current_limit`` (A).

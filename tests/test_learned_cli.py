@@ -66,3 +66,13 @@ def test_cross_validation_by_gain_scores_a_net_alone(tmp_path):
     assert set(section) == {"net"}
     assert set(section["net"]["per_gain"]) == {"200", "400"}
     assert (tmp_path / "cv" / "cross_validation" / "kp_200" / "net.json").is_file()
+
+
+def test_the_robot_commands_name_a_learned_file_they_cannot_run(tmp_path):
+    from frictionsim.params import ParameterFileError
+    from frictionsim.robot_params import load_robot_params
+
+    path = tmp_path / "net.json"
+    path.write_text(json.dumps({"model": "net", "actuator": "sts3215_12v"}))
+    with pytest.raises(ParameterFileError, match="learned net actuator"):
+        load_robot_params(path)
