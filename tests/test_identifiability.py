@@ -77,3 +77,21 @@ def test_the_identification_report_says_what_the_logs_determine(tmp_path):
     detail = json.loads((tmp_path / "fit" / "report.json").read_text())["models"]["m1"]
     assert detail["identifiable_combinations"]["kt/R (N·m/V)"] > 0
     assert isinstance(detail["undetermined"], list)
+
+
+def test_identifiable_coordinates_are_a_change_of_variables_of_kt_and_r():
+    space = SearchSpace("m1", "xl330", {}, coordinates="identifiable")
+    plain = SearchSpace("m1", "xl330", {})
+    values = {**space.defaults(), "kt": 0.4, "R": 4.0, "friction_base": 0.03}
+    x = space.point(values)
+    same = plain.values(plain.point(values)[None, :])[0]
+    np.testing.assert_allclose(space.values(x[None, :])[0], same)
+    # moving the first coordinate alone moves k_t/R, not k_t²/R
+    i = space.free.index("kt")
+    moved = x.copy()
+    moved[i] += 0.1
+    kt, r = (space.values(moved[None, :])[0][space.free.index(n)] for n in ("kt", "R"))
+    assert kt**2 / r == pytest.approx(0.4**2 / 4.0, rel=1e-9)
+    assert kt / r > 0.1
+    with pytest.raises(ValueError, match="coordinates"):
+        SearchSpace("m1", "xl330", {}, coordinates="polar")

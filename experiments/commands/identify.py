@@ -59,6 +59,10 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--budget", type=int, default=3000,
                    help="loss evaluations per model (default 3000)")
     p.add_argument("--seed", type=seed, default=0, help="random seed (default 0)")
+    p.add_argument("--coordinates", choices=("parameters", "identifiable"), default="parameters",
+                   help="how the voltage law's k_t and R are searched: as themselves "
+                        "(default), or as the torque per volt k_t/R and the back-EMF damping "
+                        "k_t²/R, the combinations the logs determine")
     p.add_argument("--hybrid-budget", type=int, default=2000, metavar="N",
                    help="closed-loop evaluations of the hybrid's residual search (default 2000)")
     p.add_argument("--fix", nargs="+", default=[], metavar="NAME=VALUE",
@@ -200,7 +204,7 @@ def run(args: argparse.Namespace) -> int:
                                 fixed, init, chain=not args.independent, dask=args.dask,
                                 progress=show, scheme=args.scheme,
                                 extensions=tuple(args.extensions), learned=tuple(learned),
-                                hybrid_budget=args.hybrid_budget)
+                                hybrid_budget=args.hybrid_budget, coordinates=args.coordinates)
     section = None
     if args.cross_validate:
         from frictionsim.experiments.identification.cross_validation import cross_validate_by_gain

@@ -52,6 +52,8 @@ class IdentifySettings:
     """Learned actuators trained after the physical models (``net``, ``hybrid`` over M6)."""
     hybrid_budget: int = 2000
     """Closed-loop evaluations of a hybrid's residual search."""
+    coordinates: str = "parameters"
+    """How k_t and R are searched: as themselves, or as k_t/R and k_t²/R (``identifiable``)."""
 
 
 class PerLogScores:
@@ -260,6 +262,9 @@ def identify(train: list[Log], validation: list[Log], settings: IdentifySettings
     if s.dask:
         from frictionsim.experiments.identification.distributed import fit_on_dask
 
+        if s.coordinates != "parameters":
+            raise ValueError("--coordinates identifiable runs locally; --dask searches k_t and "
+                             "R as themselves")
         results, interrupted = fit_on_dask(s.dask, list(s.models), s.actuator, s.fixed, packed,
                                            s.fit, out, s.init, s.chain, earlier,
                                            scheme=s.scheme, extensions=s.extensions)
@@ -270,7 +275,7 @@ def identify(train: list[Log], validation: list[Log], settings: IdentifySettings
             start = start_for(model, fitted if s.chain else {}, s.init, earlier.get(model))
             result, path = fit_model(model, s.actuator, s.fixed, packed, s.fit, out, start,
                                      progress=s.progress, scheme=s.scheme,
-                                     extensions=s.extensions)
+                                     extensions=s.extensions, coordinates=s.coordinates)
             results[model] = (result, path)
             fitted[model] = result.params
             if result.interrupted:

@@ -30,6 +30,8 @@ from frictionsim.params import ParameterSet, theta_from_values
 R0 = 100.0
 _KAPPA = float(np.log1p(R0))
 LINEAR, LOG, LOG0 = 0, 1, 2
+#: How k_t and R are searched (:attr:`SearchSpace.coordinates`).
+COORDINATES = ("parameters", "identifiable")
 
 
 def scale_of(p: schema.Parameter) -> int:
@@ -50,8 +52,16 @@ class SearchSpace:
     fixed: dict[str, float]
     scheme: str = "reference"
     extensions: tuple[str, ...] = ()
+    coordinates: str = "parameters"
+    """``parameters``: k_t and R searched as themselves; ``identifiable``: under the voltage
+    law, as the torque per volt g = k_t/R and the back-EMF damping b = k_t²/R (log scales on
+    the hull of what the k_t and R bounds give), k_t = b/g and R = b/g²: the directions the
+    logs determine (docs/model.md §3), so CMA's steps are not spent along a ridge."""
 
     def __post_init__(self) -> None:
+        if self.coordinates not in COORDINATES:
+            raise ValueError(f"coordinates {self.coordinates!r}: expected one of "
+                             f"{', '.join(COORDINATES)}")
         spec = self.spec
         for name in self.fixed:
             if name not in spec:
@@ -74,15 +84,39 @@ class SearchSpace:
     def dimension(self) -> int:
         return len(self.free)
 
+    def _pair(self) -> tuple[int, int] | None:
+        """The columns of k_t and R when they are searched as g = k_t/R and b = k_t²/R."""
+        if self.coordinates != "identifiable" or "kt" not in self.free or "R" not in self.free \
+                or schema.get_actuator(self.actuator).law != "voltage":
+            return None
+        return self.free.index("kt"), self.free.index("R")
+
     def _arrays(self):
         spec = self.spec
         lo = np.array([spec[n].lower for n in self.free])
         hi = np.array([spec[n].upper for n in self.free])
         scale = np.array([scale_of(spec[n]) for n in self.free])
+        pair = self._pair()
+        if pair is not None:
+            i, j = pair
+            kt, r = spec["kt"], spec["R"]
+            lo[i], hi[i] = kt.lower / r.upper, kt.upper / r.lower
+            lo[j], hi[j] = kt.lower**2 / r.upper, kt.upper**2 / r.lower
+            scale[i] = scale[j] = LOG
         return lo, hi, scale
 
     def values(self, x: np.ndarray) -> np.ndarray:
         """Parameter values of unbounded points ``x`` (n, dimension) → (n, dimension)."""
+        out = self._coordinate_values(x)
+        pair = self._pair()
+        if pair is not None:
+            i, j = pair
+            g, b = out[:, i].copy(), out[:, j].copy()
+            out[:, i] = b / g
+            out[:, j] = b / g**2
+        return out
+
+    def _coordinate_values(self, x: np.ndarray) -> np.ndarray:
         lo, hi, scale = self._arrays()
         y = np.mod(np.atleast_2d(x), 2.0)
         u = np.where(y <= 1.0, y, 2.0 - y)
@@ -96,7 +130,12 @@ class SearchSpace:
     def point(self, values: dict[str, float]) -> np.ndarray:
         """The x of named values (clipped into the bounds): the inverse of :meth:`values`."""
         lo, hi, scale = self._arrays()
-        v = np.clip(np.array([values[n] for n in self.free], dtype=float), lo, hi)
+        v = np.array([values[n] for n in self.free], dtype=float)
+        pair = self._pair()
+        if pair is not None:
+            i, j = pair
+            v[i], v[j] = v[i] / v[j], v[i] ** 2 / v[j]
+        v = np.clip(v, lo, hi)
         span = np.where(hi > lo, hi - lo, 1.0)
         u = (v - lo) / span
         log = scale == LOG

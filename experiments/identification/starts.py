@@ -82,13 +82,14 @@ def better_of(best: FitResult | None, result: FitResult) -> FitResult:
 
 def fit_model(model: str, actuator: str, fixed: dict[str, float], train: PackedLogs,
               settings: FitSettings, out: Path, start: Start, progress: bool = True,
-              scheme: str = "reference", extensions: tuple[str, ...] = ()
-              ) -> tuple[FitResult, Path]:
+              scheme: str = "reference", extensions: tuple[str, ...] = (),
+              coordinates: str = "parameters") -> tuple[FitResult, Path]:
     """Fit one model (simulated with ``scheme``, with the docs/model.md §9 ``extensions``), saving the
     best so far to ``out/<model>.json`` on every improvement.
 
     With ``latency`` (and ``latency_steps`` not fixed) the model is fitted once per latency
     0 … MAX_LATENCY, each with the whole budget; the best fit is kept and saved.
+    ``coordinates``: how k_t and R are searched (:attr:`SearchSpace.coordinates`).
     """
     names = schema.parameters(model, actuator, extensions)
     own_fixed = {k: v for k, v in fixed.items() if k in names}
@@ -105,7 +106,8 @@ def fit_model(model: str, actuator: str, fixed: dict[str, float], train: PackedL
             save_params(path, params)
 
     for extra in tries:
-        space = SearchSpace(model, actuator, {**own_fixed, **extra}, scheme, extensions)
+        space = SearchSpace(model, actuator, {**own_fixed, **extra}, scheme, extensions,
+                            coordinates)
         point, centre = ({k: v for k, v in d.items() if k not in space.fixed} if d else d
                          for d in (start.point, start.centre))
         alternatives = tuple({k: v for k, v in a.items() if k not in space.fixed}
