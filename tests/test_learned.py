@@ -182,6 +182,7 @@ def test_a_network_trained_on_the_xl330_logs_rolls_out_in_closed_loop():
     logs = [load_log(p) for p in sorted(DATA.glob("*.json"))[:4]]
     model = train_learned("net", logs, "xl330", settings=NetSettings(hidden=(16,), max_epochs=20))
     assert model.training["samples"] == sum(len(log.entries) - 4 for log in logs)  # horizon 4
+    assert model.training["epochs"] == 20 and model.training["converged"] is False
     errors = learned_mae(model, logs)
     assert set(errors) == {log.name for log in logs}
     assert all(np.isfinite(e) and e < 1.0 for e in errors.values())

@@ -29,6 +29,7 @@ N·m, the :data:`AUTHORITY_QUANTILE` of the residual torques.
 from __future__ import annotations
 
 import time
+import warnings
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -88,9 +89,11 @@ def training_set(logs: list[Log], actuator: str, theta: np.ndarray, horizon: int
 
 
 def supervised_net(x: np.ndarray, y: np.ndarray, hidden: tuple[int, ...],
-                   settings: NetSettings) -> tuple[np.ndarray, int]:
+                   settings: NetSettings) -> tuple[np.ndarray, int, bool]:
     """A network trained on inputs ``x`` and torques ``y`` (module docstring): its flat vector
-    (authority unbounded) and the epochs it took."""
+    (authority unbounded), the epochs it took, and whether it converged before
+    :attr:`NetSettings.max_epochs`."""
+    from sklearn.exceptions import ConvergenceWarning
     from sklearn.neural_network import MLPRegressor
 
     mean = x.mean(axis=0)
@@ -109,9 +112,16 @@ def supervised_net(x: np.ndarray, y: np.ndarray, hidden: tuple[int, ...],
                        max_iter=settings.max_epochs, early_stopping=True,
                        validation_fraction=0.1, n_iter_no_change=10,
                        random_state=settings.seed)
-    mlp.fit(np.clip(noisy, low, high), (targets - mean_out) / scale_out)
+    with warnings.catch_warnings(record=True) as caught:
+        # a stop at the epoch cap is recorded in the file (``converged``), not shouted
+        warnings.simplefilter("always", ConvergenceWarning)
+        mlp.fit(np.clip(noisy, low, high), (targets - mean_out) / scale_out)
+    converged = not any(issubclass(w.category, ConvergenceWarning) for w in caught)
+    for w in caught:
+        if not issubclass(w.category, ConvergenceWarning):
+            warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
     return pack_net(mlp.coefs_, mlp.intercepts_, mean, std, low, high, mean_out,
-                    scale_out), int(mlp.n_iter_)
+                    scale_out), int(mlp.n_iter_), converged
 
 
 def train_learned(kind: str, logs: list[Log], actuator: str, physics: ParameterSet | None = None,
@@ -130,9 +140,10 @@ def train_learned(kind: str, logs: list[Log], actuator: str, physics: ParameterS
         raise ValueError(f"{len(y)} samples: too few to train a network on")
     start = time.perf_counter()
     hidden = settings.hidden if kind == "net" else settings.hybrid_hidden
-    net, epochs = supervised_net(x, y, hidden, settings)
+    net, epochs, converged = supervised_net(x, y, hidden, settings)
     training = {"logs": [log.name for log in logs], "samples": int(len(y)),
-                "horizon": settings.horizon, "epochs": epochs, "noise": settings.noise,
+                "horizon": settings.horizon, "epochs": epochs, "converged": converged,
+                "noise": settings.noise,
                 "copies": settings.copies, "seed": settings.seed}
     if kind == "net":
         training["seconds"] = round(time.perf_counter() - start, 2)
