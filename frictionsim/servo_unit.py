@@ -158,10 +158,20 @@ def servo_observe(servo: np.ndarray, q: float, period: float, theta: np.ndarray)
     first period being the initial one. d = 0: q itself, nothing recorded. ValueError when
     d reaches back more than ``MAX_OBSERVATION_PERIODS`` periods."""
     check_record_theta(servo, theta)
-    if theta[OBSERVATION_DELAY] > MAX_OBSERVATION_PERIODS * period:
-        raise ValueError("observation_delay reaches back more than MAX_OBSERVATION_PERIODS "
-                         "control periods")
+    if delay_too_long(theta, period):
+        raise ValueError(DELAY_MESSAGE)
     return observe(servo, q, period, theta)
+
+
+#: The error of a ``theta`` whose ``observation_delay`` the record's ring cannot hold.
+DELAY_MESSAGE = "observation_delay reaches back more than MAX_OBSERVATION_PERIODS control periods"
+
+
+@njit(cache=True, inline="always")
+def delay_too_long(theta: np.ndarray, period: float) -> bool:
+    """Whether ``theta``'s ``observation_delay`` reaches back more than the record keeps,
+    ``MAX_OBSERVATION_PERIODS`` control periods of ``period`` s."""
+    return theta[OBSERVATION_DELAY] > MAX_OBSERVATION_PERIODS * period
 
 
 @njit(cache=True, inline="always")

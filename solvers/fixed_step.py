@@ -46,15 +46,11 @@ from typing import NamedTuple
 import numpy as np
 from numba import njit
 
-from frictionsim.layout import (
-    MAX_OBSERVATION_PERIODS,
-    OBSERVATION_DELAY,
-    SCHEME,
-    SEMI_IMPLICIT,
-    SERVO_STATE_SIZE,
-)
+from frictionsim.layout import SCHEME, SEMI_IMPLICIT, SERVO_STATE_SIZE
 from frictionsim.plant import bench_torques
 from frictionsim.servo_unit import (
+    DELAY_MESSAGE,
+    delay_too_long,
     draw_current,
     observe,
     reset_record,
@@ -115,9 +111,17 @@ def bench_step(
     q: float, v: float, u: float, enable: float, dt: float, theta: np.ndarray, bench: np.ndarray
 ) -> JointState:
     """:func:`step` without its checks, for the package's loops that made them once."""
+    return bench_step_with(q, v, u, enable, 0.0, dt, theta, bench)
+
+
+@njit(cache=True, inline="always")
+def bench_step_with(q: float, v: float, u: float, enable: float, extra: float, dt: float,
+                    theta: np.ndarray, bench: np.ndarray) -> JointState:
+    """:func:`bench_step` with a torque ``extra`` (N·m) beside the motor's and gravity's, which
+    friction clips like them (a learned actuator's torque); the budget is the bench's own."""
     t = bench_torques(q, v, u, enable, theta, bench)
-    return clipped_step(q, v, t.motor + t.external, t.inertia, t.static + t.viscous * abs(v), dt,
-                        theta[SCHEME] == SEMI_IMPLICIT)
+    return clipped_step(q, v, t.motor + t.external + extra, t.inertia,
+                        t.static + t.viscous * abs(v), dt, theta[SCHEME] == SEMI_IMPLICIT)
 
 
 @njit(cache=True)
@@ -179,9 +183,8 @@ def check_log_arrays(goal: np.ndarray, enable: np.ndarray, supply: np.ndarray,
     check_theta_bench(theta, bench)
     if not dt > 0.0:
         raise ValueError("dt must be positive (s)")
-    if theta[OBSERVATION_DELAY] > MAX_OBSERVATION_PERIODS * dt:
-        raise ValueError("observation_delay reaches back more than MAX_OBSERVATION_PERIODS "
-                         "control periods")
+    if delay_too_long(theta, dt):
+        raise ValueError(DELAY_MESSAGE)
 
 
 @njit(cache=True)

@@ -43,10 +43,11 @@ from frictionsim.layout import (
 from frictionsim.learned_files import LearnedActuator
 from frictionsim.logs import Log
 from frictionsim.params import ParameterSet
+from frictionsim.pendulum import load_inertia
 from frictionsim.plant import bench_torques
 from frictionsim.servo_unit import draw_current, observe, reset_record, servo_period
 from frictionsim.solvers.batch import PackedLogs
-from frictionsim.solvers.fixed_step import clipped_step
+from frictionsim.solvers.fixed_step import bench_step, bench_step_with
 from frictionsim.solvers.rollouts import Rollout, check_finite
 
 
@@ -70,10 +71,16 @@ def learned_mae(model: LearnedActuator, logs: list[Log]) -> dict[str, float]:
     if not logs:
         return {}
     packed = PackedLogs.from_logs(logs, model.actuator)
+    return dict(zip(packed.names, packed_errors(packed, physics_theta(model), model.net)))
+
+
+def packed_errors(packed: PackedLogs, theta: np.ndarray, net: np.ndarray) -> np.ndarray:
+    """MAE (rad) of each packed log rolled out with network ``net`` over ``theta`` (+inf where
+    one diverged): for loops that evaluate many networks on logs packed once."""
     out = np.empty(packed.n_logs)
     learned_errors(packed.goal, packed.enable, packed.supply, packed.position, packed.offsets,
-                   packed.v0, packed.bench, physics_theta(model), model.net, out)
-    return dict(zip(packed.names, np.where(np.isfinite(out), out, np.inf).tolist()))
+                   packed.v0, packed.bench, theta, net, out)
+    return np.where(np.isfinite(out), out, np.inf)
 
 
 def simulate_learned(log: Log, model: LearnedActuator) -> Rollout:
@@ -95,7 +102,6 @@ def learned_run(goal: np.ndarray, enable: np.ndarray, supply: np.ndarray, q0: fl
     """Roll a log out with a learned actuator (module docstring): the reported position and
     the velocity before each control period into out_q, out_v. The period is ``bench[DT]``."""
     dt = bench[DT]
-    semi = theta[SCHEME] == SEMI_IMPLICIT
     n = goal.shape[0]
     error = np.empty(n)
     velocity = np.empty(n)
@@ -113,9 +119,7 @@ def learned_run(goal: np.ndarray, enable: np.ndarray, supply: np.ndarray, q0: fl
         r = net_torque(net, x, work)
         u = servo_period(servo, goal[k], q, v, supply[k], theta, bench)
         draw_current(servo, enable[k], v, theta)
-        t = bench_torques(q, v, u, enable[k], theta, bench)
-        q, v = clipped_step(q, v, t.motor + t.external + r, t.inertia,
-                            t.static + t.viscous * abs(v), dt, semi)
+        q, v = bench_step_with(q, v, u, enable[k], r, dt, theta, bench)
 
 
 @njit(cache=True, parallel=True)
@@ -159,6 +163,7 @@ def teacher_forced(goal: np.ndarray, enable: np.ndarray, supply: np.ndarray,
     # reference: v is updated first, then half an a·dt² more)
     c = 1.0 if semi else 1.5
     spread = horizon * (horizon + 1) / 2.0 + (0.0 if semi else horizon / 2.0)
+    inertia = load_inertia(bench) + theta[ARMATURE]
     n = goal.shape[0]
     error = np.empty(n)
     velocity = np.empty(n)
@@ -180,10 +185,8 @@ def teacher_forced(goal: np.ndarray, enable: np.ndarray, supply: np.ndarray,
             for i in range(k, k + horizon):
                 u = servo_period(ahead, goal[i], qh, vh, supply[i], theta, bench)
                 draw_current(ahead, enable[i], vh, theta)
-                t = bench_torques(qh, vh, u, enable[i], theta, bench)
-                qh, vh = clipped_step(qh, vh, t.motor + t.external, t.inertia,
-                                      t.static + t.viscous * abs(vh), dt, semi)
-            residual[k] = t.inertia * (position[k + horizon] - qh) / (spread * dt * dt)
+                qh, vh = bench_step(qh, vh, u, enable[i], dt, theta, bench)
+            residual[k] = inertia * (position[k + horizon] - qh) / (spread * dt * dt)
         u = servo_period(servo, goal[k], q, v, supply[k], theta, bench)
         draw_current(servo, enable[k], v, theta)
         if horizon > 1:

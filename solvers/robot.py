@@ -34,6 +34,7 @@ from frictionsim.layout import ARMATURE, SERVO_STATE_SIZE
 from frictionsim.params import ParameterSet
 from frictionsim.servo_unit import (
     NO_LOG,
+    delay_too_long,
     servo_control,
     servo_draw,
     servo_observe,
@@ -167,13 +168,12 @@ def fixed_step_run(model: int, data: int, qpos: np.ndarray, qvel: np.ndarray, qa
 def check_delay_reach(servos: list[JointServo], period: float) -> None:
     """ValueError naming a servo whose ``observation_delay`` reaches back more than
     ``layout.MAX_OBSERVATION_PERIODS`` control periods of ``period`` s."""
-    reach = layout.MAX_OBSERVATION_PERIODS * period
     for s in servos:
-        delay = s.params.values.get("observation_delay", 0.0)
-        if delay > reach:
-            raise ValueError(f"servo on {s.joint}: observation_delay {delay:g} s reaches back "
-                             f"more than {layout.MAX_OBSERVATION_PERIODS} control periods "
-                             f"({reach:g} s)")
+        if delay_too_long(s.params.theta(), period):
+            raise ValueError(f"servo on {s.joint}: observation_delay "
+                             f"{s.params.values['observation_delay']:g} s reaches back more than "
+                             f"{layout.MAX_OBSERVATION_PERIODS} control periods "
+                             f"({layout.MAX_OBSERVATION_PERIODS * period:g} s)")
 
 
 @dataclass

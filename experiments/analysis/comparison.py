@@ -4,8 +4,6 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import numpy as np
-
 from frictionsim.experiments.common.output import table
 from frictionsim.learned_files import LearnedActuator
 from frictionsim.logs import Log
@@ -27,9 +25,9 @@ def compare(params: dict[str, ParameterSet | LearnedActuator], logs: list[Log]) 
         if p.actuator not in packed:
             packed[p.actuator] = PackedLogs.from_logs(logs, p.actuator)
         if isinstance(p, LearnedActuator):
-            from frictionsim.solvers.learned_rollout import learned_mae
+            from frictionsim.solvers.learned_rollout import packed_errors, physics_theta
 
-            errors = np.array(list(learned_mae(p, logs).values()))
+            errors = packed_errors(packed[p.actuator], physics_theta(p), p.net)
         else:
             errors = packed[p.actuator].errors(p.theta())[0]
         non_finite(errors, packed[p.actuator].names, p.source or label)

@@ -41,7 +41,12 @@ from frictionsim.learned_files import LearnedActuator
 from frictionsim.logs import Log
 from frictionsim.params import ParameterSet
 from frictionsim.solvers.batch import PackedLogs
-from frictionsim.solvers.learned_rollout import bare_theta, learned_mae, teacher_forced
+from frictionsim.solvers.learned_rollout import (
+    bare_theta,
+    learned_mae,
+    packed_errors,
+    teacher_forced,
+)
 
 
 @dataclass(frozen=True)
@@ -172,14 +177,13 @@ def closed_loop_residual(net: np.ndarray, hidden: tuple[int, ...], logs: list[Lo
     net[head] = 0.0  # mean_out: a zero output layer is a zero residual
     w0 = net[head + 2:].copy()
     w0[-(hidden[-1] + 1):] = 0.0
-    actuator = physics.actuator
+    packed = PackedLogs.from_logs(logs, physics.actuator)  # once: thousands of rollouts follow
+    theta = physics.theta()
 
     def loss(w: np.ndarray) -> float:
         trial = net.copy()
         trial[head + 2:] = w
-        model = LearnedActuator("hybrid", actuator, trial, hidden, float(net[2 + len(hidden)]),
-                                physics)
-        return float(np.mean(list(learned_mae(model, logs).values())))
+        return float(packed_errors(packed, theta, trial).mean())
 
     best_loss, best_w = loss(w0), w0
     physics_loss = best_loss

@@ -168,6 +168,15 @@ def check_resumable(path: Path, params: ParameterSet, scheme: str | None,
                          f"--with {asked}; resume with the same settings or use another --out")
 
 
+def existing_outputs(out: Path, ours: re.Pattern) -> tuple[list[Path], list[Path]]:
+    """What an output folder already holds (hidden files aside), and which of it a run writes
+    (names matching ``ours``); ValueError when ``out`` is a file."""
+    if out.exists() and not out.is_dir():
+        raise ValueError(f"--out {out} is a file; it must be a directory")
+    present = sorted(p for p in out.iterdir() if not p.name.startswith(".")) if out.exists() else []
+    return present, [p for p in present if ours.match(p.name)]
+
+
 def prepare_out(out: Path, actuator: str, resume: bool = False, overwrite: bool = False,
                 scheme: str | None = None, extensions: tuple[str, ...] | None = None
                 ) -> dict[str, ParameterSet]:
@@ -178,12 +187,9 @@ def prepare_out(out: Path, actuator: str, resume: bool = False, overwrite: bool 
     identification writes (nothing else) and says so; neither is refused, with a
     message saying which to pass. Never replaces anything unasked.
     """
-    if out.exists() and not out.is_dir():
-        raise ValueError(f"--out {out} is a file; it must be a directory")
-    present = sorted(p for p in out.iterdir() if not p.name.startswith(".")) if out.exists() else []
+    present, ours = existing_outputs(out, OUTPUT_FILES)
     if not present:
         return {}
-    ours = [p for p in present if OUTPUT_FILES.match(p.name)]
     folds = out / FOLDS_DIR
     if resume:
         earlier = {}

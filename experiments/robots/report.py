@@ -16,6 +16,7 @@ from pathlib import Path
 import numpy as np
 
 from frictionsim.atomic import write_json, write_text
+from frictionsim.experiments.identification.pipeline import existing_outputs
 from frictionsim.experiments.robots.identify import (
     RobotFitSettings,
     RobotModelFit,
@@ -33,12 +34,9 @@ FOLDS_DIR = "cross_validation"
 def prepare_robot_out(out: Path, robot: str, resume: bool = False, overwrite: bool = False
                       ) -> dict[str, RobotParameters]:
     """Make ``out`` ready; the saved fits to resume from (model → robot parameters)."""
-    if out.exists() and not out.is_dir():
-        raise ValueError(f"--out {out} is a file; it must be a directory")
-    present = sorted(p for p in out.iterdir() if not p.name.startswith(".")) if out.exists() else []
+    present, ours = existing_outputs(out, OUTPUT_FILES)
     if not present:
         return {}
-    ours = [p for p in present if OUTPUT_FILES.match(p.name)]
     saved = {}
     for p in ours:
         if p.suffix == ".json" and p.name.startswith("m") and (resume or overwrite):
