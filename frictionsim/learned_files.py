@@ -6,10 +6,15 @@ A JSON object::
     {"model": "net" | "hybrid", "actuator": NAME,
      "physics": {a parameter file's object}      # hybrid only: the physical model under it
      "inputs": [...], "hidden": [32, 32], "authority": null | N·m,
+     "armature": kg·m²                            # net only (optional, default 0)
      "net": [the flat vector of frictionsim.actuator_net], "training": {...}}
 
 ``net``: the network is the actuator (``authority`` null: unbounded); the joint has only its
-load (no motor, no friction, no rotor inertia: the network's torque carries them).
+load and the rotor's reflected inertia ``armature`` (kg·m², optional, default 0; what
+``identify`` writes is the rotor inertia of the richest physical model of the same run: a
+torque computed from the error and velocity history cannot carry an inertial torque, and a
+light joint driven by a held torque without it is unstable); no motor, no friction: the
+network's torque carries them.
 ``hybrid``: the physical model runs as always and the network adds a residual torque of at
 most ``authority`` N·m (0: none, the physical model alone), trained on what the physical
 model leaves unexplained (docs/model.md §13).
@@ -47,6 +52,9 @@ class LearnedActuator:
     physics: ParameterSet | None = None
     training: dict = field(default_factory=dict)
     source: str | None = None
+    armature: float = 0.0
+    """A net's joint: the rotor's reflected inertia it keeps (kg·m²; a hybrid's is its
+    physics')."""
 
     def __post_init__(self) -> None:
         where = self.source or f"learned {self.model} model"
@@ -78,6 +86,12 @@ class LearnedActuator:
                                      "must be a number ≥ 0")
         if self.model == "net" and self.authority is not None:
             raise ParameterFileError(f"{where}: a net's torque is unbounded (authority null)")
+        if not (math.isfinite(self.armature) and 0 <= self.armature <= 10.0):
+            raise ParameterFileError(f"{where}: armature = {self.armature!r} kg·m² must be from 0 "
+                                     "to 10")
+        if self.model == "hybrid" and self.armature != 0:
+            raise ParameterFileError(f"{where}: a hybrid's rotor inertia is its physics' "
+                                     "armature, not a key of its own")
         bound = -1.0 if self.authority is None else self.authority
         if self.net[2 + len(self.hidden)] != bound:
             raise ParameterFileError(f"{where}: 'net' carries authority "
@@ -99,8 +113,10 @@ class LearnedActuator:
         out = {"model": self.model, "actuator": self.actuator}
         if self.physics is not None:
             out["physics"] = self.physics.to_dict()
-        out.update(inputs=list(INPUT_NAMES), hidden=list(self.hidden), authority=self.authority,
-                   net=[float(x) for x in self.net], training=self.training)
+        out.update(inputs=list(INPUT_NAMES), hidden=list(self.hidden), authority=self.authority)
+        if self.model == "net":
+            out["armature"] = self.armature
+        out.update(net=[float(x) for x in self.net], training=self.training)
         return out
 
 
@@ -110,7 +126,7 @@ def learned_from_dict(data: dict, source: str | None = None) -> LearnedActuator:
     if not isinstance(data, dict):
         raise ParameterFileError(f"{where}: expected a JSON object")
     unknown = set(data) - {"model", "actuator", "physics", "inputs", "hidden", "authority", "net",
-                           "training"}
+                           "training", "armature"}
     if unknown:
         raise ParameterFileError(f"{where}: unknown key {sorted(unknown)[0]!r}")
     for key in ("model", "actuator", "hidden", "net"):
@@ -138,9 +154,12 @@ def learned_from_dict(data: dict, source: str | None = None) -> LearnedActuator:
     training = data.get("training", {})
     if not isinstance(training, dict):
         raise ParameterFileError(f"{where}: 'training' must be an object")
+    armature = data.get("armature", 0.0)
+    if isinstance(armature, bool) or not isinstance(armature, (int, float)):
+        raise ParameterFileError(f"{where}: armature = {armature!r} must be a number (kg·m²)")
     return LearnedActuator(data["model"], data["actuator"], np.array(net, dtype=float),
                            tuple(hidden), None if authority is None else float(authority),
-                           physics, training, source)
+                           physics, training, source, float(armature))
 
 
 def is_learned(data: dict) -> bool:

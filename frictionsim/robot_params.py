@@ -9,6 +9,10 @@
 
 ``--params`` also takes a plain parameter file (docs/model.md §7): every servo of that
 actuator gets it, with no joint offsets (a servo identified on a bench, put on the robot).
+
+A servo entry may also be a learned actuator (``net`` or ``hybrid``, docs/model.md §13; what
+``robot identify --model net hybrid`` writes), and ``--params`` a plain learned actuator
+file, which every servo of its actuator gets.
 """
 
 from __future__ import annotations
@@ -19,8 +23,8 @@ import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from frictionsim import schema
 from frictionsim.jsonfile import read_json
+from frictionsim.learned_files import LearnedActuator, is_learned, learned_from_dict
 from frictionsim.params import ParameterFileError, ParameterSet, from_dict
 from frictionsim.robot_files import RobotDescription
 
@@ -30,10 +34,11 @@ MAX_OFFSET = 0.5
 
 @dataclass
 class RobotParameters:
-    """The servos' parameter sets by actuator name and the joints' calibration offsets (rad)."""
+    """The servos' parameter sets (or learned actuators) by actuator name and the joints'
+    calibration offsets (rad)."""
 
     robot: str
-    servos: dict[str, ParameterSet]
+    servos: dict[str, ParameterSet | LearnedActuator]
     joint_offsets: dict[str, float] = field(default_factory=dict)
     fit: dict = field(default_factory=dict)
     source: str = ""
@@ -72,6 +77,10 @@ class RobotParameters:
             from frictionsim.plausibility import warn
 
             (theirs, params), = servos.items()
+            if isinstance(params, LearnedActuator):
+                raise ParameterFileError(
+                    f"{self.source}: a learned {params.model} actuator of {theirs!r}: its network "
+                    f"learned that servo's torques and cannot be put on {kinds[0]!r} servos")
             try:
                 moved = ParameterSet(params.model, kinds[0], dict(params.values), params.source,
                                      params.scheme, params.extensions)
@@ -96,8 +105,9 @@ def robot_params_from_dict(data: dict, source: str, extensions=None) -> RobotPar
     it); ``ParameterFileError`` naming the file and key."""
     if not isinstance(data, dict):
         raise ParameterFileError(f"{source}: expected a JSON object")
-    if "servos" not in data:  # a plain parameter file
-        params = from_dict(data, source, extensions)
+    if "servos" not in data:  # a plain parameter file, or a plain learned actuator file
+        params = learned_from_dict(data, source) if is_learned(data) \
+            else from_dict(data, source, extensions)
         return RobotParameters("", {params.actuator: params}, source=source)
     unknown = set(data) - {"robot", "servos", "joint_offsets", "fit"}
     if unknown:
@@ -111,7 +121,9 @@ def robot_params_from_dict(data: dict, source: str, extensions=None) -> RobotPar
         raise ParameterFileError(f"{source}: servos must map actuator names to parameter sets")
     sets = {}
     for actuator, values in servos.items():
-        params = from_dict(values, f"{source}: servos.{actuator}", extensions)
+        where = f"{source}: servos.{actuator}"
+        params = learned_from_dict(values, where) if is_learned(values) \
+            else from_dict(values, where, extensions)
         if params.actuator != actuator:
             raise ParameterFileError(f"{source}: servos.{actuator} holds parameters of "
                                      f"actuator {params.actuator!r}")
@@ -133,8 +145,4 @@ def load_robot_params(path: str | os.PathLike, extensions=None) -> RobotParamete
     """Read a robot parameter file or a plain parameter file (see the module docstring)."""
     path = Path(path)
     data = read_json(path, ParameterFileError, "parameter file")
-    if isinstance(data, dict) and data.get("model") in schema.LEARNED_MODELS:
-        raise ParameterFileError(f"{path}: a learned {data['model']} actuator; the robot "
-                                 "commands run M1–M6 parameter files only for now (learned "
-                                 "actuators run in simulate, compare and identify)")
     return robot_params_from_dict(data, str(path), extensions)

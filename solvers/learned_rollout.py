@@ -51,18 +51,21 @@ from frictionsim.solvers.fixed_step import bench_step, bench_step_with
 from frictionsim.solvers.rollouts import Rollout, check_finite
 
 
-def bare_theta(actuator: str) -> np.ndarray:
-    """``theta`` of a joint with no actuator: no motor torque, no friction, no rotor inertia
-    (the semi-implicit step): what a pure network drives."""
+def bare_theta(actuator: str, armature: float = 0.0) -> np.ndarray:
+    """``theta`` of a joint with no actuator but its rotor's reflected inertia ``armature``
+    (kg·m²): no motor torque, no friction (the semi-implicit step): what a pure network
+    drives."""
     theta = ParameterSet.defaults("m1", actuator).with_scheme("semi_implicit").theta()
-    theta[KT] = theta[ARMATURE] = theta[K_C] = theta[K_V] = 0.0
+    theta[KT] = theta[K_C] = theta[K_V] = 0.0
+    theta[ARMATURE] = armature
     return theta
 
 
 def physics_theta(model: LearnedActuator) -> np.ndarray:
     """The ``theta`` a learned actuator's network drives: its hybrid physics, or the bare
-    joint."""
-    return model.physics.theta() if model.physics is not None else bare_theta(model.actuator)
+    joint with the net's rotor inertia."""
+    return model.physics.theta() if model.physics is not None \
+        else bare_theta(model.actuator, model.armature)
 
 
 def learned_mae(model: LearnedActuator, logs: list[Log]) -> dict[str, float]:

@@ -425,6 +425,11 @@ class ServoModel:
             raise ValueError(f"1 to {MAX_JOINTS} servos, got {len(servos)}")
         self.servos = list(servos)
         self.friction = friction
+        learned = next((s for s in self.servos if s.net is not None), None)
+        if learned is not None:
+            raise ValueError(f"servo on {learned.joint}: a learned {learned.params.model} "
+                             "actuator runs on frictionsim's own simulators (Robot.fixed_step, "
+                             "Robot.event_driven), not yet inside MuJoCo's step")
         self._warn_scheme()
         spec = _spec(mjcf)
         joints = {j.name: j for j in spec.joints}

@@ -29,8 +29,10 @@ import numpy as np
 from numba import njit
 
 from frictionsim import layout, schema
+from frictionsim.actuator_net import MAX_WIDTH, N_INPUTS, net_features, net_torque
 from frictionsim.friction import friction_budget
-from frictionsim.layout import ARMATURE, SERVO_STATE_SIZE
+from frictionsim.layout import ARMATURE, KP, SERVO_STATE_SIZE
+from frictionsim.learned_files import LearnedActuator
 from frictionsim.params import ParameterSet
 from frictionsim.servo_unit import (
     NO_LOG,
@@ -46,6 +48,7 @@ from frictionsim.solvers.errors import SimulationError
 from frictionsim.solvers.event_driven import EventSolver, Mechanism, Tolerances
 from frictionsim.solvers.fixed_step import MAX_SPEED
 from frictionsim.solvers.joint_friction import MAX_JOINTS, WORK_SIZE, clip_friction_into, spd_solve_into
+from frictionsim.solvers.learned_rollout import physics_theta
 from frictionsim.solvers.mujoco_dynamics import (
     check_hinges,
     dynamics_terms,
@@ -59,10 +62,14 @@ class JointServo:
     """An identified servo on joint ``joint``: its parameters and firmware settings (gain ``kp``;
     supply ``vin``, damping ``damping`` and D coefficient ``kd`` when not the actuator's
     defaults; the Feetech torque limit, a fraction of the full duty cycle, and the internal
-    target's acceleration limit in rad/s², 0 for none)."""
+    target's acceleration limit in rad/s², 0 for none).
+
+    ``params`` is a parameter set (M1–M6) or a learned actuator (``net``: the network's torque
+    on a bare joint; ``hybrid``: its physical model plus the network's residual), whose
+    network runs once per control period in the compiled loop (docs/model.md §13)."""
 
     joint: str
-    params: ParameterSet
+    params: ParameterSet | LearnedActuator
     kp: float
     vin: float | None = None
     damping: float | None = None
@@ -81,14 +88,42 @@ class JointServo:
                                    dt=period, kd=kd, torque_limit=self.torque_limit,
                                    acceleration=self.acceleration)
 
+    def theta(self, scheme: str | None = None) -> np.ndarray:
+        """The kernel vector of the servo's physics (a learned actuator's: its hybrid physics or
+        the bare joint a net drives) with the position update ``scheme`` (None: its own)."""
+        if isinstance(self.params, LearnedActuator):
+            return physics_theta(self.params.with_scheme(scheme))
+        return self.params.with_scheme(scheme).theta()
+
+    @property
+    def net(self) -> np.ndarray | None:
+        """The flat network vector of a learned actuator (:mod:`frictionsim.actuator_net`), or
+        None."""
+        return self.params.net if isinstance(self.params, LearnedActuator) else None
+
+
+def servo_nets(servos: list[JointServo]) -> np.ndarray:
+    """The servos' network vectors as the rows of one array (servos × the longest; zero-padded),
+    a row of zeros for a servo without one: what :func:`fixed_step_run` takes."""
+    nets = [s.net for s in servos]
+    width = max([1] + [len(n) for n in nets if n is not None])
+    out = np.zeros((len(servos), width))
+    for j, n in enumerate(nets):
+        if n is not None:
+            out[j, :len(n)] = n
+    return out
+
 
 @njit(nogil=True)
 def robot_forces(model: int, data: int, qpos: np.ndarray, qvel: np.ndarray, dofs: np.ndarray,
-                 thetas: np.ndarray, servos: np.ndarray, enable: np.ndarray, q: np.ndarray,
-                 v: np.ndarray, mass: np.ndarray, tau: np.ndarray, budget: np.ndarray,
-                 bias: np.ndarray) -> None:
-    """M (with each servo's armature), τ = τ_m − bias and the budgets b at (q, v), in place;
-    ``servos``: the servo records (:mod:`frictionsim.servo_unit`), their controls held."""
+                 thetas: np.ndarray, servos: np.ndarray, enable: np.ndarray, extra: np.ndarray,
+                 q: np.ndarray, v: np.ndarray, mass: np.ndarray, tau: np.ndarray,
+                 budget: np.ndarray, bias: np.ndarray) -> None:
+    """M (with each servo's armature), τ = τ_m + extra − bias and the budgets b at (q, v), in
+    place; ``servos``: the servo records (:mod:`frictionsim.servo_unit`), their controls held;
+    ``extra``: a torque per servo beside its motor's (N·m, a learned actuator's, held over the
+    control period), which friction clips like any other; the budget is the servo's own
+    (its load-dependent terms see τ_m and the bias, as on the bench)."""
     dynamics_terms(model, data, qpos, qvel, q, v, mass, bias)
     for i in range(v.shape[0]):
         tau[i] = -bias[i]
@@ -100,23 +135,36 @@ def robot_forces(model: int, data: int, qpos: np.ndarray, qvel: np.ndarray, dofs
         tau_m = servo_torque(servos[j], enable[j], v[d], theta)
         b = friction_budget(v[d], tau_m, tau[d], theta)
         budget[d] = b.static + b.viscous * abs(v[d])
-        tau[d] += tau_m
+        tau[d] += tau_m + extra[j]
 
 
 @njit(nogil=True)
 def fixed_step_run(model: int, data: int, qpos: np.ndarray, qvel: np.ndarray, qadr: np.ndarray,
-                   dofs: np.ndarray, thetas: np.ndarray, benches: np.ndarray, goals: np.ndarray,
-                   enable: np.ndarray, q0: np.ndarray, v0: np.ndarray, substeps: int, dt: float,
-                   semi_implicit: bool, out_q: np.ndarray, out_v: np.ndarray) -> int:
+                   dofs: np.ndarray, thetas: np.ndarray, benches: np.ndarray, nets: np.ndarray,
+                   goals: np.ndarray, enable: np.ndarray, q0: np.ndarray, v0: np.ndarray,
+                   substeps: int, dt: float, semi_implicit: bool, out_q: np.ndarray,
+                   out_v: np.ndarray) -> int:
     """The standalone fixed-step loop: the state before each control update into out_q (nq
     positions; a servo's joint as the servo reports it, through ``observation_delay``), out_v
     (nv velocities); ``qadr``, ``dofs``: each servo joint's position and
     dof address. Positions are integrated by ``mj_integratePos`` when the model has free or
-    ball joints (nq ≠ nv). Returns −1, or the control period whose friction solve did not
-    converge (it stops there)."""
+    ball joints (nq ≠ nv). ``nets``: a learned actuator's network per servo (rows of
+    :func:`servo_nets`; a row of zeros: none), whose torque is computed once per control
+    period from the servo's error and velocity history, as on the bench
+    (:func:`frictionsim.solvers.learned_rollout.learned_run`), and held. Returns −1, or the
+    control period whose friction solve did not converge (it stops there)."""
     nv = v0.shape[0]
     ns = dofs.shape[0]
-    hinges_only = q0.shape[0] == nv
+    n = goals.shape[0]
+    learned = False
+    for j in range(ns):
+        learned = learned or nets[j, 0] > 0.0
+    history = n if learned else 1
+    error = np.zeros((ns, history))
+    velocity = np.zeros((ns, history))
+    x = np.empty(N_INPUTS)
+    net_work = np.empty(2 * MAX_WIDTH)
+    extra = np.zeros(ns)
     drift = np.empty(nv)
     q = q0.copy()
     v = v0.copy()
@@ -139,37 +187,62 @@ def fixed_step_run(model: int, data: int, qpos: np.ndarray, qvel: np.ndarray, qa
         for j in range(ns):
             d = dofs[j]
             out_q[k, qadr[j]] = servo_observe(servos[j], q[qadr[j]], period, thetas[j])
+            on[j] = enable[k, j]
+            if nets[j, 0] > 0.0:
+                error[j, k] = goals[k, j] - q[qadr[j]]
+                velocity[j, k] = v[d]
+                net_features(error[j], velocity[j], k, benches[j, KP], on[j], x)
+                extra[j] = net_torque(nets[j], x, net_work)
             servo_control(servos[j], goals[k, j], q[qadr[j]], v[d], NO_LOG, thetas[j],
                           benches[j])
-            on[j] = enable[k, j]
-        for _ in range(substeps):
-            robot_forces(model, data, qpos, qvel, dofs, thetas, servos, on, q, v, mass, tau,
-                         budget, bias)
-            if clip_friction_into(mass, tau, v, budget, dt, tau_f, work) < 0:
-                return k  # the friction solve did not converge: the caller names the step
-            for i in range(nv):
-                tau_f[i] += tau[i]
-            spd_solve_into(mass, tau_f, acc, work)
-            for j in range(ns):
-                servo_draw(servos[j], on[j], v[dofs[j]], thetas[j])
-            for i in range(nv):
-                v[i] = min(max(v[i] + acc[i] * dt, -MAX_SPEED), MAX_SPEED)
-                if not hinges_only:
-                    drift[i] = v[i] if semi_implicit else v[i] + 0.5 * acc[i] * dt
-                elif semi_implicit:
-                    q[i] += v[i] * dt
-                else:
-                    q[i] += v[i] * dt + 0.5 * acc[i] * dt**2
-            if not hinges_only:
-                integrate_positions(model, q, drift, dt)
+        if not physics_steps(model, data, qpos, qvel, dofs, thetas, servos, on, extra, q, v,
+                             substeps, dt, semi_implicit, mass, tau, budget, bias, tau_f, acc,
+                             drift, work):
+            return k  # the friction solve did not converge: the caller names the step
     return -1
+
+
+@njit(nogil=True)
+def physics_steps(model: int, data: int, qpos: np.ndarray, qvel: np.ndarray, dofs: np.ndarray,
+                  thetas: np.ndarray, servos: np.ndarray, on: np.ndarray, extra: np.ndarray,
+                  q: np.ndarray, v: np.ndarray, substeps: int, dt: float, semi_implicit: bool,
+                  mass: np.ndarray, tau: np.ndarray, budget: np.ndarray, bias: np.ndarray,
+                  tau_f: np.ndarray, acc: np.ndarray, drift: np.ndarray,
+                  work: np.ndarray) -> bool:
+    """``substeps`` physics steps of ``dt`` (the module docstring's fixed step) with the servos'
+    controls, enable flags ``on`` and ``extra`` torques held, (q, v) advanced in place; the
+    arrays after ``semi_implicit`` are scratch (nv × nv, then nv each, then WORK_SIZE). False
+    when the friction solve did not converge."""
+    nv = v.shape[0]
+    hinges_only = q.shape[0] == nv
+    for _ in range(substeps):
+        robot_forces(model, data, qpos, qvel, dofs, thetas, servos, on, extra, q, v, mass,
+                     tau, budget, bias)
+        if clip_friction_into(mass, tau, v, budget, dt, tau_f, work) < 0:
+            return False
+        for i in range(nv):
+            tau_f[i] += tau[i]
+        spd_solve_into(mass, tau_f, acc, work)
+        for j in range(dofs.shape[0]):
+            servo_draw(servos[j], on[j], v[dofs[j]], thetas[j])
+        for i in range(nv):
+            v[i] = min(max(v[i] + acc[i] * dt, -MAX_SPEED), MAX_SPEED)
+            if not hinges_only:
+                drift[i] = v[i] if semi_implicit else v[i] + 0.5 * acc[i] * dt
+            elif semi_implicit:
+                q[i] += v[i] * dt
+            else:
+                q[i] += v[i] * dt + 0.5 * acc[i] * dt**2
+        if not hinges_only:
+            integrate_positions(model, q, drift, dt)
+    return True
 
 
 def check_delay_reach(servos: list[JointServo], period: float) -> None:
     """ValueError naming a servo whose ``observation_delay`` reaches back more than
     ``layout.MAX_OBSERVATION_PERIODS`` control periods of ``period`` s."""
     for s in servos:
-        if delay_too_long(s.params.theta(), period):
+        if delay_too_long(s.theta(), period):
             raise ValueError(f"servo on {s.joint}: observation_delay "
                              f"{s.params.values['observation_delay']:g} s reaches back more than "
                              f"{layout.MAX_OBSERVATION_PERIODS} control periods "
@@ -218,8 +291,9 @@ class Robot:
             raise ValueError("the servos' parameter files were identified with different schemes "
                              f"({', '.join(sorted(schemes))}); choose one")
         self.scheme = scheme or schemes.pop()
-        self.thetas = np.array([s.params.with_scheme(self.scheme).theta() for s in self.servos])
+        self.thetas = np.array([s.theta(self.scheme) for s in self.servos])
         self.benches = np.array([s.firmware(self.period) for s in self.servos])
+        self.nets = servo_nets(self.servos)
         check_delay_reach(self.servos, self.period)
 
     @property
@@ -263,7 +337,7 @@ class Robot:
         start = time.perf_counter()
         failed = fixed_step_run(self.model._address, self.data._address, self.data.qpos,
                                 self.data.qvel, self.qadr, self.dofs, self.thetas, self.benches,
-                                goals, enable, q, v, self.substeps, self.dt,
+                                self.nets, goals, enable, q, v, self.substeps, self.dt,
                                 self.scheme == "semi_implicit", out_q, out_v)
         seconds = time.perf_counter() - start
         if failed >= 0:
@@ -290,6 +364,9 @@ class Robot:
             servo_reset(servos[j], q[d], v[d])
         out_q = np.empty((goals.shape[0], self.nv))
         out_v = np.empty_like(out_q)
+        error = np.zeros((len(self.servos), goals.shape[0]))
+        velocity = np.zeros_like(error)
+        x, work = np.empty(N_INPUTS), np.empty(2 * MAX_WIDTH)
         start = time.perf_counter()
         for k in range(goals.shape[0]):
             out_q[k], out_v[k] = q, v
@@ -297,6 +374,10 @@ class Robot:
             mech.enable[:] = enable[k]
             for j, d in enumerate(self.dofs):
                 out_q[k, d] = servo_observe(servos[j], q[d], self.period, self.thetas[j])
+                if self.nets[j, 0] > 0.0:  # the learned torque, held like the control
+                    error[j, k], velocity[j, k] = goals[k, j] - q[d], v[d]
+                    net_features(error[j], velocity[j], k, self.benches[j, KP], enable[k, j], x)
+                    mech.extra[j] = net_torque(self.nets[j], x, work)
                 servo_control(servos[j], goals[k, j], q[d], v[d], NO_LOG, self.thetas[j],
                               self.benches[j])
                 servo_draw(servos[j], mech.enable[j], v[d], self.thetas[j])
@@ -319,13 +400,15 @@ class RobotMechanism(Mechanism):
         self.n = robot.nv
         self.servos = np.zeros((len(robot.servos), SERVO_STATE_SIZE))  # controls held
         self.enable = np.ones(len(robot.servos))
+        self.extra = np.zeros(len(robot.servos))  # learned torques held
         self._data = mujoco.MjData(robot.model)
 
     def forces(self, q, v):
         r, n = self.robot, self.n
         mass, tau, budget, bias = np.empty((n, n)), np.empty(n), np.empty(n), np.empty(n)
         robot_forces(r.model._address, self._data._address, self._data.qpos, self._data.qvel,
-                     r.dofs, r.thetas, self.servos, self.enable, np.ascontiguousarray(q, float),
+                     r.dofs, r.thetas, self.servos, self.enable, self.extra,
+                     np.ascontiguousarray(q, float),
                      np.ascontiguousarray(v, float), mass, tau, budget, bias)
         return mass, tau, budget
 

@@ -92,26 +92,35 @@ class RobotWindows:
     def n_steps(self) -> int:
         return sum(len(w.goals) for w in self.windows)
 
-    def errors(self, candidates: np.ndarray) -> np.ndarray:
+    def errors(self, candidates: np.ndarray, nets: np.ndarray | None = None) -> np.ndarray:
         """Mean absolute position error (rad) of each candidate (row) on each window:
-        (candidates, windows); +inf where the simulation failed or diverged."""
+        (candidates, windows); +inf where the simulation failed or diverged. ``nets``: a
+        learned actuator's network per candidate (rows: flat vectors of
+        :mod:`frictionsim.actuator_net`), on every servo, its torque beside the candidate's
+        physics (a hybrid; for a pure network, candidates of the bare joint); None: none."""
         candidates = np.atleast_2d(np.asarray(candidates, dtype=float))
         if candidates.shape[1] != self.width:
             raise ValueError(f"candidates need {self.width} columns (theta and one offset per "
                              f"servo), got {candidates.shape[1]}")
+        if nets is None:
+            nets = np.zeros((len(candidates), 1))
+        nets = np.atleast_2d(np.asarray(nets, dtype=float))
+        if len(nets) != len(candidates):
+            raise ValueError(f"{len(nets)} networks for {len(candidates)} candidates")
         out = np.full((len(candidates), len(self.windows)), np.inf)
         jobs = [(c, w) for c in range(len(candidates)) for w in range(len(self.windows))]
         if self.threads == 1:
-            self._run(self._data[0], candidates, jobs, out)
+            self._run(self._data[0], candidates, nets, jobs, out)
             return out
         with ThreadPoolExecutor(self.threads) as pool:
-            done = [pool.submit(self._run, self._data[t], candidates, jobs[t::self.threads], out)
-                    for t in range(self.threads)]
+            done = [pool.submit(self._run, self._data[t], candidates, nets,
+                                jobs[t::self.threads], out) for t in range(self.threads)]
             for f in done:
                 f.result()
         return out
 
-    def _run(self, data, candidates: np.ndarray, jobs: list, out: np.ndarray) -> None:
+    def _run(self, data, candidates: np.ndarray, nets: np.ndarray, jobs: list,
+             out: np.ndarray) -> None:
         r = self.robot
         ns = len(r.servos)
         nv = r.nv
@@ -121,6 +130,7 @@ class RobotWindows:
             theta = candidates[c, :layout.THETA_SIZE]
             offsets = candidates[c, layout.THETA_SIZE:]
             thetas = np.ascontiguousarray(np.broadcast_to(theta, (ns, theta.size)))
+            servo_nets = np.ascontiguousarray(np.broadcast_to(nets[c], (ns, nets.shape[1])))
             goals = window.goals + offsets
             q0, v0 = r.model.qpos0.copy(), np.zeros(nv)
             q0[r.qadr] = window.q0 + offsets
@@ -128,7 +138,7 @@ class RobotWindows:
             out_q = np.empty((len(goals), r.nq))
             out_v = np.empty((len(goals), nv))
             failed = fixed_step_run(r.model._address, data._address, data.qpos, data.qvel,
-                                    r.qadr, r.dofs, thetas, r.benches, goals,
+                                    r.qadr, r.dofs, thetas, r.benches, servo_nets, goals,
                                     np.ones_like(goals), q0, v0, r.substeps, r.dt, semi, out_q,
                                     out_v)
             if failed >= 0:

@@ -16,11 +16,18 @@ from frictionsim.actuator_net import (
     net_size,
     net_torque,
     pack_net,
+    with_authority,
 )
+from frictionsim.layout import ARMATURE, KT
 from frictionsim.learned_files import LearnedActuator, learned_from_dict, load_learned, save_learned
 from frictionsim.params import ParameterFileError, ParameterSet
 from frictionsim.solvers.fixed_step import rollout
-from frictionsim.solvers.learned_rollout import bare_theta, learned_run, teacher_forced
+from frictionsim.solvers.learned_rollout import (
+    bare_theta,
+    learned_run,
+    physics_theta,
+    teacher_forced,
+)
 
 DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "xl330" / "processed"
 N = 600
@@ -168,6 +175,34 @@ def test_a_learned_file_round_trips_and_bad_ones_are_named(tmp_path):
         learned_from_dict({**data, "authority": 0.2}, "x.json")  # the vector says 0.1
     with pytest.raises(ParameterFileError, match="unbounded"):
         LearnedActuator("net", "xl330", net, (8, 5), 0.1)
+    with pytest.raises(ParameterFileError, match="rotor inertia is its physics"):
+        learned_from_dict({**data, "armature": 0.01}, "x.json")
+    # a net keeps its joint's rotor inertia
+    free = with_authority(net, None)
+    plain = LearnedActuator("net", "xl330", free, (8, 5), armature=0.004)
+    back = load_learned(save_learned(tmp_path / "net.json", plain))
+    assert back.armature == 0.004
+    assert physics_theta(back)[ARMATURE] == 0.004 and physics_theta(back)[KT] == 0.0
+    with pytest.raises(ParameterFileError, match="armature"):
+        learned_from_dict({**plain.to_dict(), "armature": -1.0}, "x.json")
+
+
+def test_a_large_campaigns_closed_loop_subset_keeps_every_condition():
+    from frictionsim.experiments.identification.learned import closed_loop_subset
+    from frictionsim.logs import Log
+
+    def log(name, kp, mass, traj):
+        return Log({"mass": mass, "length": 0.1, "kp": kp, "trajectory": traj, "dt": 0.005},
+                   [], Path(name))
+
+    logs = [log(f"{traj}_{kp}_{mass}_{r}.json", kp, mass, traj) for traj in ("a", "b")
+            for kp in (8, 16, 32) for mass in (0.5, 1.0) for r in range(5)]
+    subset = closed_loop_subset(logs, 16)
+    assert len(subset) == 16
+    conditions = {(lg.trajectory, lg.kp, lg.mass) for lg in logs}
+    assert {(lg.trajectory, lg.kp, lg.mass) for lg in subset} <= conditions
+    assert len({(lg.trajectory, lg.kp, lg.mass) for lg in subset}) == 12  # every one of them
+    assert closed_loop_subset(logs[:7], 16) == logs[:7]
 
 
 def test_a_network_trained_on_the_xl330_logs_rolls_out_in_closed_loop():

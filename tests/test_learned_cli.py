@@ -19,8 +19,8 @@ def test_identify_trains_net_and_hybrid_and_compare_and_simulate_score_them(tmp_
     out = tmp_path / "fit"
     assert main(["identify", "--actuator", "xl330", "--model", "m1", "m6", "net", "hybrid",
                  "--logs", str(DATA), "--validation-kp", "800", "--budget", "60",
-                 "--hybrid-budget", "40", "--out", str(out), "--json", str(tmp_path / "fit.json"),
-                 "--no-progress"]) == 0
+                 "--hybrid-budget", "40", "--max-epochs", "20", "--out", str(out), "--json",
+                 str(tmp_path / "fit.json"), "--no-progress"]) == 0
     summary = json.loads((tmp_path / "fit.json").read_text())["models"]
     assert list(summary) == ["m1", "m6", "net", "hybrid"]
     assert summary["net"]["learned"] and summary["hybrid"]["params_file"].endswith("hybrid.json")
@@ -60,7 +60,8 @@ def test_cross_validation_by_gain_scores_a_net_alone(tmp_path):
     logs = two_gains()
     assert len(logs) == 8
     assert main(["identify", "--actuator", "xl330", "--model", "net", "--logs", *logs,
-                 "--cross-validate", "kp", "--out", str(tmp_path / "cv"), "--json",
+                 "--cross-validate", "kp", "--max-epochs", "20", "--out", str(tmp_path / "cv"),
+                 "--json",
                  str(tmp_path / "cv.json"), "--no-progress"]) == 0
     section = json.loads((tmp_path / "cv.json").read_text())["cross_validation"]
     assert set(section) == {"net"}
@@ -68,11 +69,19 @@ def test_cross_validation_by_gain_scores_a_net_alone(tmp_path):
     assert (tmp_path / "cv" / "cross_validation" / "kp_200" / "net.json").is_file()
 
 
-def test_the_robot_commands_name_a_learned_file_they_cannot_run(tmp_path):
+def test_a_learned_file_of_another_servo_is_not_put_on_a_robots_servos(tmp_path):
+    from frictionsim.actuator_net import N_INPUTS, net_size
     from frictionsim.params import ParameterFileError
+    from frictionsim.robot_files import get_robot
     from frictionsim.robot_params import load_robot_params
 
     path = tmp_path / "net.json"
-    path.write_text(json.dumps({"model": "net", "actuator": "sts3215_12v"}))
-    with pytest.raises(ParameterFileError, match="learned net actuator"):
-        load_robot_params(path)
+    net = [N_INPUTS, 1, 2, -1.0] + [0.0] * (net_size(N_INPUTS, (2,)) - 4)
+    net[4 + N_INPUTS: 4 + 2 * N_INPUTS] = [1.0] * N_INPUTS  # the standard deviations
+    net[4 + 4 * N_INPUTS + 1] = 1.0  # the output's scale
+    path.write_text(json.dumps({"model": "net", "actuator": "xl330", "hidden": [2], "net": net,
+                                "armature": 0.004}))
+    params = load_robot_params(path)
+    assert params.servos["xl330"].armature == 0.004
+    with pytest.raises(ParameterFileError, match="cannot be put on 'sts3215_12v'"):
+        params.for_robot(get_robot("so101"))

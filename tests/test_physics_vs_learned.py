@@ -56,7 +56,8 @@ def test_the_run_on_the_xl330_logs_writes_every_model_of_every_split(tmp_path, c
     assert len(logs) == 8
     out = tmp_path / "pvl"
     args = ["run", "physics-vs-learned", "--actuator", "xl330", "--logs", *logs, "--out",
-            str(out), "--budget", "40", "--hybrid-budget", "30", "--no-progress", "--json",
+            str(out), "--budget", "40", "--hybrid-budget", "30", "--max-epochs", "20",
+            "--no-progress", "--json",
             str(tmp_path / "pvl.json")]
     assert main(args) == 0
     text = capsys.readouterr().out
@@ -74,3 +75,45 @@ def test_the_run_on_the_xl330_logs_writes_every_model_of_every_split(tmp_path, c
     # an earlier run is not replaced unasked
     assert main(args[:-2]) == 1
     assert "holds an earlier run; pass --overwrite" in capsys.readouterr().err
+
+
+def test_held_out_motions_are_a_seeded_permutation_of_the_sorted_recordings():
+    from types import SimpleNamespace
+
+    from frictionsim.experiments.robots.physics_vs_learned import held_out_motions
+
+    recs = [SimpleNamespace(name=n) for n in ("e", "a", "d", "b", "c", "f")]
+    train, held = held_out_motions(recs, 2, 0)
+    assert len(held) == 2 and len(train) == 4
+    assert {r.name for r in train} | {r.name for r in held} == set("abcdef")
+    again = held_out_motions(list(reversed(recs)), 2, 0)[1]
+    assert [r.name for r in again] == [r.name for r in held]  # the order given does not matter
+    for bad in (0, 6):
+        with pytest.raises(ValueError, match="--held-out"):
+            held_out_motions(recs, bad, 0)
+
+
+def test_the_run_on_a_robots_recordings_holds_out_motions(tmp_path, capsys):
+    pytest.importorskip("sklearn")
+    pytest.importorskip("mujoco")
+    shared = Path(__file__).resolve().parents[1].parent / "shared" / "data"
+    recordings = shared / "so101" / "recordings"
+    if not recordings.is_dir():
+        pytest.skip(f"SO-101 recordings not found at {recordings}")
+    out = tmp_path / "pvl"
+    args = ["run", "physics-vs-learned", "--robot", "so101", "--data", str(shared),
+            "--recordings", str(recordings / "friction_gravity"), str(recordings / "static_holding"),
+            str(recordings / "slow_precision"), "--held-out", "1", "--out", str(out),
+            "--budget", "16", "--hybrid-budget", "8", "--max-epochs", "8", "--no-progress", "--json",
+            str(tmp_path / "pvl.json")]
+    assert main(args) == 0
+    section = json.loads((tmp_path / "pvl.json").read_text())
+    assert list(section) == ["motions"]
+    assert list(section["motions"]) == ["m1", "m6", "net", "hybrid"]
+    for entry in section["motions"].values():
+        assert 0 < entry["train_mae"] < 1 and 0 < entry["validation_mae"] < 1
+    assert {"m1.json", "m6.json", "net.json", "hybrid.json", "report.md"} <= \
+        {p.name for p in (out / "motions").iterdir()}
+    capsys.readouterr()
+    assert main(["run", "physics-vs-learned", "--robot", "so101", "--logs", str(DATA)]) == 1
+    assert "bench logs (--actuator, --logs) or a robot's recordings" in capsys.readouterr().err

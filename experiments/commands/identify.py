@@ -12,10 +12,12 @@ from frictionsim.experiments.runner.arguments import (
     actuator_name,
     add_actuator_arguments,
     add_extensions_argument,
+    add_learning_arguments,
     add_output_argument,
     add_progress_argument,
     add_scheme_argument,
     add_workers_argument,
+    net_settings,
     recorded,
     seed,
 )
@@ -63,8 +65,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    help="how the voltage law's k_t and R are searched: as themselves "
                         "(default), or as the torque per volt k_t/R and the back-EMF damping "
                         "k_t²/R, the combinations the logs determine")
-    p.add_argument("--hybrid-budget", type=int, default=2000, metavar="N",
-                   help="closed-loop evaluations of the hybrid's residual search (default 2000)")
+    add_learning_arguments(p, "2000")
     p.add_argument("--fix", nargs="+", default=[], metavar="NAME=VALUE",
                    help="hold parameters at given values (e.g. --fix q_offset=0)")
     p.add_argument("--init", type=Path, help="parameter file to start the search from")
@@ -166,9 +167,7 @@ def run(args: argparse.Namespace) -> int:
     models, learned = parse_models(args.model)
     fixed = parse_fixed(args.fix)
     check_fixed(fixed, models, actuator, args.extensions)
-    if not 1 <= args.hybrid_budget <= MAX_BUDGET:
-        raise ValueError(f"--hybrid-budget must be in [1, {MAX_BUDGET:,}], got "
-                         f"{args.hybrid_budget}")
+    learning = net_settings(args, 2000)
     if not 1 <= args.budget <= MAX_BUDGET:
         raise ValueError(f"--budget must be in [1, {MAX_BUDGET:,}] loss evaluations, got "
                          f"{args.budget}")
@@ -204,7 +203,7 @@ def run(args: argparse.Namespace) -> int:
                                 fixed, init, chain=not args.independent, dask=args.dask,
                                 progress=show, scheme=args.scheme,
                                 extensions=tuple(args.extensions), learned=tuple(learned),
-                                hybrid_budget=args.hybrid_budget, coordinates=args.coordinates)
+                                net=learning, coordinates=args.coordinates)
     section = None
     if args.cross_validate:
         from frictionsim.experiments.identification.cross_validation import cross_validate_by_gain
@@ -220,12 +219,11 @@ def run(args: argparse.Namespace) -> int:
         else ({}, False)
     learned_fits = {}
     if learned and not interrupted:
-        from frictionsim.experiments.identification.learned import NetSettings, fit_learned
+        from frictionsim.experiments.identification.learned import fit_learned
 
         learned_fits = fit_learned(tuple(learned), train, validation,
                                    {m: f.result.params for m, f in fits.items()}, actuator,
-                                   args.out, NetSettings(closed_loop_budget=args.hybrid_budget,
-                                                         seed=args.seed), show)
+                                   args.out, learning, show)
     from frictionsim.experiments.identification.identifiability import analyse
 
     summary = write_report(args.out, fits, train, validation, recorded(args), interrupted,

@@ -12,6 +12,7 @@ from frictionsim.experiments.runner.arguments import (
     JSON,
     add_actuator_arguments,
     add_extensions_argument,
+    add_learning_arguments,
     add_output_argument,
     add_progress_argument,
     seed,
@@ -24,23 +25,40 @@ DESCRIPTION = (
     "authority) on held-out sets chosen from the logs' headers: repetitions of trained "
     "conditions, higher gains (trained on the lower ones), lower gains (trained on the higher "
     "ones), the heaviest mass (trained on the others); those the logs allow. Each split is "
-    "fitted and trained on its own training logs only; its files go to OUT/<split>/."
+    "fitted and trained on its own training logs only; its files go to OUT/<split>/. "
+    "With --robot and --recordings instead of --logs, the same on a robot's own recordings "
+    "(robot identify's fits, inverse dynamics through the robot): the held-out set is motions "
+    "(--validation, or --held-out of a seeded permutation), its files in OUT/motions/."
 )
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
     add_actuator_arguments(p, actuator=True)
-    p.add_argument("--logs", nargs="+", required=True, type=Path, metavar="LOG",
-                   help="processed logs, or directories of them")
+    p.add_argument("--logs", nargs="+", type=Path, metavar="LOG",
+                   help="processed bench logs, or directories of them (with --actuator)")
+    robot = p.add_argument_group("a robot's recordings instead of bench logs")
+    robot.add_argument("--robot", metavar="NAME|FILE",
+                       help="a built-in robot (so101) or a robot file (docs/model.md §12)")
+    robot.add_argument("--recordings", nargs="+", type=Path, metavar="DIR",
+                       help="the robot's recording folders, or folders of them")
+    held = robot.add_mutually_exclusive_group()
+    held.add_argument("--validation", nargs="+", type=Path, metavar="DIR",
+                      help="held-out recordings (default: --held-out of --recordings)")
+    held.add_argument("--held-out", type=int, default=None, metavar="N",
+                      help="hold out the first N of a permutation of the recordings seeded by "
+                           "--seed (default: a third of them, at most 10)")
+    robot.add_argument("--mjcf", type=Path, default=None, metavar="PATH",
+                       help="the robot's MJCF (default: the robot file's, in the data folder)")
+    robot.add_argument("--data", metavar="DIR", default=None,
+                       help="the data folder the robot file's MJCF path is relative to")
     p.add_argument("--out", type=Path, default=Path("physics-vs-learned"),
                    help="where each split's fits and learned files go (OUT/<split>/; default "
                         "./physics-vs-learned); an earlier run there is replaced only with "
                         "--overwrite")
-    p.add_argument("--budget", type=int, default=3000,
-                   help="loss evaluations per physical model and split (default 3000)")
-    p.add_argument("--hybrid-budget", type=int, default=2000, metavar="N",
-                   help="closed-loop evaluations of the hybrid's residual search per split "
-                        "(default 2000)")
+    p.add_argument("--budget", type=int, default=None,
+                   help="loss evaluations per physical model and split (default 3000 on bench "
+                        "logs, 800 on a robot)")
+    add_learning_arguments(p, "2000 per split on bench logs, 600 on a robot")
     p.add_argument("--seed", type=seed, default=0,
                    help="random seed of the fits and the training (default 0)")
     add_extensions_argument(p)
@@ -50,31 +68,88 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     add_progress_argument(p)
 
 
-def run(args: argparse.Namespace) -> int:
-    from frictionsim.experiments.common.loading import load_logs, warn_motor_mismatch
-    from frictionsim.experiments.common.output import table, write_json
-    from frictionsim.experiments.identification.fitter import FitSettings
-    from frictionsim.experiments.identification.learned import NetSettings
-    from frictionsim.experiments.identification.physics_vs_learned import (
-        MODELS,
-        PHYSICAL_CHAIN,
-        compare_split,
-        describe,
-        held_out_splits,
-        plot_splits,
-    )
-    from frictionsim.experiments.identification.pipeline import IdentifySettings, prepare_out
-    from frictionsim.experiments.runner.arguments import actuator_name
+def _check(args: argparse.Namespace) -> None:
+    """Bench or robot, not both; budgets in range (the learning settings into ``args.net``);
+    scikit-learn at hand."""
+    from frictionsim.experiments.runner.arguments import net_settings
 
-    actuator = actuator_name(args)
-    for flag, value in (("--budget", args.budget), ("--hybrid-budget", args.hybrid_budget)):
-        if not 1 <= value <= 1_000_000:
-            raise ValueError(f"{flag} must be in [1, 1,000,000] evaluations, got {value}")
+    bench = args.logs is not None
+    if bench == (args.robot is not None):
+        raise ValueError("give bench logs (--actuator, --logs) or a robot's recordings "
+                         "(--robot, --recordings)")
+    if bench and (args.recordings or args.validation or args.held_out is not None):
+        raise ValueError("--recordings, --validation and --held-out are a robot's (--robot)")
+    if not bench and not args.recordings:
+        raise ValueError("--robot needs --recordings")
+    if args.budget is None:
+        args.budget = 3000 if bench else 800
+    if not 1 <= args.budget <= 1_000_000:
+        raise ValueError(f"--budget must be in [1, 1,000,000] evaluations, got {args.budget}")
+    args.net = net_settings(args, 2000 if bench else 600)
     try:
         import sklearn  # noqa: F401
     except ImportError:
         raise ValueError("the learned models need scikit-learn: pip install "
                          "'frictionsim[learn]'") from None
+
+
+def _prepare(out: Path, folders: dict[str, Path], overwrite: bool, prepare) -> None:
+    """Each split's folder ready; an earlier run refused unless ``overwrite``."""
+    for folder in folders.values():
+        if folder.is_dir() and any(folder.iterdir()) and not overwrite:
+            raise ValueError(f"--out {out}: {folder} holds an earlier run; pass "
+                             "--overwrite to replace it, or another --out")
+        prepare(folder)
+
+
+def _robot_run(args: argparse.Namespace) -> tuple[dict, bool]:
+    """The robot's table: {"motions": {MODEL: {train_mae, validation_mae}}}."""
+    from frictionsim.experiments.commands.robot import _check_apart, load_robot, read_recordings
+    from frictionsim.experiments.identification.fitter import FitSettings
+    from frictionsim.experiments.robots.identify import RobotFitSettings
+    from frictionsim.experiments.robots.physics_vs_learned import (
+        SPLIT,
+        compare_motions,
+        held_out_motions,
+    )
+    from frictionsim.experiments.robots.report import prepare_robot_out
+
+    robot, mjcf = load_robot(args)
+    show = not args.no_progress
+    recordings = read_recordings(args.recordings, show)
+    if args.validation:
+        train, held = recordings, read_recordings(args.validation, show)
+        _check_apart(train, held)
+    else:
+        count = args.held_out if args.held_out is not None else min(10, len(recordings) // 3)
+        train, held = held_out_motions(recordings, count, args.seed)
+    folder = args.out / SPLIT
+    _prepare(args.out, {SPLIT: folder}, args.overwrite,
+             lambda f: prepare_robot_out(f, robot.name, overwrite=args.overwrite))
+    print(f"{SPLIT}: train on {len(train)} recordings, hold out {len(held)} "
+          f"({', '.join(r.name for r in held)})")
+    settings = RobotFitSettings(("m1", "m6"), FitSettings(args.budget, args.seed),
+                                tuple(args.extensions), progress=show,
+                                learned=("net", "hybrid"), net=args.net)
+    result, interrupted = compare_motions(robot, mjcf, train, held, settings, folder)
+    return {SPLIT: result}, interrupted
+
+
+def _bench_run(args: argparse.Namespace) -> tuple[dict, bool]:
+    """The bench's table: {SPLIT: {MODEL: {train_mae, validation_mae}}} for the splits the
+    logs' headers allow."""
+    from frictionsim.experiments.common.loading import load_logs, warn_motor_mismatch
+    from frictionsim.experiments.identification.fitter import FitSettings
+    from frictionsim.experiments.identification.physics_vs_learned import (
+        PHYSICAL_CHAIN,
+        compare_split,
+        describe,
+        held_out_splits,
+    )
+    from frictionsim.experiments.identification.pipeline import IdentifySettings, prepare_out
+    from frictionsim.experiments.runner.arguments import actuator_name
+
+    actuator = actuator_name(args)
     logs = load_logs(args.logs, processed=True, show_progress=not args.no_progress)
     warn_motor_mismatch(logs, actuator)
     splits, why = held_out_splits(logs)
@@ -84,23 +159,28 @@ def run(args: argparse.Namespace) -> int:
         raise ValueError("these logs allow no held-out split: they need repeated conditions, "
                          "two gains or two masses")
     folders = {name: args.out / name for name in splits}
-    for folder in folders.values():
-        if folder.is_dir() and any(folder.iterdir()) and not args.overwrite:
-            raise ValueError(f"--out {args.out}: {folder} holds an earlier run; pass "
-                             "--overwrite to replace it, or another --out")
-        prepare_out(folder, actuator, overwrite=args.overwrite)
+    _prepare(args.out, folders, args.overwrite,
+             lambda f: prepare_out(f, actuator, overwrite=args.overwrite))
     settings = IdentifySettings(PHYSICAL_CHAIN, actuator, FitSettings(args.budget, args.seed),
                                 progress=not args.no_progress,
                                 extensions=tuple(args.extensions))
-    net_settings = NetSettings(closed_loop_budget=args.hybrid_budget, seed=args.seed)
     section: dict[str, dict] = {}
     interrupted = False
     for name, (train, held) in splits.items():
         print(f"{name}: {describe(train, held)}")
         section[name], interrupted = compare_split(train, held, settings, folders[name],
-                                                   net_settings)
+                                                   args.net)
         if interrupted:
             break
+    return section, interrupted
+
+
+def run(args: argparse.Namespace) -> int:
+    from frictionsim.experiments.common.output import table, write_json
+    from frictionsim.experiments.identification.physics_vs_learned import MODELS, plot_splits
+
+    _check(args)
+    section, interrupted = _robot_run(args) if args.robot else _bench_run(args)
     rows = [[name] + [f"{1e3 * r[m]['validation_mae']:.1f} ({1e3 * r[m]['train_mae']:.1f})"
                       if m in r else "–" for m in MODELS] for name, r in section.items()]
     print("held-out MAE in mrad (training MAE in parentheses)")

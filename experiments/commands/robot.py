@@ -10,6 +10,7 @@ from frictionsim.experiments.runner.arguments import (
     JSON,
     add_actuator_arguments,
     add_extensions_argument,
+    add_learning_arguments,
     add_output_argument,
     add_progress_argument,
     seed,
@@ -34,7 +35,9 @@ IDENTIFY = (
     "CMA-ES with restarts as in 'identify'; richer models start from the simpler model they "
     "contain. Each model's best is written to OUT/<model>.json whenever it improves (Ctrl-C "
     "loses nothing), for 'robot simulate --params'; held-out recordings are replayed whole "
-    "and OUT/report.md, report.json and a figure summarise them."
+    "and OUT/report.md, report.json and a figure summarise them. Learned actuators (--model "
+    "net hybrid) are trained after the physical models and written as OUT/net.json, "
+    "OUT/hybrid.json, robot parameter files 'robot simulate --params' takes too."
 )
 ENGINES = ("fixed_step", "mujoco", "event_driven", "mjcf")
 
@@ -57,8 +60,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     _robot_arguments(s)
     s.add_argument("--params", type=Path,
                    help="a robot parameter file (robot identify) or a plain parameter file "
-                        "(docs/model.md §7): every servo of its actuator gets it (required "
-                        "but with --engine mjcf)")
+                        "(docs/model.md §7) or learned actuator file (§13): every servo of "
+                        "its actuator gets it (required but with --engine mjcf)")
     s.add_argument("recordings", nargs="+", type=Path, metavar="RECORDING_DIR",
                    help="recording folders, or folders of them")
     s.add_argument("--engine", choices=ENGINES, default="fixed_step",
@@ -92,7 +95,13 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     i.add_argument("--folds", type=int, default=5,
                    help="groups of motions for --cross-validate motion (default 5)")
     i.add_argument("--model", nargs="+", required=True, metavar="MODEL",
-                   help="friction models to fit: m1 … m6, or all")
+                   help="friction models to fit: m1 … m6, or all; and learned actuators "
+                        "trained after them on the same recordings: net (an MLP on the error "
+                        "and velocity history, the gain and the enable flag, torque labels by "
+                        "the robot's inverse dynamics) and hybrid (m6 plus a learned residual "
+                        "torque of bounded authority; needs m6); they need scikit-learn "
+                        "(frictionsim[learn])")
+    add_learning_arguments(i, "600, on the training windows")
     i.add_argument("--per-joint", choices=("offsets", "none"), default="none",
                    help="a calibration offset per joint, or none (default); ignored with "
                         "--cross-validate motion, which decides")
@@ -233,13 +242,16 @@ def identify(args: argparse.Namespace) -> int:
         prepare_robot_out,
         write_robot_report,
     )
+    from frictionsim.experiments.runner.arguments import net_settings
 
     robot, mjcf = load_robot(args)
     actuator = actuator_of(robot)
     models, learned = parse_models(args.model)
-    if learned:
-        raise ValueError(f"--model {' '.join(learned)}: learned actuators are trained on bench "
-                         "logs for now (frictionsim identify); robot identify fits m1 … m6")
+    if learned and args.cross_validate:
+        raise ValueError("--cross-validate motion decides the per-joint terms of the physical "
+                         "models; train learned actuators in the final fit (without it) or "
+                         "compare them with 'frictionsim run physics-vs-learned --robot'")
+    learning = net_settings(args, 600)
     extensions = schema.check_extensions(args.extensions)
     fixed = parse_fixed(args.fix)
     if "q_offset" in fixed:
@@ -263,9 +275,9 @@ def identify(args: argparse.Namespace) -> int:
     earlier = prepare_robot_out(args.out, robot.name, args.resume, args.overwrite)
     settings = RobotFitSettings(tuple(models), FitSettings(args.budget, args.seed), extensions,
                                 fixed, args.per_joint, args.window, args.stride, args.threads,
-                                show)
+                                show, tuple(learned), learning)
     print(f"{robot.name}: {len(robot.servo_joints)} servos ({actuator}); models "
-          f"{' '.join(models)}; budget {args.budget} evaluations each"
+          f"{' '.join(models + learned)}; budget {args.budget} evaluations each"
           + (f"; with {' '.join(extensions)}" if extensions else ""))
     section = None
     if args.cross_validate:

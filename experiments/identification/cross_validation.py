@@ -57,7 +57,7 @@ def cross_validate_by_gain(logs: list[Log], settings: IdentifySettings, out: Pat
         if settings.learned and not interrupted:
             from frictionsim.experiments.identification.learned import NetSettings, fit_learned
 
-            learn = NetSettings(closed_loop_budget=settings.hybrid_budget, seed=settings.fit.seed)
+            learn = settings.net or NetSettings(seed=settings.fit.seed)
             fits = {**fits, **fit_learned(settings.learned, train, held,
                                           {m: f.result.params for m, f in fits.items()},
                                           settings.actuator, fold, learn, settings.progress)}

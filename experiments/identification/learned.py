@@ -66,6 +66,12 @@ class NetSettings:
     authority: float | None = None
     max_epochs: int = 200
     seed: int = 0
+    max_samples: int = 200_000
+    """Training samples at most (a seeded random subset of a larger campaign's)."""
+    closed_loop_logs: int = 48
+    """Training logs the hybrid's closed-loop search rolls out at most: a subset that keeps
+    every condition (trajectory, gain, mass, length) of a larger campaign
+    (:func:`closed_loop_subset`)."""
 
 
 #: A hybrid's authority: this quantile of the |residual torques| it is trained on.
@@ -93,14 +99,37 @@ def training_set(logs: list[Log], actuator: str, theta: np.ndarray, horizon: int
     return np.concatenate(rows), np.concatenate(labels)
 
 
+def closed_loop_subset(logs: list[Log], limit: int) -> list[Log]:
+    """At most ``limit`` of ``logs``, taken in turn from each condition (trajectory, gain,
+    mass, arm length) so that a subset of a large campaign still holds every condition it
+    can; all of them when there are no more than ``limit``."""
+    if len(logs) <= limit:
+        return list(logs)
+    groups: dict[tuple, list[Log]] = {}
+    for log in sorted(logs, key=lambda lg: lg.name):
+        groups.setdefault((log.trajectory, log.kp, log.mass, log.length), []).append(log)
+    queues = list(groups.values())
+    out: list[Log] = []
+    while len(out) < limit:
+        for queue in queues:
+            if queue and len(out) < limit:
+                out.append(queue.pop(0))
+    return out
+
+
 def supervised_net(x: np.ndarray, y: np.ndarray, hidden: tuple[int, ...],
                    settings: NetSettings) -> tuple[np.ndarray, int, bool]:
-    """A network trained on inputs ``x`` and torques ``y`` (module docstring): its flat vector
+    """A network trained on inputs ``x`` and torques ``y`` (module docstring; at most
+    :attr:`NetSettings.max_samples` of them, a seeded random subset): its flat vector
     (authority unbounded), the epochs it took, and whether it converged before
     :attr:`NetSettings.max_epochs`."""
     from sklearn.exceptions import ConvergenceWarning
     from sklearn.neural_network import MLPRegressor
 
+    if len(y) > settings.max_samples:
+        pick = np.random.default_rng(settings.seed).choice(len(y), settings.max_samples,
+                                                            replace=False)
+        x, y = x[np.sort(pick)], y[np.sort(pick)]
     mean = x.mean(axis=0)
     std = x.std(axis=0)
     std = np.where(std > 1e-12 * np.maximum(1.0, np.abs(mean)), std, 1.0)  # a constant input
@@ -129,16 +158,50 @@ def supervised_net(x: np.ndarray, y: np.ndarray, hidden: tuple[int, ...],
                     scale_out), int(mlp.n_iter_), converged
 
 
+def rotor_inertia(physics: dict[str, ParameterSet], actuator: str) -> float:
+    """The rotor inertia (kg·m²) a net's joint keeps: the richest fitted physical model's
+    ``armature`` (``physics``: model → its fit), else the actuator's default."""
+    from frictionsim import MODELS
+
+    fitted = [m for m in MODELS if m in physics]
+    if fitted:
+        return float(physics[fitted[-1]].values["armature"])
+    return float(ParameterSet.defaults("m1", actuator).values["armature"])
+
+
 def train_learned(kind: str, logs: list[Log], actuator: str, physics: ParameterSet | None = None,
-                  settings: NetSettings = NetSettings(), progress: bool = False
-                  ) -> LearnedActuator:
-    """A ``net`` or ``hybrid`` (over ``physics``) trained on ``logs``. ValueError for a hybrid
-    without physics or a net with, or logs too short to learn from. A Ctrl-C during a
-    hybrid's closed-loop search keeps the best residual found so far."""
+                  settings: NetSettings = NetSettings(), progress: bool = False,
+                  armature: float = 0.0) -> LearnedActuator:
+    """A ``net`` (its joint keeping the rotor inertia ``armature``, kg·m²) or a ``hybrid``
+    (over ``physics``) trained on bench ``logs``. ValueError for a hybrid without physics or a
+    net with, or logs too short to learn from. A Ctrl-C during a hybrid's closed-loop search
+    keeps the best residual found so far."""
     if (kind == "hybrid") != (physics is not None):
         raise ValueError("a hybrid is trained over a physical model, a net over none")
-    theta = physics.theta() if physics is not None else bare_theta(actuator)
+    theta = physics.theta() if physics is not None else bare_theta(actuator, armature)
     x, y = training_set(logs, actuator, theta, settings.horizon)
+    subset = closed_loop_subset(logs, settings.closed_loop_logs)
+    # packed once: a hybrid's search rolls them out thousands of times
+    packed = PackedLogs.from_logs(subset, actuator) if kind == "hybrid" else None
+
+    def closed_loop_loss(net: np.ndarray) -> float:
+        return float(packed_errors(packed, theta, net).mean())
+
+    info = {"logs": [log.name for log in logs]}
+    if kind == "hybrid" and len(subset) < len(logs):
+        info["closed_loop_logs"] = [log.name for log in subset]
+    return train_network(kind, x, y, actuator, physics, settings, closed_loop_loss, info,
+                         progress, armature)
+
+
+def train_network(kind: str, x: np.ndarray, y: np.ndarray, actuator: str,
+                  physics: ParameterSet | None, settings: NetSettings, closed_loop_loss,
+                  info: dict, progress: bool = False, armature: float = 0.0) -> LearnedActuator:
+    """A ``net`` or ``hybrid`` trained on inputs ``x`` and torque labels ``y`` (from a bench's
+    or a robot's inverse dynamics, over ``physics`` or a net's bare joint of rotor inertia
+    ``armature``); a hybrid's weights then searched in closed loop for the lowest
+    ``closed_loop_loss(net)`` (the MAE of the training rollouts with that network, rad).
+    ``info``: what it was trained on, kept in the file's ``training``."""
     keep = np.isfinite(y) & np.all(np.isfinite(x), axis=1)
     x, y = x[keep], y[keep]
     if len(y) < 50:
@@ -146,28 +209,27 @@ def train_learned(kind: str, logs: list[Log], actuator: str, physics: ParameterS
     start = time.perf_counter()
     hidden = settings.hidden if kind == "net" else settings.hybrid_hidden
     net, epochs, converged = supervised_net(x, y, hidden, settings)
-    training = {"logs": [log.name for log in logs], "samples": int(len(y)),
-                "horizon": settings.horizon, "epochs": epochs, "converged": converged,
-                "noise": settings.noise,
-                "copies": settings.copies, "seed": settings.seed}
+    training = {"samples": int(len(y)), "horizon": settings.horizon, "epochs": epochs,
+                "converged": converged, "noise": settings.noise, "copies": settings.copies,
+                "seed": settings.seed, **info}
     if kind == "net":
         training["seconds"] = round(time.perf_counter() - start, 2)
-        return LearnedActuator(kind, actuator, net, tuple(hidden), None, None, training)
+        return LearnedActuator(kind, actuator, net, tuple(hidden), None, None, training,
+                               armature=armature)
     authority = settings.authority if settings.authority is not None else \
         float(np.quantile(np.abs(y), AUTHORITY_QUANTILE))
-    net, search = closed_loop_residual(with_authority(net, authority), hidden, logs, physics,
+    net, search = closed_loop_residual(with_authority(net, authority), hidden, closed_loop_loss,
                                        settings, progress)
     training.update(search, seconds=round(time.perf_counter() - start, 2))
     return LearnedActuator(kind, actuator, net, tuple(hidden), authority, physics, training)
 
 
-def closed_loop_residual(net: np.ndarray, hidden: tuple[int, ...], logs: list[Log],
-                         physics: ParameterSet, settings: NetSettings, progress: bool
-                         ) -> tuple[np.ndarray, dict]:
-    """The hybrid's weights searched by CMA-ES (nevergrad) for the lowest closed-loop MAE on
-    the training ``logs``, from the supervised network with its output layer at 0: the
-    search starts at the physical model itself and keeps the best candidate it evaluates, so
-    the hybrid is never worse than its physics on its training logs."""
+def closed_loop_residual(net: np.ndarray, hidden: tuple[int, ...], loss_of_net,
+                         settings: NetSettings, progress: bool) -> tuple[np.ndarray, dict]:
+    """The hybrid's weights searched by CMA-ES (nevergrad) for the lowest closed-loop loss
+    ``loss_of_net(net)`` on the training data, from the supervised network with its output
+    layer at 0: the search starts at the physical model itself and keeps the best candidate
+    it evaluates, so the hybrid is never worse than its physics on what it is trained on."""
     import nevergrad as ng
 
     from frictionsim.experiments.common.progress import progress as progress_display
@@ -177,13 +239,11 @@ def closed_loop_residual(net: np.ndarray, hidden: tuple[int, ...], logs: list[Lo
     net[head] = 0.0  # mean_out: a zero output layer is a zero residual
     w0 = net[head + 2:].copy()
     w0[-(hidden[-1] + 1):] = 0.0
-    packed = PackedLogs.from_logs(logs, physics.actuator)  # once: thousands of rollouts follow
-    theta = physics.theta()
 
     def loss(w: np.ndarray) -> float:
         trial = net.copy()
         trial[head + 2:] = w
-        return float(packed_errors(packed, theta, trial).mean())
+        return loss_of_net(trial)
 
     best_loss, best_w = loss(w0), w0
     physics_loss = best_loss
@@ -240,7 +300,7 @@ def fit_learned(kinds: tuple[str, ...], train: list[Log], validation: list[Log],
         if progress:
             print(f"{kind}: training on {len(train)} logs", flush=True)
         model = train_learned(kind, train, actuator, physics["m6"] if kind == "hybrid" else None,
-                              settings, progress)
+                              settings, progress, rotor_inertia(physics, actuator))
         path = save_learned(out / f"{kind}.json", model)
         fits[kind] = LearnedFit(kind, path, learned_mae(model, train),
                                 learned_mae(model, validation), time.perf_counter() - start,
@@ -248,5 +308,5 @@ def fit_learned(kinds: tuple[str, ...], train: list[Log], validation: list[Log],
     return fits
 
 
-__all__ = ["AUTHORITY_QUANTILE", "LearnedFit", "NetSettings", "fit_learned", "learned_mae",
-           "train_learned", "training_set"]
+__all__ = ["AUTHORITY_QUANTILE", "LearnedFit", "NetSettings", "closed_loop_subset", "fit_learned",
+           "learned_mae", "rotor_inertia", "train_learned", "train_network", "training_set"]

@@ -85,7 +85,11 @@ def compare_split(train: list[Log], held: list[Log], settings, out: Path,
                   net_settings) -> tuple[dict[str, dict[str, float]], bool]:
     """{model: {"train_mae", "validation_mae"}} (rad) of one split, and whether a fit was
     interrupted (Ctrl-C); fits and learned files go to ``out``."""
-    from frictionsim.experiments.identification.learned import learned_mae, train_learned
+    from frictionsim.experiments.identification.learned import (
+        learned_mae,
+        rotor_inertia,
+        train_learned,
+    )
     from frictionsim.experiments.identification.pipeline import identify
     from frictionsim.learned_files import save_learned
 
@@ -95,7 +99,9 @@ def compare_split(train: list[Log], held: list[Log], settings, out: Path,
     if interrupted or "m6" not in fits:
         return result, True
     for kind, physics in (("net", None), ("hybrid", fits["m6"].result.params)):
-        model = train_learned(kind, train, settings.actuator, physics, net_settings)
+        model = train_learned(kind, train, settings.actuator, physics, net_settings,
+                              armature=rotor_inertia({"m6": fits["m6"].result.params},
+                                                     settings.actuator))
         save_learned(out / f"{kind}.json", model)
         result[kind] = {"train_mae": float(np.mean(list(learned_mae(model, train).values()))),
                         "validation_mae": float(np.mean(list(learned_mae(model, held).values())))}

@@ -50,8 +50,10 @@ class IdentifySettings:
     """The electrical extensions of docs/model.md §9 the models are fitted with (``--with``)."""
     learned: tuple[str, ...] = ()
     """Learned actuators trained after the physical models (``net``, ``hybrid`` over M6)."""
-    hybrid_budget: int = 2000
-    """Closed-loop evaluations of a hybrid's residual search."""
+    net: object = None
+    """How learned actuators are trained (a
+    :class:`~frictionsim.experiments.identification.learned.NetSettings`; None: its
+    defaults)."""
     coordinates: str = "parameters"
     """How k_t and R are searched: as themselves, or as k_t/R and k_t²/R (``identifiable``)."""
 

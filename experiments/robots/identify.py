@@ -24,6 +24,7 @@ import numpy as np
 from frictionsim import layout, schema
 from frictionsim.atomic import write_json
 from frictionsim.experiments.identification.fitter import FitResult, FitSettings, fit
+from frictionsim.experiments.identification.learned import NetSettings
 from frictionsim.experiments.identification.search_space import CONTAINS, SearchSpace
 from frictionsim.experiments.identification.starts import better_of, start_for
 from frictionsim.experiments.robots.recorded import (
@@ -34,10 +35,12 @@ from frictionsim.experiments.robots.recorded import (
     robot_spec,
 )
 from frictionsim.experiments.robots.search_space import RobotPoint, RobotSearchSpace
+from frictionsim.learned_files import LearnedActuator
 from frictionsim.params import ParameterSet
 from frictionsim.robot_files import RobotDescription
-from frictionsim.robot_params import RobotParameters
+from frictionsim.robot_params import RobotParameters, load_robot_params
 from frictionsim.robot_recordings import Recording
+from frictionsim.solvers.learned_rollout import physics_theta
 from frictionsim.solvers.robot import Robot
 from frictionsim.solvers.robot_windows import RecordedWindow, RobotWindows
 
@@ -63,6 +66,9 @@ class RobotFitSettings:
     stride: int = 8
     threads: int = 2
     progress: bool = True
+    learned: tuple[str, ...] = ()
+    """Learned actuators trained after the physical models (``net``, ``hybrid`` over M6)."""
+    net: NetSettings = NetSettings(closed_loop_budget=600)
 
 
 def actuator_of(robot: RobotDescription) -> str:
@@ -123,18 +129,18 @@ def robot_parameters(robot: RobotDescription, point: RobotPoint, fit_info: dict
                            dict(point.offsets), fit_info)
 
 
-def replay(robot: RobotDescription, mjcf: Path, point: RobotPoint,
+def replay(robot: RobotDescription, mjcf: Path, point: RobotPoint | RobotParameters,
            recordings: list[Recording], engine: str = "fixed_step", progress: bool = False,
            label: str = "") -> dict[str, dict[str, float]]:
-    """Each recording replayed whole in closed loop: {name: {joint: MAE (rad)}}."""
+    """Each recording replayed whole in closed loop with a fitted point or a robot parameter
+    file's servos: {name: {joint: MAE (rad)}}."""
     from frictionsim.experiments.common.progress import progress as bar
 
-    rp = robot_parameters(robot, point, {})
+    rp = point if isinstance(point, RobotParameters) else robot_parameters(robot, point, {})
     applied = rp.apply(robot)
     sim = Replay(applied, robot_spec(applied, mjcf), rp.servos, engine)
     return {rec.name: sim.run(rec).joint_mae
-            for rec in bar(recordings, desc=label or f"replaying {point.model}",
-                           enabled=progress)}
+            for rec in bar(recordings, desc=label or "replaying", enabled=progress)}
 
 
 def mean_mae(errors: dict[str, dict[str, float]]) -> float | None:
@@ -166,6 +172,23 @@ class RobotModelFit:
         return mean_mae(self.validation)
 
 
+@dataclass
+class RobotLearnedFit:
+    """A learned actuator trained on the robot: its file, its loss on the training windows
+    (rad), its errors on the held-out recordings replayed whole, what training took."""
+
+    model: str
+    learned: LearnedActuator
+    path: Path
+    window_loss: float
+    validation: dict[str, dict[str, float]]
+    seconds: float
+
+    @property
+    def validation_mae(self) -> float | None:
+        return mean_mae(self.validation)
+
+
 def _evaluator(robot: RobotDescription, mjcf: Path, actuator: str,
                windows: list[RecordedWindow], threads: int) -> RobotWindows:
     # the servos' firmware settings; their parameters come with each candidate
@@ -178,8 +201,9 @@ def _evaluator(robot: RobotDescription, mjcf: Path, actuator: str,
 def fit_robot(robot: RobotDescription, mjcf: Path, train: list[Recording],
               validation: list[Recording], settings: RobotFitSettings, out: Path,
               earlier: dict[str, RobotParameters] | None = None
-              ) -> tuple[dict[str, RobotModelFit], bool, dict]:
-    """Fit ``settings.models`` on windows of ``train``, replay ``validation``; files to ``out``.
+              ) -> tuple[dict[str, RobotModelFit | RobotLearnedFit], bool, dict]:
+    """Fit ``settings.models`` on windows of ``train``, then train ``settings.learned``
+    (:mod:`frictionsim.experiments.robots.learned`), replay ``validation``; files to ``out``.
 
     Returns the fits, whether Ctrl-C ended the run (the models fitted so far are in the fits,
     each with its best so far), and the cost: seconds of window preparation and fitting,
@@ -216,6 +240,9 @@ def fit_robot(robot: RobotDescription, mjcf: Path, train: list[Recording],
         if result.interrupted:
             interrupted = True
             break
+    learned: dict[str, RobotLearnedFit] = {}
+    if settings.learned and not interrupted:
+        learned = _train_learned(robot, mjcf, train, settings, fits, evaluator, out)
     cost["fit_seconds"] = time.perf_counter() - t0
     cost["peak_memory_mib"] = peak_memory_mib()
     for model, f in fits.items():
@@ -223,7 +250,42 @@ def fit_robot(robot: RobotDescription, mjcf: Path, train: list[Recording],
             f.validation = replay(robot, mjcf, f.result.params, validation, "fixed_step",
                                   settings.progress, f"{model}: replaying held-out recordings")
         _save(path_of(out, model), robot, f, settings, train, cost)
-    return fits, interrupted, cost
+    for kind, f in learned.items():
+        if validation:
+            f.validation = replay(robot, mjcf, load_robot_params(f.path), validation,
+                                  "fixed_step", settings.progress,
+                                  f"{kind}: replaying held-out recordings")
+    return {**fits, **learned}, interrupted, cost
+
+
+def _train_learned(robot: RobotDescription, mjcf: Path, train: list[Recording],
+                   settings: RobotFitSettings, fits: dict[str, RobotModelFit],
+                   evaluator: RobotWindows, out: Path) -> dict[str, RobotLearnedFit]:
+    """The learned actuators of ``settings.learned``, over the richest physical fit's point
+    (M6 for a hybrid), written to ``out/<kind>.json`` as robot parameter files."""
+    from frictionsim.experiments.robots.learned import train_robot_learned
+
+    if "hybrid" in settings.learned and "m6" not in fits:
+        raise ValueError("--model hybrid is m6 plus a learned residual: add m6 to --model")
+    point = fits["m6" if "m6" in fits else settings.models[-1]].result.params
+    out_fits = {}
+    for kind in settings.learned:
+        if settings.progress:
+            print(f"{kind}: training on {len(train)} recordings", flush=True)
+        start = time.perf_counter()
+        learned = train_robot_learned(kind, robot, mjcf, train, point, evaluator,
+                                      settings.net, settings.progress)
+        rp = RobotParameters(robot.name, {point.params.actuator: learned}, dict(point.offsets),
+                             {"model": kind, "training": learned.training})
+        path = path_of(out, kind)
+        write_json(path, rp.to_dict())
+        row = point.theta()[None, :]
+        if kind == "net":
+            row = np.concatenate([physics_theta(learned), row[0, layout.THETA_SIZE:]])[None]
+        loss = float(evaluator.errors(row, learned.net[None, :])[0].mean())
+        out_fits[kind] = RobotLearnedFit(kind, learned, path, loss, {},
+                                         time.perf_counter() - start)
+    return out_fits
 
 
 def peak_memory_mib() -> float:

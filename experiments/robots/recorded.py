@@ -22,6 +22,7 @@ from pathlib import Path
 
 import numpy as np
 
+from frictionsim.learned_files import LearnedActuator
 from frictionsim.robot_files import RobotDescription
 from frictionsim.robot_recordings import Recording
 
@@ -75,7 +76,12 @@ def stable_timestep(robot: RobotDescription, model, params: dict) -> float:
     mujoco.mj_fullM(model, data, mass)
     rate = 0.0
     for joint in robot.servo_joints:
-        values = params[joint.actuator].values
+        physics = params[joint.actuator]
+        if isinstance(physics, LearnedActuator):  # a net's bare joint has no damping of its own
+            if physics.physics is None:
+                continue
+            physics = physics.physics
+        values = physics.values
         jid = mujoco.mj_name2id(model, mujoco.mjtObj.mjOBJ_JOINT, joint.mjcf)
         dof = int(model.jnt_dofadr[jid])
         damping = values["kt"] ** 2 / values["R"] + values.get("friction_viscous", 0.0)

@@ -19,6 +19,7 @@ from frictionsim.atomic import write_json, write_text
 from frictionsim.experiments.identification.pipeline import existing_outputs
 from frictionsim.experiments.robots.identify import (
     RobotFitSettings,
+    RobotLearnedFit,
     RobotModelFit,
     joint_means,
     mean_mae,
@@ -27,7 +28,7 @@ from frictionsim.params import ParameterFileError
 from frictionsim.robot_params import RobotParameters, load_robot_params
 from frictionsim.robot_recordings import Recording
 
-OUTPUT_FILES = re.compile(r"^(m[1-6]\.json|report\.(md|json)|validation_per_joint\.png)$")
+OUTPUT_FILES = re.compile(r"^((m[1-6]|net|hybrid)\.json|report\.(md|json)|validation_per_joint\.png)$")
 FOLDS_DIR = "cross_validation"
 
 
@@ -39,7 +40,7 @@ def prepare_robot_out(out: Path, robot: str, resume: bool = False, overwrite: bo
         return {}
     saved = {}
     for p in ours:
-        if p.suffix == ".json" and p.name.startswith("m") and (resume or overwrite):
+        if p.suffix == ".json" and re.match(r"m[1-6]\.json$", p.name) and (resume or overwrite):
             try:
                 params = load_robot_params(p)
             except ParameterFileError as e:
@@ -77,7 +78,7 @@ def goal_errors(recordings: list[Recording], joints: tuple[str, ...]) -> dict:
     return out
 
 
-def write_robot_report(out: Path, robot: str, fits: dict[str, RobotModelFit],
+def write_robot_report(out: Path, robot: str, fits: dict[str, RobotModelFit | RobotLearnedFit],
                        settings: RobotFitSettings, train: list[Recording],
                        validation: list[Recording], cost: dict, joints: tuple[str, ...],
                        cross_validation: dict | None = None, interrupted: bool = False) -> dict:
@@ -91,16 +92,7 @@ def write_robot_report(out: Path, robot: str, fits: dict[str, RobotModelFit],
         "validation_recordings": [r.name for r in validation],
         "goal_as_prediction": {"mean_mae_rad": mean_mae(goal),
                                "joint_mae_rad": joint_means(goal) if goal else None},
-        "models": {m: {"file": str(f.path), "window_loss_rad": f.result.loss,
-                       "evaluations": f.result.evaluations, "seconds": f.result.seconds,
-                       "restarts": f.result.restarts, "per_joint": f.per_joint,
-                       "joint_offsets_rad": dict(f.result.params.offsets),
-                       "parameters": dict(f.result.params.params.values),
-                       "validation_mae_rad": f.validation_mae,
-                       "validation_joint_mae_rad": joint_means(f.validation)
-                       if f.validation else None,
-                       "interrupted": f.result.interrupted}
-                   for m, f in fits.items()},
+        "models": {m: _model_summary(f) for m, f in fits.items()},
         "cross_validation": cross_validation,
         "settings": {"window_s": settings.window, "stride": settings.stride,
                      "budget": settings.fit.budget, "seed": settings.fit.seed,
@@ -116,6 +108,11 @@ def write_robot_report(out: Path, robot: str, fits: dict[str, RobotModelFit],
              + (" **Interrupted**: the fits are the best so far." if interrupted else ""), ""]
     rows = [[m, f"{1e3 * f.result.loss:.2f}", f.result.evaluations, f.result.restarts,
              f"{f.result.seconds:.0f}", f.per_joint,
+             "" if f.validation_mae is None else f"{1e3 * f.validation_mae:.2f}"]
+            if isinstance(f, RobotModelFit) else
+            [f"{m} (learned)", f"{1e3 * f.window_loss:.2f}",
+             f.learned.training.get("closed_loop_evaluations", "–"), "–", f"{f.seconds:.0f}",
+             "as m6" if f.model == "hybrid" else "–",
              "" if f.validation_mae is None else f"{1e3 * f.validation_mae:.2f}"]
             for m, f in fits.items()]
     lines += [table(["model", "window loss (mrad)", "evaluations", "restarts", "seconds",
@@ -142,6 +139,20 @@ def write_robot_report(out: Path, robot: str, fits: dict[str, RobotModelFit],
                   f"{cross_validation['model']}).", ""]
     write_text(out / "report.md", "\n".join(lines))
     return summary
+
+
+def _model_summary(f: RobotModelFit | RobotLearnedFit) -> dict:
+    """A model's entry in report.json."""
+    common = {"file": str(f.path), "validation_mae_rad": f.validation_mae,
+              "validation_joint_mae_rad": joint_means(f.validation) if f.validation else None}
+    if isinstance(f, RobotLearnedFit):
+        return {**common, "learned": True, "window_loss_rad": f.window_loss,
+                "seconds": f.seconds, "training": f.learned.training}
+    return {**common, "window_loss_rad": f.result.loss, "evaluations": f.result.evaluations,
+            "seconds": f.result.seconds, "restarts": f.result.restarts,
+            "per_joint": f.per_joint, "joint_offsets_rad": dict(f.result.params.offsets),
+            "parameters": dict(f.result.params.params.values),
+            "interrupted": f.result.interrupted}
 
 
 def _figure(path: Path, joints, goal: dict, fits: dict[str, RobotModelFit]) -> None:

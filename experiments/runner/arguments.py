@@ -44,6 +44,31 @@ def add_progress_argument(p: argparse.ArgumentParser) -> None:
                    help="no progress bars (they are drawn only on an interactive terminal)")
 
 
+def add_learning_arguments(p: argparse.ArgumentParser, hybrid_budget: str) -> None:
+    """``--hybrid-budget N`` (its default described by ``hybrid_budget``) and ``--max-epochs N``:
+    how learned actuators are trained."""
+    p.add_argument("--hybrid-budget", type=int, default=None, metavar="N",
+                   help="closed-loop evaluations of the hybrid's residual search (default "
+                        f"{hybrid_budget})")
+    p.add_argument("--max-epochs", type=int, default=200, metavar="N",
+                   help="epochs at most of a network's supervised training (default 200; it "
+                        "stops earlier when its held-back tenth stops improving)")
+
+
+def net_settings(args: argparse.Namespace, hybrid_budget: int):
+    """The :class:`~frictionsim.experiments.identification.learned.NetSettings` of
+    :func:`add_learning_arguments`' options (``hybrid_budget``: the default) and ``--seed``;
+    ValueError for a value out of range."""
+    from frictionsim.experiments.identification.learned import NetSettings
+
+    budget = hybrid_budget if args.hybrid_budget is None else args.hybrid_budget
+    if not 1 <= budget <= 10_000_000:
+        raise ValueError(f"--hybrid-budget must be in [1, 10,000,000], got {budget}")
+    if not 1 <= args.max_epochs <= 100_000:
+        raise ValueError(f"--max-epochs must be in [1, 100,000], got {args.max_epochs}")
+    return NetSettings(closed_loop_budget=budget, max_epochs=args.max_epochs, seed=args.seed)
+
+
 def add_actuator_arguments(p: argparse.ArgumentParser, actuator: bool = False) -> None:
     """``--actuator-file FILE`` (repeatable; and ``--actuator NAME`` when ``actuator``).
 

@@ -1,0 +1,122 @@
+"""Inverse dynamics of a robot's recordings through its servos' physics: the torque labels a
+learned actuator is trained on (docs/model.md §13), the robot's counterpart of the bench's
+:func:`frictionsim.solvers.learned_rollout.teacher_forced`.
+
+Between two recorded rows k and k + 1 (a bus cycle, N physics steps of dt), the robot is
+simulated from the recorded state of row k by the physical model (its servos' firmware,
+motors and friction; for a pure network the bare joints: no motor, no friction, no rotor
+inertia), the servos' records carried on from one row to the next. The constant extra torque
+r (one per servo) that would close the gap to the recorded positions of row k + 1 is, with the
+mass matrix M at row k's state (an extra acceleration α = M⁻¹·r moves the positions by
+α·dt²·S after N steps, S = N(N + 1)/2 for the semi-implicit update, + N/2 for the
+reference one; friction's clip of r is ignored there)::
+
+    r = M · (q_recorded(k + 1) − q_simulated(k + 1)) / (S·dt²)
+
+Every dof of the model must carry a servo (nv = servos): a passive dof's state is not
+recorded. The network's inputs at row k (:func:`recorded_features`) are read off the
+recording: the error and velocity at the control periods the network looks back to,
+linear between rows, the goal held from the row that sent it.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+from frictionsim.actuator_net import HISTORY, N_INPUTS, STRIDE
+from frictionsim.layout import SERVO_STATE_SIZE
+from frictionsim.servo_unit import NO_LOG, servo_control, servo_reset, share_supply
+from frictionsim.solvers.joint_friction import WORK_SIZE
+from frictionsim.solvers.robot import Robot, physics_steps
+
+
+def residual_labels(robot: Robot, goals: np.ndarray, counts: np.ndarray, q: np.ndarray,
+                    v: np.ndarray) -> np.ndarray:
+    """The residual torque (N·m) of every servo between consecutive recorded rows (module
+    docstring): (rows − 1) × servos, NaN where a row's simulation failed. ``goals``, ``q``,
+    ``v``: rows × servos in the model's convention; ``counts``: control periods each row's
+    goal is held (:func:`frictionsim.experiments.robots.recorded.hold_counts`)."""
+    if robot.nv != len(robot.servos) or robot.nq != robot.nv:
+        raise ValueError("torque labels need every dof of the model to carry a servo (a passive "
+                         f"dof's state is not recorded): {robot.nv} dofs, "
+                         f"{len(robot.servos)} servos")
+    goals, q, v = (np.ascontiguousarray(a, dtype=float) for a in (goals, q, v))
+    out = np.empty((len(goals) - 1, len(robot.servos)))
+    _labels(robot.model._address, robot.data._address, robot.data.qpos, robot.data.qvel,
+            robot.qadr, robot.dofs, robot.thetas, robot.benches, goals,
+            np.ascontiguousarray(counts, dtype=np.int64), q, v, robot.substeps, robot.dt,
+            robot.scheme == "semi_implicit", out)
+    return out
+
+
+@njit(nogil=True)
+def _labels(model: int, data: int, qpos: np.ndarray, qvel: np.ndarray, qadr: np.ndarray,
+            dofs: np.ndarray, thetas: np.ndarray, benches: np.ndarray, goals: np.ndarray,
+            counts: np.ndarray, q_rec: np.ndarray, v_rec: np.ndarray, substeps: int, dt: float,
+            semi_implicit: bool, out: np.ndarray) -> None:
+    nv = dofs.shape[0]
+    ns = nv
+    q = np.empty(nv)
+    v = np.empty(nv)
+    mass = np.empty((nv, nv))
+    mass0 = np.empty((nv, nv))
+    tau = np.empty(nv)
+    budget = np.empty(nv)
+    bias = np.empty(nv)
+    tau_f = np.empty(nv)
+    acc = np.empty(nv)
+    drift = np.empty(nv)
+    work = np.empty(WORK_SIZE)
+    on = np.ones(ns)
+    extra = np.zeros(ns)
+    servos = np.empty((ns, SERVO_STATE_SIZE))
+    for j in range(ns):
+        servo_reset(servos[j], q_rec[0, j], v_rec[0, j])
+    for k in range(goals.shape[0] - 1):
+        for j in range(ns):
+            q[qadr[j]] = q_rec[k, j]
+            v[dofs[j]] = v_rec[k, j]
+        steps = counts[k] * substeps
+        ok = True
+        for p in range(counts[k]):
+            share_supply(servos)
+            for j in range(ns):
+                servo_control(servos[j], goals[k, j], q[qadr[j]], v[dofs[j]], NO_LOG,
+                              thetas[j], benches[j])
+            if not physics_steps(model, data, qpos, qvel, dofs, thetas, servos, on, extra, q,
+                                 v, substeps, dt, semi_implicit, mass, tau, budget, bias,
+                                 tau_f, acc, drift, work):
+                ok = False
+                break
+            if p == 0:
+                mass0[:, :] = mass  # M at (about) row k's state, with the armatures
+        if not ok:
+            out[k, :] = np.nan
+            continue
+        spread = steps * (steps + 1) / 2.0 + (0.0 if semi_implicit else steps / 2.0)
+        for j in range(ns):
+            gap = 0.0
+            for i in range(ns):
+                gap += mass0[dofs[j], dofs[i]] * (q_rec[k + 1, i] - q[qadr[i]])
+            out[k, j] = gap / (spread * dt * dt)
+
+
+def recorded_features(t: np.ndarray, goals: np.ndarray, q: np.ndarray, v: np.ndarray,
+                      period: float, kp: np.ndarray) -> np.ndarray:
+    """The network's input (:func:`frictionsim.actuator_net.net_features`) at every recorded
+    row but the last, per servo: (rows − 1) × servos × N_INPUTS. The history reaches
+    ``j·STRIDE`` control periods of ``period`` s back from each row (before the first row:
+    the first), positions and velocities linear between rows, the goal the one last sent;
+    ``kp``: each servo's firmware gain; the enable flag 1 (a recording's servos are on)."""
+    rows, ns = goals.shape
+    out = np.empty((rows - 1, ns, N_INPUTS))
+    for h in range(HISTORY):
+        when = np.maximum(t[:-1] - h * STRIDE * period, t[0])
+        sent = np.clip(np.searchsorted(t, when + 1e-12, side="right") - 1, 0, rows - 1)
+        for j in range(ns):
+            out[:, j, h] = goals[sent, j] - np.interp(when, t, q[:, j])
+            out[:, j, HISTORY + h] = np.interp(when, t, v[:, j])
+    out[:, :, 2 * HISTORY] = kp
+    out[:, :, 2 * HISTORY + 1] = 1.0
+    return out
