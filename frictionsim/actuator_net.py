@@ -41,6 +41,8 @@ HISTORY = 3
 STRIDE = 2
 #: Inputs: the error history, the velocity history, the gain, the enable flag.
 N_INPUTS = 2 * HISTORY + 2
+#: Where the gain sits among the inputs.
+GAIN_INPUT = 2 * HISTORY
 #: Widest hidden layer the compiled evaluation takes (its scratch memory).
 MAX_WIDTH = 256
 INPUT_NAMES = tuple([f"error[k-{j * STRIDE}]" for j in range(HISTORY)]

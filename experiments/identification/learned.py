@@ -35,7 +35,7 @@ from pathlib import Path
 
 import numpy as np
 
-from frictionsim.actuator_net import N_INPUTS, pack_net, with_authority
+from frictionsim.actuator_net import GAIN_INPUT, N_INPUTS, pack_net, with_authority
 from frictionsim.experiments.identification.pipeline import PerLogScores
 from frictionsim.learned_files import LearnedActuator
 from frictionsim.logs import Log
@@ -68,6 +68,9 @@ class NetSettings:
     seed: int = 0
     max_samples: int = 200_000
     """Training samples at most (a seeded random subset of a larger campaign's)."""
+    hybrid_sees_gain: bool = True
+    """Whether a hybrid's residual takes the gain as an input; without it, the gain acts only
+    through the physical firmware law and the residual is a function of the motion alone."""
     closed_loop_logs: int = 48
     """Training logs the hybrid's closed-loop search rolls out at most: a subset that keeps
     every condition (trajectory, gain, mass, length) of a larger campaign
@@ -118,11 +121,13 @@ def closed_loop_subset(logs: list[Log], limit: int) -> list[Log]:
 
 
 def supervised_net(x: np.ndarray, y: np.ndarray, hidden: tuple[int, ...],
-                   settings: NetSettings) -> tuple[np.ndarray, int, bool]:
+                   settings: NetSettings, blind: tuple[int, ...] = ()
+                   ) -> tuple[np.ndarray, int, bool]:
     """A network trained on inputs ``x`` and torques ``y`` (module docstring; at most
     :attr:`NetSettings.max_samples` of them, a seeded random subset): its flat vector
     (authority unbounded), the epochs it took, and whether it converged before
-    :attr:`NetSettings.max_epochs`."""
+    :attr:`NetSettings.max_epochs`. The inputs ``blind`` (indices) are clipped to [0, 0] once
+    standardised: the network does not see them."""
     from sklearn.exceptions import ConvergenceWarning
     from sklearn.neural_network import MLPRegressor
 
@@ -135,6 +140,7 @@ def supervised_net(x: np.ndarray, y: np.ndarray, hidden: tuple[int, ...],
     std = np.where(std > 1e-12 * np.maximum(1.0, np.abs(mean)), std, 1.0)  # a constant input
     z = (x - mean) / std
     low, high = z.min(axis=0), z.max(axis=0)
+    low[list(blind)] = high[list(blind)] = 0.0
     rng = np.random.default_rng(settings.seed)
     noisy = np.concatenate([z] + [z + settings.noise * rng.standard_normal(z.shape)
                                   for _ in range(settings.copies)])
@@ -208,8 +214,10 @@ def train_network(kind: str, x: np.ndarray, y: np.ndarray, actuator: str,
         raise ValueError(f"{len(y)} samples: too few to train a network on")
     start = time.perf_counter()
     hidden = settings.hidden if kind == "net" else settings.hybrid_hidden
-    net, epochs, converged = supervised_net(x, y, hidden, settings)
+    blind = (GAIN_INPUT,) if kind == "hybrid" and not settings.hybrid_sees_gain else ()
+    net, epochs, converged = supervised_net(x, y, hidden, settings, blind)
     training = {"samples": int(len(y)), "horizon": settings.horizon, "epochs": epochs,
+                "sees_gain": not blind,
                 "converged": converged, "noise": settings.noise, "copies": settings.copies,
                 "seed": settings.seed, **info}
     if kind == "net":
