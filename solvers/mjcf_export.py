@@ -1,4 +1,7 @@
-"""An M1 parameter file as plain MuJoCo joint and actuator attributes (no adapter, no callback).
+"""A parameter file as plain MuJoCo joint and actuator attributes (no adapter, no callback).
+
+Two targets: a ``<position>`` actuator (:func:`export_m1`, any MuJoCo) and MuJoCo's own DC
+motor, ``<dcmotor>`` (:func:`export_dcmotor`, MuJoCo ≥ :data:`DCMOTOR_MUJOCO`).
 
 For the voltage law (Dynamixel, Feetech) the servo of docs/model.md §3 with M1 friction is
 exactly a MuJoCo ``<position>`` actuator plus joint attributes::
@@ -26,6 +29,9 @@ from frictionsim import schema
 from frictionsim.params import ParameterSet
 
 STOP_IN_ONE_STEP = 0.9999
+#: The first MuJoCo whose ``<dcmotor>`` has the on-board controller in torque space with
+#: ``input="pos"`` (3.12.0); 4.0.0 is what the tests run.
+DCMOTOR_MUJOCO = "3.12"
 
 
 class NotExportable(ValueError):
@@ -117,4 +123,139 @@ def export_m1(params: ParameterSet, joint: str = "servo", kp: float | None = Non
         lines.insert(1, f"<!-- q_offset = {offset:.9g} rad: the encoder reads the joint angle "
                         "minus it; rotate the link's body by it about the joint axis to model "
                         "the calibration -->")
+    return "\n".join(lines) + "\n"
+
+
+def dcmotor_attributes(params: ParameterSet, kp: float | None = None, vin: float | None = None,
+                       damping: float | None = None) -> dict[str, str]:
+    """The attributes of a ``<dcmotor>`` that is the servo's firmware and motor (docs/model.md §3).
+
+    Voltage law: the controller's torque-space gains ``kp = (K/R)·vin·KP·error_gain·ratio`` and
+    ``kd = K²/R`` (its drive voltage ``(R/K)·τ + K·v`` then is ``vin·KP·eg·ratio·e``: the
+    back-EMF compensation cancelled), ``Vmax = vin·max_pwm``; the motor K = k_t, R. The
+    sts3215 target limiter is the controller's ``slewmax`` (= max_velocity). Current law
+    (eRob): ``kp = k_t·KP``, ``kd = k_t·d·√KP``, the 12 A clip as the ``saturation`` current,
+    the back-EMF window as ``Vmax``. With ``current_limit``, the saturation current is
+    ``max_current_limit`` (a hard clip of k_t·i where frictionsim's is smooth)."""
+    act = schema.get_actuator(params.actuator)
+    v = params.values
+    kt, resistance = v["kt"], v["R"]
+    gain = act.kp if kp is None else kp
+    out = {"input": "pos", "resistance": f"{resistance:.9g}", "motorconst": f"{kt:.9g} {kt:.9g}"}
+    slew = v.get("max_velocity", 0.0) if act.target_speed_limit else 0.0
+    if act.law == "voltage":
+        supply = act.vin if vin is None else vin
+        stiffness = (kt / resistance) * supply * gain * act.error_gain * \
+            v.get("error_gain_ratio", 1.0)
+        out["controller"] = (f"{stiffness:.9g} 0 {kt**2 / resistance:.9g} {slew:.9g} 0 "
+                             f"{supply * act.max_pwm:.9g}")
+        current = v.get("max_current_limit", 0.0)
+    else:
+        d = act.damping if damping is None else damping
+        out["controller"] = (f"{kt * gain:.9g} 0 {kt * d * math.sqrt(gain):.9g} {slew:.9g} 0 "
+                             f"{act.max_voltage:.9g}")
+        current = act.max_current
+    if current:
+        out["saturation"] = f"0 {current:.9g} 0"
+    return out
+
+
+def what_dcmotor_drops(params: ParameterSet) -> list[str]:
+    """What of a parameter set a ``<dcmotor>`` export cannot carry (each a sentence)."""
+    act = schema.get_actuator(params.actuator)
+    v = params.values
+    lost = []
+    if "current_limit" in params.extensions:
+        lost.append("the current limit's smooth saturation becomes a hard clip at "
+                    f"k_t·{v['max_current_limit']:g} A")
+    if "supply" in params.extensions:
+        lost.append("the supply follows no log: vin is constant")
+    if v.get("latency_steps", 0.0):
+        lost.append(f"latency ({v['latency_steps']:g} control periods) is dropped")
+    if v.get("observation_delay", 0.0):
+        lost.append(f"observation_delay ({1e3 * v['observation_delay']:g} ms) is dropped: it "
+                    "delays what the logs record, not the joint")
+    if act.derivative or act.dead_band:
+        lost.append("the Feetech position loop's D term on the error rate and its dead band "
+                    "are dropped (the controller's kd damps the velocity only)")
+    if act.law == "current":
+        lost.append("with torque disabled the drive does not brake (the eRob's back-EMF "
+                    "window acts only while enabled)")
+    if act.law == "voltage" and act.target_speed_limit:
+        lost.append("the controller's slew state starts at 0: set data.act (or the first ctrl) "
+                    "to the joint's initial position, as the firmware's limiter starts there")
+    return lost
+
+
+def export_dcmotor(params: ParameterSet, joint: str = "servo", kp: float | None = None,
+                   vin: float | None = None, timestep: float = 0.001,
+                   bench: tuple[float, float, float] | None = None,
+                   note: str = "") -> str:
+    """A complete MJCF document with the servo as a native ``<dcmotor>`` (:func:`dcmotor_attributes`)
+    and M1's friction on its joint (``frictionloss`` K_c stopping the joint within one step,
+    ``damping`` K_v explicit with ``eulerdamp`` disabled, ``armature``), as a default class
+    named after the actuator that any model's joint and actuator can take, on a body of its
+    own: the pendulum bench of ``bench`` = (mass, length, arm mass) or a small rod. Only M1
+    (:class:`NotExportable` otherwise: M2–M6 need the closest M1 fitted on logs first).
+    ``note``: a line for the header (e.g. the fidelity measured)."""
+    if params.model != "m1":
+        raise NotExportable(f"{params.source or 'the parameters'}: model {params.model}'s "
+                            "friction has no MuJoCo attribute; export the closest M1 (fitted "
+                            "on your logs: export-mjcf --target dcmotor --logs …)")
+    check_export_arguments(joint, kp, vin, timestep)
+    act = schema.get_actuator(params.actuator)
+    v = params.values
+    cls = "".join(c if c.isalnum() or c in "_-" else "_" for c in params.actuator)
+    attrs = " ".join(f'{k}="{val}"' for k, val in dcmotor_attributes(params, kp, vin).items())
+    friction = (f'frictionloss="{v["friction_base"]:.9g}" solreffriction="-1 '
+                f'{-STOP_IN_ONE_STEP / timestep:.9g}" solimpfriction="{STOP_IN_ONE_STEP} '
+                f'{STOP_IN_ONE_STEP} 0.001 0.5 2"')
+    if bench is not None:
+        mass, length, arm_mass = bench
+        total = mass + arm_mass
+        com = (mass * length + arm_mass * length / 2) / total
+        about = mass * length**2 + (arm_mass / 3) * length**2
+        inertia = max(about - total * com**2, 1e-10 * about)
+        body = (f'<inertial pos="0 0 {-com:.9g}" mass="{total:.9g}" '
+                f'diaginertia="{inertia:.9g} {inertia:.9g} {inertia:.9g}"/>')
+        what = f"a pendulum bench: {mass:g} kg at {length:g} m, arm {arm_mass:g} kg"
+    else:
+        body = '<geom type="capsule" fromto="0 0 0 0.05 0 0" size="0.005" mass="0.01"/>'
+        what = "a small rod standing for your link"
+    lost = what_dcmotor_drops(params)
+    gain = act.kp if kp is None else kp
+    supply = act.vin if vin is None else vin
+    lines = [f'<mujoco model="{cls}">',
+             f"  <!-- frictionsim export-mjcf --target dcmotor: {params.model} on "
+             f"{params.actuator} ({_comment(params.source or 'parameters')}), firmware kp "
+             f"{gain:g}" + (f", vin {supply:g} V" if act.law == "voltage" else "") + ".",
+             f"       Needs MuJoCo >= {DCMOTOR_MUJOCO} (<dcmotor input=\"pos\">). Put class="
+             f'"{cls}" on your servo\'s joint and on a dcmotor actuator of it; the controller '
+             "runs every physics step (the firmware every control period: use that timestep).",
+             *[f"       Not carried: {_comment(x)}." for x in lost],
+             *([f"       {_comment(note)}"] if note else []),
+             "  -->",
+             f'  <option timestep="{timestep:.9g}" gravity="0 0 -9.80665" integrator="Euler">',
+             '    <flag eulerdamp="disable"/>',
+             "  </option>",
+             "  <default>",
+             f'    <default class="{cls}">',
+             f'      <joint armature="{v["armature"]:.9g}" damping="{v["friction_viscous"]:.9g}" '
+             f"{friction}/>",
+             f"      <dcmotor {attrs}/>",
+             "    </default>",
+             "  </default>",
+             "  <worldbody>",
+             f"    <body name=\"{joint}_link\">  <!-- {what} -->",
+             f'      <joint name="{joint}" class="{cls}" type="hinge" axis="0 1 0"/>',
+             f"      {body}",
+             "    </body>",
+             "  </worldbody>",
+             "  <actuator>",
+             f'    <dcmotor name="{joint}" class="{cls}" joint="{joint}"/>',
+             "  </actuator>",
+             "</mujoco>"]
+    if v["q_offset"]:
+        lines.insert(len(lines) - 1, f"  <!-- q_offset = {v['q_offset']:.9g} rad: the encoder "
+                     "reads the joint angle minus it -->")
     return "\n".join(lines) + "\n"

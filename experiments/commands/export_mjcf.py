@@ -1,4 +1,5 @@
-"""``frictionsim export-mjcf``: an M1 parameter file as MuJoCo joint and actuator attributes."""
+"""``frictionsim export-mjcf``: a parameter file as MuJoCo attributes: a ``<position>`` actuator,
+or MuJoCo's own ``<dcmotor>``."""
 
 from __future__ import annotations
 
@@ -6,22 +7,34 @@ import argparse
 from pathlib import Path
 
 from frictionsim.experiments.runner.arguments import (
+    JSON,
     TEXT,
     add_actuator_arguments,
     add_output_argument,
+    add_progress_argument,
 )
 
 DESCRIPTION = (
-    "Print the MuJoCo attributes (joint armature, damping, frictionloss with a friction row "
-    "that stops the joint within one step; a position actuator's kp and forcerange; the Euler "
-    "integrator without eulerdamp) of an M1 parameter file: exact for the voltage law with "
-    "MuJoCo's Euler step (frictionsim's semi_implicit scheme). M2-M6 friction has no MuJoCo "
-    "attribute: the command says so and points at the adapter."
+    "Print a parameter file as plain MuJoCo, no frictionsim in the step. --target position "
+    "(default): an M1 file's joint armature, damping, frictionloss with a friction row that "
+    "stops the joint within one step, a position actuator's kp and forcerange, the Euler "
+    "integrator without eulerdamp: exact for the voltage law with MuJoCo's Euler step "
+    "(frictionsim's semi_implicit scheme). --target dcmotor: a complete MJCF document with "
+    "the servo as MuJoCo's own <dcmotor> (MuJoCo >= 3.12): the firmware as its on-board "
+    "controller, the motor's k_t and R, the current limit as its saturation, M1's friction on "
+    "the joint, as a default class your joint and actuator can take. M2-M6 friction has no "
+    "MuJoCo attribute: with --logs, the closest M1 (the file's motor, its Coulomb and viscous "
+    "friction refitted on the logs) is exported and its fidelity loss printed: the MAE of the "
+    "export run in plain MuJoCo beside frictionsim's MAE of the file, on the same logs."
 )
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--params", required=True, type=Path, help="an M1 parameter file (docs/model.md §7)")
+    p.add_argument("--params", required=True, type=Path,
+                   help="a parameter file (docs/model.md §7); M1 for --target position")
+    p.add_argument("--target", choices=("position", "dcmotor"), default="position",
+                   help="a <position> actuator with joint attributes (default), or MuJoCo's "
+                        "<dcmotor> actuator")
     p.add_argument("--joint", default="servo", help="the joint's name in your model (default servo)")
     p.add_argument("--kp", type=float, default=None,
                    help="firmware gain (default: the actuator's declared default)")
@@ -30,19 +43,70 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--timestep", type=float, default=0.001,
                    help="your model's timestep, s: the friction row's stiffness depends on it "
                         "(default 0.001)")
-    add_output_argument(p, "--out", TEXT, "write the snippet to this file")
+    p.add_argument("--logs", nargs="+", type=Path, metavar="LOG",
+                   help="--target dcmotor: processed bench logs (or folders) on which the "
+                        "closest M1 of an M2-M6 file is fitted and the export's fidelity is "
+                        "measured (each log rolled out in plain MuJoCo); required for M2-M6")
+    p.add_argument("--budget", type=int, default=400,
+                   help="evaluations of the closest M1's fit (default 400)")
+    add_output_argument(p, "--out", TEXT, "write the snippet or document to this file")
+    add_output_argument(p, "--json", JSON, "--logs: write the fidelity (per-log MAE, rad) here")
     add_actuator_arguments(p)
+    add_progress_argument(p)
 
 
 def run(args: argparse.Namespace) -> int:
     from frictionsim import atomic
     from frictionsim.params import load_params
-    from frictionsim.solvers.mjcf_export import export_m1
+    from frictionsim.solvers.mjcf_export import export_dcmotor, export_m1
 
-    snippet = export_m1(load_params(args.params), args.joint, args.kp, args.vin, args.timestep)
+    params = load_params(args.params)
+    if args.target == "position":
+        if args.logs:
+            raise ValueError("--logs measures a --target dcmotor export")
+        snippet = export_m1(params, args.joint, args.kp, args.vin, args.timestep)
+    else:
+        snippet = _dcmotor(args, params, export_dcmotor)
     if args.out is not None:
         atomic.write_text(args.out, snippet)
         print(f"wrote {args.out}")
     else:
         print(snippet, end="")
     return 0
+
+
+def _dcmotor(args: argparse.Namespace, params, export_dcmotor) -> str:
+    """The ``<dcmotor>`` document of ``params`` (its closest M1 on ``--logs`` for M2–M6), the
+    fidelity printed (on stderr when the document goes to stdout) and written to --json."""
+    import sys
+
+    native, note = params, ""
+    if params.model != "m1" and not args.logs:
+        raise ValueError(f"{args.params}: model {params.model}'s friction has no MuJoCo "
+                         "attribute; name --logs to fit and measure the closest native M1 on")
+    if args.logs:
+        from frictionsim.experiments.analysis.native_export import closest_m1, native_fidelity
+        from frictionsim.experiments.common.loading import load_logs
+        from frictionsim.experiments.common.output import write_json
+
+        if not 1 <= args.budget <= 1_000_000:
+            raise ValueError(f"--budget must be in [1, 1,000,000], got {args.budget}")
+        logs = load_logs(args.logs, processed=True, show_progress=not args.no_progress)
+        native = closest_m1(params, logs, args.budget, progress=not args.no_progress)
+        fid = native_fidelity(params, native, logs)
+        ours, theirs = 1e3 * fid["frictionsim"]["mean_mae"], 1e3 * fid["native"]["mean_mae"]
+        note = (f"Fidelity on {len(logs)} logs: frictionsim {params.model} {ours:.2f} mrad, this "
+                f"export in plain MuJoCo {theirs:.2f} mrad.")
+        out = sys.stderr if args.out is None else sys.stdout
+        print(f"fidelity on {len(logs)} logs (MAE): frictionsim {params.model} ({params.scheme}) "
+              f"{ours:.2f} mrad; native <dcmotor> + M1 in plain MuJoCo {theirs:.2f} mrad "
+              f"({theirs - ours:+.2f})", file=out)
+        if native is not params:
+            friction = ", ".join(f"{k} {native.values[k]:.4g}" for k in ("friction_base",
+                                                                         "friction_viscous"))
+            print(f"closest native M1: {friction}", file=out)
+        if args.json:
+            write_json(args.json, fid)
+    elif args.json:
+        raise ValueError("--json holds the fidelity measured on --logs")
+    return export_dcmotor(native, args.joint, args.kp, args.vin, args.timestep, note=note)

@@ -1,0 +1,54 @@
+"""A servo exported as MuJoCo's own ``<dcmotor>`` (:func:`frictionsim.solvers.mjcf_export.export_dcmotor`),
+run in plain MuJoCo on a bench log: no frictionsim code in the step, only MuJoCo's.
+
+Each log gets its export (its gain, supply, bench and period); the joint starts at the
+logged state, the goal is written to ``ctrl`` before each step, and while the log's torque is
+off the actuator's group is disabled (``opt.disableactuator``: a disabled servo applies no
+torque, docs/model.md §3). The position before each step is the prediction of that entry, as
+frictionsim's rollouts give (docs/model.md §5).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from frictionsim import schema
+from frictionsim.logs import Log
+from frictionsim.params import ParameterSet
+from frictionsim.solvers.errors import SimulationError
+from frictionsim.solvers.mjcf_export import export_dcmotor
+from frictionsim.solvers.mujoco_dynamics import mujoco
+from frictionsim.solvers.rollouts import Rollout
+
+
+def dcmotor_model(params: ParameterSet, log: Log):
+    """The compiled export of M1 ``params`` for ``log``'s bench, gain, supply and period."""
+    act = schema.get_actuator(params.actuator)
+    vin = float(log.header.get("vin", act.vin)) if act.law == "voltage" else None
+    xml = export_dcmotor(params, "servo", kp=log.kp, vin=vin, timestep=log.dt,
+                         bench=(log.mass, log.length, log.arm_mass))
+    return mujoco.MjModel.from_xml_string(xml)
+
+
+def dcmotor_rollout(params: ParameterSet, log: Log) -> Rollout:
+    """``log`` rolled out in plain MuJoCo with the ``<dcmotor>`` export of M1 ``params``
+    (module docstring); SimulationError if it diverges."""
+    model = dcmotor_model(params, log)
+    data = mujoco.MjData(model)
+    offset = params.values["q_offset"]
+    goal = log.column("goal_position") + offset
+    enable = log.column("torque_enable")
+    data.qpos[0] = log.entries[0]["position"] + offset
+    data.qvel[0] = float(log.entries[0].get("speed", 0.0))
+    if model.na:  # the slew limiter's state: the firmware's limiter starts at the joint
+        data.act[:] = data.qpos[0]
+    q, v = np.empty(len(goal)), np.empty(len(goal))
+    for k in range(len(goal)):
+        q[k], v[k] = data.qpos[0] - offset, data.qvel[0]
+        data.ctrl[0] = goal[k]
+        model.opt.disableactuator = 0 if enable[k] > 0.5 else 1
+        mujoco.mj_step(model, data)
+    if not np.all(np.isfinite(q)):
+        raise SimulationError(f"{log.name}: the <dcmotor> export of "
+                              f"{params.source or params.model} diverged in MuJoCo")
+    return Rollout(log, np.arange(len(goal)) * log.dt, q, v, log.column("position"))

@@ -1,0 +1,113 @@
+"""A servo exported as MuJoCo's own ``<dcmotor>`` and run in plain MuJoCo: the firmware and motor
+exactly (no friction: frictionsim's semi-implicit rollout to 1e-8 rad), M1 to what was
+measured, the current law, and ``export-mjcf --target dcmotor`` with the closest native M1 of
+an M6 file and its fidelity on the logs."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+mujoco = pytest.importorskip("mujoco")
+
+from frictionsim.experiments.runner.cli import main  # noqa: E402
+from frictionsim.logs import load_log  # noqa: E402
+from frictionsim.params import ParameterSet, load_params  # noqa: E402
+from frictionsim.solvers.mjcf_export import (  # noqa: E402
+    NotExportable,
+    dcmotor_attributes,
+    export_dcmotor,
+)
+from frictionsim.solvers.native_mujoco import dcmotor_model, dcmotor_rollout  # noqa: E402
+from frictionsim.solvers.rollouts import simulate  # noqa: E402
+
+DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data"
+XL330 = DATA / "xl330"
+
+
+@pytest.fixture(scope="module")
+def logs():
+    if not XL330.is_dir():
+        pytest.skip(f"XL330 logs not found at {XL330}")
+    return [load_log(p) for p in sorted((XL330 / "processed").glob("*.json"))]
+
+
+def test_the_export_is_a_model_mujoco_loads_as_it_is():
+    params = ParameterSet.defaults("m1", "xl330").with_scheme("semi_implicit")
+    model = mujoco.MjModel.from_xml_string(export_dcmotor(params, "elbow", kp=400))
+    assert model.nu == 1 and model.actuator_dyntype[0] == mujoco.mjtDyn.mjDYN_DCMOTOR
+    assert mujoco.mj_id2name(model, mujoco.mjtObj.mjOBJ_JOINT, 0) == "elbow"
+    assert model.dof_armature[0] == pytest.approx(params.values["armature"])
+
+
+def test_without_friction_the_export_is_the_firmware_and_motor_exactly(logs):
+    """Every XL330 log, torque-off stretches included (the actuator group disabled)."""
+    params = ParameterSet("m1", "xl330", {"friction_base": 0.0, "friction_viscous": 0.0,
+                                          "q_offset": 0.02}).with_scheme("semi_implicit")
+    assert any(np.any(log.column("torque_enable") < 0.5) for log in logs)
+    for log in logs:
+        native = dcmotor_rollout(params, log)
+        ours = simulate(log, params)
+        assert np.abs(native.q - ours.q).max() < 1e-8, log.name
+
+
+def test_m1_in_plain_mujoco_lands_within_what_was_measured(logs):
+    """The published M1 on the 12 logs: the friction row is MuJoCo's soft constraint, so not
+    exact; measured 0.019 mrad mean (0.076 on the worst log)."""
+    params = load_params(XL330 / "params" / "m1.json").with_scheme("semi_implicit")
+    gaps = [np.abs(dcmotor_rollout(params, log).q - simulate(log, params).q).mean()
+            for log in logs]
+    assert np.mean(gaps) < 5e-5 and max(gaps) < 2e-4
+    assert np.mean(gaps) > 0  # the soft friction row is not frictionsim's clip
+
+
+def test_the_current_law_maps_onto_the_controller_and_its_saturation():
+    params = ParameterSet.defaults("m1", "erob80_100")
+    attrs = dcmotor_attributes(params, kp=50.0, damping=2.0)
+    kt = params.values["kt"]
+    kp, ki, kd, slew, imax, vmax = map(float, attrs["controller"].split())
+    assert kp == pytest.approx(kt * 50) and kd == pytest.approx(kt * 2.0 * np.sqrt(50))
+    assert vmax == 48 and float(attrs["saturation"].split()[1]) == 12
+
+
+def test_the_sts3215_limiter_is_the_controllers_slew_rate():
+    params = ParameterSet.defaults("m1", "sts3215")
+    attrs = dcmotor_attributes(params)
+    assert float(attrs["controller"].split()[3]) == pytest.approx(
+        params.values["max_velocity"])
+    with_limit = ParameterSet("m1", "xl330", {}, extensions=("current_limit",))
+    assert float(dcmotor_attributes(with_limit)["saturation"].split()[1]) == 1.75
+
+
+def test_m2_to_m6_need_logs_to_be_exported(tmp_path, capsys):
+    with pytest.raises(NotExportable, match="closest M1"):
+        export_dcmotor(ParameterSet.defaults("m6", "xl330"))
+    path = tmp_path / "m6.json"
+    path.write_text(json.dumps(ParameterSet.defaults("m6", "xl330").to_dict()))
+    assert main(["export-mjcf", "--params", str(path), "--target", "dcmotor"]) == 1
+    assert "name --logs" in capsys.readouterr().err
+
+
+def test_the_command_exports_the_closest_native_m1_and_its_fidelity(logs, tmp_path, capsys):
+    few = [str(XL330 / "processed" / log.name) for log in logs[:4]]
+    out, fid = tmp_path / "servo.xml", tmp_path / "fidelity.json"
+    assert main(["export-mjcf", "--params", str(XL330 / "params" / "m6.json"), "--target",
+                 "dcmotor", "--logs", *few, "--budget", "60", "--timestep", "0.005",
+                 "--out", str(out), "--json", str(fid), "--no-progress"]) == 0
+    text = capsys.readouterr().out
+    reported = json.loads(fid.read_text())
+    assert set(reported["frictionsim"]["per_log"]) == {log.name for log in logs[:4]}
+    native = float(re.search(r"plain MuJoCo ([\d.]+) mrad", text).group(1))
+    assert native == pytest.approx(1e3 * reported["native"]["mean_mae"], abs=0.006)
+    xml = out.read_text()
+    model = mujoco.MjModel.from_xml_string(xml)  # the document loads as written
+    assert model.nu == 1 and "Fidelity on 4 logs" in xml
+    # the document is the closest M1 the fidelity was measured with
+    log = logs[0]
+    m1 = re.search(r'frictionloss="([\d.e-]+)"', xml).group(1)
+    assert float(m1) >= 0
+    assert dcmotor_model(load_params(XL330 / "params" / "m1.json"), log).nu == 1
