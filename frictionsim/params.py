@@ -50,6 +50,9 @@ class ParameterSet:
     """The fixed step's position update the parameters were identified with (docs/model.md §4)."""
     extensions: tuple[str, ...] = ()
     """The electrical extensions of docs/model.md §9 switched on (their parameters are in ``values``)."""
+    ranges: dict[str, tuple[float, float]] = field(default_factory=dict)
+    """How far another fit of the same servo may land, per parameter: (low, high) in its
+    units (``identify --uncertainty``); servos drawn for domain randomisation stay inside."""
 
     def __post_init__(self) -> None:
         if not isinstance(self.scheme, str) or self.scheme not in layout.SCHEMES:
@@ -78,7 +81,24 @@ class ParameterSet:
         for name, value in self.values.items():
             if not math.isfinite(value):
                 raise ParameterFileError(f"{self._where()}: {name} = {value} is not finite")
+        self._check_ranges()
         self._check_physics()
+
+    def _check_ranges(self) -> None:
+        """Each range names a parameter of the set and is two finite numbers, low ≤ high."""
+        checked = {}
+        for name, pair in self.ranges.items():
+            if name not in self.values:
+                raise ParameterFileError(f"{self._where()}: ranges.{name}: not a parameter of "
+                                         f"{self.model} on {self.actuator}")
+            ok = isinstance(pair, (list, tuple)) and len(pair) == 2 and all(
+                isinstance(x, (int, float)) and not isinstance(x, bool) and math.isfinite(x)
+                for x in pair)
+            if not ok or pair[0] > pair[1]:
+                raise ParameterFileError(f"{self._where()}: ranges.{name} = {pair!r} must be "
+                                         "[low, high], two finite numbers with low ≤ high")
+            checked[name] = (float(pair[0]), float(pair[1]))
+        self.ranges = checked
 
     def _check_physics(self) -> None:
         """Errors for values the kernels cannot use, warnings for values no servo has.
@@ -142,16 +162,39 @@ class ParameterSet:
                                  self.extensions)
 
     def with_values(self, **updates: float) -> ParameterSet:
-        """A copy with some parameters changed."""
+        """A copy with some parameters changed (the ranges kept)."""
         return ParameterSet(self.model, self.actuator, {**self.values, **updates}, self.source,
-                            self.scheme, self.extensions)
+                            self.scheme, self.extensions, dict(self.ranges))
 
     def with_scheme(self, scheme: str | None) -> ParameterSet:
         """The same parameters simulated with ``scheme`` (None: unchanged)."""
         if scheme is None or scheme == self.scheme:
             return self
         return ParameterSet(self.model, self.actuator, dict(self.values), self.source, scheme,
-                            self.extensions)
+                            self.extensions, dict(self.ranges))
+
+    def with_ranges(self, ranges: dict[str, tuple[float, float]]) -> ParameterSet:
+        """A copy with these ``ranges`` (see :attr:`ranges`)."""
+        return ParameterSet(self.model, self.actuator, dict(self.values), self.source,
+                            self.scheme, self.extensions, dict(ranges))
+
+    def variants(self, n: int, seed: int = 0) -> list[ParameterSet]:
+        """``n`` servos drawn for domain randomisation: each parameter with a range uniform
+        inside it (independently, seeded by ``seed``), the others as they are. ValueError
+        when the set has no ranges (``identify --uncertainty`` writes them)."""
+        if not self.ranges:
+            raise ValueError(f"{self._where()}: no ranges to draw servos within (identify "
+                             "--uncertainty writes them into the parameter file)")
+        if not 1 <= n <= 1_000_000:
+            raise ValueError(f"variants: n = {n} must be 1 to 1,000,000")
+        rng = np.random.default_rng(seed)
+        names = sorted(self.ranges)
+        low = np.array([self.ranges[k][0] for k in names])
+        high = np.array([self.ranges[k][1] for k in names])
+        draws = rng.uniform(low, high, size=(n, len(names)))
+        return [ParameterSet(self.model, self.actuator, {**self.values, **dict(zip(names, row))},
+                             f"{self._where()} (variant {i + 1} of {n}, seed {seed})",
+                             self.scheme, self.extensions) for i, row in enumerate(draws)]
 
     def with_extensions(self, extensions) -> ParameterSet:
         """The same parameters with the docs/model.md §9 ``extensions`` on (None: unchanged): the
@@ -162,7 +205,8 @@ class ParameterSet:
         keep = schema.check_extensions(extensions)
         values = {k: x for k, x in self.values.items()
                   if schema.extension_of(k) is None or schema.extension_of(k) in keep}
-        return ParameterSet(self.model, self.actuator, values, self.source, self.scheme, keep)
+        return ParameterSet(self.model, self.actuator, values, self.source, self.scheme, keep,
+                            {k: r for k, r in self.ranges.items() if k in values})
 
     def to_dict(self) -> dict:
         """The parameter-file object: names → values, then model, actuator and (when it is not
@@ -170,6 +214,8 @@ class ParameterSet:
         out = {**self.values, "model": self.model, "actuator": self.actuator}
         if self.scheme != "reference":
             out["scheme"] = self.scheme
+        if self.ranges:
+            out["ranges"] = {k: list(v) for k, v in self.ranges.items()}
         return out
 
 
@@ -215,9 +261,12 @@ def from_dict(data: dict, source: str | None = None, extensions=None) -> Paramet
     if scheme not in layout.SCHEMES:
         raise ParameterFileError(f"{where}: scheme = {scheme!r} must be one of "
                                  f"{', '.join(layout.SCHEMES)}")
+    ranges = data.get("ranges", {})
+    if not isinstance(ranges, dict):
+        raise ParameterFileError(f"{where}: ranges must map parameter names to [low, high]")
     values = {}
     for key, value in data.items():
-        if key in ("model", "actuator", "scheme") or key in METADATA_KEYS:
+        if key in ("model", "actuator", "scheme", "ranges") or key in METADATA_KEYS:
             continue
         if isinstance(value, bool) or not isinstance(value, (int, float)):
             raise ParameterFileError(f"{where}: {key} = {value!r} is not a number")
@@ -226,7 +275,7 @@ def from_dict(data: dict, source: str | None = None, extensions=None) -> Paramet
     if extensions is None:
         extensions = {schema.extension_of(k) for k in values} - {None}
     params = ParameterSet(data["model"], data["actuator"], values, source, scheme,
-                          tuple(extensions))
+                          tuple(extensions), ranges)
     if asked:
         _say_defaults(params, values, where)
     return params

@@ -190,14 +190,16 @@ def what_dcmotor_drops(params: ParameterSet) -> list[str]:
 def export_dcmotor(params: ParameterSet, joint: str = "servo", kp: float | None = None,
                    vin: float | None = None, timestep: float = 0.001,
                    bench: tuple[float, float, float] | None = None,
-                   note: str = "") -> str:
+                   note: str = "", lugre: tuple[float, ...] | None = None) -> str:
     """A complete MJCF document with the servo as a native ``<dcmotor>`` (:func:`dcmotor_attributes`)
     and M1's friction on its joint (``frictionloss`` K_c stopping the joint within one step,
     ``damping`` K_v explicit with ``eulerdamp`` disabled, ``armature``), as a default class
     named after the actuator that any model's joint and actuator can take, on a body of its
     own: the pendulum bench of ``bench`` = (mass, length, arm mass) or a small rod. Only M1
     (:class:`NotExportable` otherwise: M2–M6 need the closest M1 fitted on logs first).
-    ``note``: a line for the header (e.g. the fidelity measured)."""
+    ``note``: a line for the header (e.g. the fidelity measured). ``lugre`` = (stiffness
+    N·m/rad, damping N·m·s/rad, Coulomb N·m, static N·m, Stribeck rad/s): the dcmotor's own
+    LuGre friction instead of the joint's Coulomb term (K_v then the actuator's damping)."""
     if params.model != "m1":
         raise NotExportable(f"{params.source or 'the parameters'}: model {params.model}'s "
                             "friction has no MuJoCo attribute; export the closest M1 (fitted "
@@ -206,10 +208,18 @@ def export_dcmotor(params: ParameterSet, joint: str = "servo", kp: float | None 
     act = schema.get_actuator(params.actuator)
     v = params.values
     cls = "".join(c if c.isalnum() or c in "_-" else "_" for c in params.actuator)
-    attrs = " ".join(f'{k}="{val}"' for k, val in dcmotor_attributes(params, kp, vin).items())
+    attributes = dcmotor_attributes(params, kp, vin)
     friction = (f'frictionloss="{v["friction_base"]:.9g}" solreffriction="-1 '
                 f'{-STOP_IN_ONE_STEP / timestep:.9g}" solimpfriction="{STOP_IN_ONE_STEP} '
-                f'{STOP_IN_ONE_STEP} 0.001 0.5 2"')
+                f'{STOP_IN_ONE_STEP} 0.001 0.5 2" damping="{v["friction_viscous"]:.9g}"')
+    if lugre is not None:
+        if len(lugre) != 5 or not all(math.isfinite(x) and x >= 0 for x in lugre) \
+                or not lugre[0] > 0:
+            raise ValueError(f"lugre {lugre!r}: five numbers ≥ 0, the stiffness > 0")
+        attributes["lugre"] = " ".join(f"{x:.9g}" for x in lugre)
+        attributes["damping"] = f"{v['friction_viscous']:.9g}"
+        friction = 'frictionloss="0" damping="0"'
+    attrs = " ".join(f'{k}="{val}"' for k, val in attributes.items())
     if bench is not None:
         mass, length, arm_mass = bench
         total = mass + arm_mass
@@ -240,8 +250,7 @@ def export_dcmotor(params: ParameterSet, joint: str = "servo", kp: float | None 
              "  </option>",
              "  <default>",
              f'    <default class="{cls}">',
-             f'      <joint armature="{v["armature"]:.9g}" damping="{v["friction_viscous"]:.9g}" '
-             f"{friction}/>",
+             f'      <joint armature="{v["armature"]:.9g}" {friction}/>',
              f"      <dcmotor {attrs}/>",
              "    </default>",
              "  </default>",

@@ -21,27 +21,30 @@ from frictionsim.solvers.mujoco_dynamics import mujoco
 from frictionsim.solvers.rollouts import Rollout
 
 
-def dcmotor_model(params: ParameterSet, log: Log):
-    """The compiled export of M1 ``params`` for ``log``'s bench, gain, supply and period."""
+def dcmotor_model(params: ParameterSet, log: Log, lugre: tuple[float, ...] | None = None):
+    """The compiled export of M1 ``params`` (with the dcmotor's ``lugre`` friction instead of
+    the joint's Coulomb term, when given) for ``log``'s bench, gain, supply and period."""
     act = schema.get_actuator(params.actuator)
     vin = float(log.header.get("vin", act.vin)) if act.law == "voltage" else None
     xml = export_dcmotor(params, "servo", kp=log.kp, vin=vin, timestep=log.dt,
-                         bench=(log.mass, log.length, log.arm_mass))
+                         bench=(log.mass, log.length, log.arm_mass), lugre=lugre)
     return mujoco.MjModel.from_xml_string(xml)
 
 
-def dcmotor_rollout(params: ParameterSet, log: Log) -> Rollout:
+def dcmotor_rollout(params: ParameterSet, log: Log,
+                    lugre: tuple[float, ...] | None = None) -> Rollout:
     """``log`` rolled out in plain MuJoCo with the ``<dcmotor>`` export of M1 ``params``
-    (module docstring); SimulationError if it diverges."""
-    model = dcmotor_model(params, log)
+    (module docstring; ``lugre`` as in :func:`dcmotor_model`); SimulationError if it
+    diverges."""
+    model = dcmotor_model(params, log, lugre)
     data = mujoco.MjData(model)
     offset = params.values["q_offset"]
     goal = log.column("goal_position") + offset
     enable = log.column("torque_enable")
     data.qpos[0] = log.entries[0]["position"] + offset
     data.qvel[0] = float(log.entries[0].get("speed", 0.0))
-    if model.na:  # the slew limiter's state: the firmware's limiter starts at the joint
-        data.act[:] = data.qpos[0]
+    if model.actuator_actnum[0] and schema.get_actuator(params.actuator).target_speed_limit:
+        data.act[0] = data.qpos[0]  # the slew state: the firmware's limiter starts at the joint
     q, v = np.empty(len(goal)), np.empty(len(goal))
     for k in range(len(goal)):
         q[k], v[k] = data.qpos[0] - offset, data.qvel[0]

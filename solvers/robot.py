@@ -23,6 +23,7 @@ difference of goal and position, the same in either frame.
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 
 import numpy as np
@@ -100,6 +101,29 @@ class JointServo:
         """The flat network vector of a learned actuator (:mod:`frictionsim.actuator_net`), or
         None."""
         return self.params.net if isinstance(self.params, LearnedActuator) else None
+
+
+def draw_servos(servos: list[JointServo], n: int, seed: int = 0) -> list[list[JointServo]]:
+    """``n`` randomised copies of ``servos`` for domain randomisation: in each, every servo
+    whose parameter set has ``ranges`` (``identify --uncertainty``) drawn on its own within
+    them (:meth:`~frictionsim.params.ParameterSet.variants`; two servos of one type are two
+    units), the others unchanged; seeded by ``seed``. For the standalone simulators
+    (``Robot(model, servos)``) and MuJoCo (``ServoModel(mjcf, servos)``) alike. ValueError
+    when no servo has ranges."""
+    if not any(isinstance(s.params, ParameterSet) and s.params.ranges for s in servos):
+        raise ValueError("no servo's parameters have ranges to draw within (identify "
+                         "--uncertainty writes them into the parameter file)")
+    rng = np.random.default_rng(seed)
+    out = []
+    for _ in range(n):
+        copies = []
+        for s in servos:
+            if isinstance(s.params, ParameterSet) and s.params.ranges:
+                drawn = s.params.variants(1, int(rng.integers(2**63)))[0]
+                s = dataclasses.replace(s, params=drawn)
+            copies.append(s)
+        out.append(copies)
+    return out
 
 
 def servo_nets(servos: list[JointServo]) -> np.ndarray:

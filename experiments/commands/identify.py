@@ -66,6 +66,12 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                         "(default), or as the torque per volt k_t/R and the back-EMF damping "
                         "k_t²/R, the combinations the logs determine")
     add_learning_arguments(p, "2000")
+    p.add_argument("--uncertainty", type=int, nargs="?", const=20, default=None,
+                   metavar="N",
+                   help="after the fit, N bootstrap identifications (default 20) on the "
+                        "training logs drawn with replacement: per parameter, the range another "
+                        "fit of the servo lands in 90 %% of the time, in the report and the "
+                        "parameter files ('ranges', which robot simulate --variants draws from)")
     p.add_argument("--fix", nargs="+", default=[], metavar="NAME=VALUE",
                    help="hold parameters at given values (e.g. --fix q_offset=0)")
     p.add_argument("--init", type=Path, help="parameter file to start the search from")
@@ -146,6 +152,26 @@ def parse_models(names: list[str]) -> tuple[list[str], list[str]]:
     return [m for m in MODELS if m in physical], learned
 
 
+def _uncertainty(args: argparse.Namespace, train, settings, fits):
+    """The bootstrap's ranges (:mod:`~frictionsim.experiments.identification.uncertainty`),
+    written into each fitted model's parameter file."""
+    from frictionsim.experiments.identification.uncertainty import bootstrap
+    from frictionsim.params import save_params
+
+    fitted = {m: f.result.params for m, f in fits.items() if not f.kept}
+    print(f"uncertainty: {args.uncertainty} bootstrap identifications of "
+          f"{' '.join(fitted)} on {len(train)} logs drawn with replacement", flush=True)
+    result = bootstrap(train, settings, fitted, args.uncertainty, progress=not args.no_progress)
+    for model, ranges in result.ranges.items():
+        params = fits[model].result.params.with_ranges(ranges)
+        fits[model].result.params = params
+        save_params(fits[model].params_file, params)
+    if result.interrupted:
+        print("interrupted during the bootstrap: the ranges come from the replicates done "
+              "so far", file=sys.stderr)
+    return result
+
+
 def run(args: argparse.Namespace) -> int:
     from frictionsim import schema
     from frictionsim.experiments.common.loading import load_logs, warn_motor_mismatch
@@ -171,6 +197,9 @@ def run(args: argparse.Namespace) -> int:
     if not 1 <= args.budget <= MAX_BUDGET:
         raise ValueError(f"--budget must be in [1, {MAX_BUDGET:,}] loss evaluations, got "
                          f"{args.budget}")
+    if args.uncertainty is not None and not 2 <= args.uncertainty <= 10_000:
+        raise ValueError(f"--uncertainty {args.uncertainty}: 2 to 10,000 bootstrap "
+                         "identifications")
     init = load_params(args.init, args.extensions) if args.init else None
     if init is not None and init.actuator != actuator:
         raise ValueError(f"--init {args.init}: actuator {init.actuator}, not {actuator}")
@@ -224,11 +253,16 @@ def run(args: argparse.Namespace) -> int:
         learned_fits = fit_learned(tuple(learned), train, validation,
                                    {m: f.result.params for m, f in fits.items()}, actuator,
                                    args.out, learning, show)
+    uncertainty = None
+    if args.uncertainty and fits and not interrupted:
+        uncertainty = _uncertainty(args, train, settings, fits)
+        interrupted = uncertainty.interrupted
     from frictionsim.experiments.identification.identifiability import analyse
 
     summary = write_report(args.out, fits, train, validation, recorded(args), interrupted,
                            cross_validation=section, learned=learned_fits,
-                           identifiability=analyse(fits, train, settings))
+                           identifiability=analyse(fits, train, settings),
+                           uncertainty=uncertainty.summary() if uncertainty else None)
     if args.json:
         write_json(args.json, summary)
     if interrupted:

@@ -72,10 +72,16 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     s.add_argument("--scheme", choices=("semi_implicit", "reference"), default=None,
                    help="the fixed step's position update (default: the parameter file's; "
                         "MuJoCo's is semi_implicit)")
+    s.add_argument("--variants", type=int, default=0, metavar="N",
+                   help="domain randomisation: also replay with N servo sets drawn within the "
+                        "parameter file's ranges (identify --uncertainty), every servo drawn "
+                        "on its own; reports each variant's MAE and their spread")
+    s.add_argument("--seed", type=seed, default=0, help="seed of the --variants draws (default 0)")
     add_extensions_argument(s)
     add_output_argument(s, "--json", JSON,
                         'write {"recordings": {NAME: {"joint_mae_rad": {JOINT: ...}, '
-                        '"mean_mae_rad": ...}}, "mean_mae_rad": ..., "engine": ...}')
+                        '"mean_mae_rad": ...}}, "mean_mae_rad": ..., "engine": ...} (and '
+                        '"variants": [{"seed", "mean_mae_rad", "joint_mae_rad"}, …])')
     add_output_argument(s, "--plot", FIGURE,
                         "measured, goal and simulated position per joint (a row per recording)")
     add_progress_argument(s)
@@ -194,18 +200,53 @@ def simulate(args: argparse.Namespace) -> int:
     rows.append(["mean", *(f"{1e3 * per_joint[j]:.2f}" for j in joints), f"{1e3 * mean:.2f}", ""])
     print(table(["recording", *(f"{j} (mrad)" for j in joints), "mean (mrad)", "seconds"], rows,
                 "<" + ">" * (len(joints) + 2)))
+    variants = _variants(args, robot, mjcf, servos, recordings, joints) if args.variants else []
     if args.json:
         write_json(args.json, {
             "recordings": {r.name: {"joint_mae_rad": r.joint_mae, "mean_mae_rad": r.mean_mae}
                            for r in runs},
             "mean_mae_rad": mean, "joint_mae_rad": per_joint, "engine": args.engine,
-            "robot": robot.name, "params": None if plain else str(args.params)})
+            "robot": robot.name, "params": None if plain else str(args.params),
+            **({"variants": variants} if variants else {})})
     if args.plot:
         from frictionsim.experiments.robots.plots import recordings_figure
 
         label = "the MJCF as shipped" if plain else args.params.name
         recordings_figure(runs, args.plot, f"{robot.title}: {label}, {args.engine}")
     return 0
+
+
+def _variants(args: argparse.Namespace, robot, mjcf, servos: dict, recordings: list,
+              joints: tuple) -> list[dict]:
+    """Each recording replayed with ``args.variants`` servo sets drawn within the parameter
+    files' ranges; their MAE printed and returned (JSON rows)."""
+    import numpy as np
+
+    from frictionsim.experiments.common.output import table
+    from frictionsim.experiments.common.progress import progress
+    from frictionsim.experiments.robots.recorded import Replay, robot_spec
+
+    if args.engine == "mjcf":
+        raise ValueError("--variants draws frictionsim's servos; --engine mjcf has none")
+    if not 1 <= args.variants <= 10_000:
+        raise ValueError(f"--variants must be 1 to 10,000, got {args.variants}")
+    seeds = [int(x) for x in np.random.default_rng(args.seed).integers(2**63, size=args.variants)]
+    spec = robot_spec(robot, mjcf)
+    rows = []
+    for seed_i in progress(seeds, desc="variants", enabled=not args.no_progress):
+        replay = Replay(robot, spec, servos, args.engine, variant=int(seed_i))
+        runs = [replay.run(rec) for rec in recordings]
+        per_joint = {j: float(np.mean([r.joint_mae[j] for r in runs])) for j in joints}
+        rows.append({"seed": int(seed_i), "mean_mae_rad": float(np.mean(list(per_joint.values()))),
+                     "joint_mae_rad": per_joint})
+    means = np.array([r["mean_mae_rad"] for r in rows])
+    shown = [[f"variant {i + 1}", *(f"{1e3 * r['joint_mae_rad'][j]:.2f}" for j in joints),
+              f"{1e3 * r['mean_mae_rad']:.2f}"] for i, r in enumerate(rows)]
+    print(f"{args.variants} servo sets drawn within the ranges (seed {args.seed}): mean MAE "
+          f"{1e3 * means.mean():.2f} mrad, from {1e3 * means.min():.2f} to {1e3 * means.max():.2f}")
+    print(table(["variant", *(f"{j} (mrad)" for j in joints), "mean (mrad)"], shown,
+                "<" + ">" * (len(joints) + 1)))
+    return rows
 
 
 def _check_apart(train: list, held: list) -> None:

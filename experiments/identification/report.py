@@ -91,7 +91,8 @@ def start_warning(model: str, f: ModelFit) -> str | None:
 def write_report(out: Path, fits: dict[str, ModelFit], train: list[Log],
                  validation: list[Log], settings: dict | None = None,
                  interrupted: bool = False, cross_validation: dict | None = None,
-                 learned: dict | None = None, identifiability: dict | None = None) -> dict:
+                 learned: dict | None = None, identifiability: dict | None = None,
+                 uncertainty: dict | None = None) -> dict:
     """Write report.json, report.md and the figures to ``out``; return the summary.
 
     ``identifiability``: per model, its identifiable combinations and the directions the
@@ -100,6 +101,10 @@ def write_report(out: Path, fits: dict[str, ModelFit], train: list[Log],
     ``learned``: the learned actuators trained after the physical models
     (:class:`~frictionsim.experiments.identification.learned.LearnedFit` by name), reported
     beside them.
+
+    ``uncertainty``: the bootstrap's summary
+    (:meth:`~frictionsim.experiments.identification.uncertainty.Uncertainty.summary`): each
+    model's parameter ranges, in all three outputs.
 
     ``settings``: how the run was configured (names → plain values), recorded as is.
     ``interrupted``: the run was stopped (Ctrl-C) before every model was fitted;
@@ -126,6 +131,8 @@ def write_report(out: Path, fits: dict[str, ModelFit], train: list[Log],
     }
     if cross_validation:
         detail["cross_validation"] = cross_validation
+    if uncertainty:
+        summary["uncertainty"] = detail["uncertainty"] = uncertainty
     for m, f in fits.items():
         detail["models"][m].update({
             "optimizer_seconds": f.result.optimizer_seconds,
@@ -201,9 +208,18 @@ def write_report(out: Path, fits: dict[str, ModelFit], train: list[Log],
     md += ["", "Parameter files: " + ", ".join(f"`{f.params_file.name}`"
                                                for f in (*fits.values(), *learned.values())),
            ""]
+    ranges = (uncertainty or {}).get("ranges", {})
+    if ranges:
+        md += [f"Parameter ranges: where another fit of this servo lands "
+               f"{100 * uncertainty['level']:g} % of the time, from {uncertainty['replicates']} "
+               "bootstrap identifications on the training logs drawn with replacement "
+               "(written into the parameter files as `ranges`).", ""]
     for m, f in fits.items():
-        md += [f"## {m}", "", "| parameter | value |", "|---|---|"]
+        own = ranges.get(m, {})
+        md += [f"## {m}", "", "| parameter | value |" + (" range |" if own else ""),
+               "|---|---|" + ("---|" if own else "")]
         md += [f"| {k} | {v:.6g}{_reflected_note(k, f)} |"
+               + (f" {own[k][0]:.4g} … {own[k][1]:.4g} |" if k in own else " – |" if own else "")
                for k, v in f.result.params.values.items()]
         md.append("")
     for kind, logs in (("Validation", validation), ("Training", train)):

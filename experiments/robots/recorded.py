@@ -59,13 +59,15 @@ def robot_spec(robot: RobotDescription, mjcf: Path, plain: bool = False):
     return spec
 
 
-def stable_timestep(robot: RobotDescription, model, params: dict) -> float:
+def stable_timestep(robot: RobotDescription, model, servos: list) -> float:
     """The physics step of a replay: the control period, or the largest whole fraction of it
     with dt·c_j/I_j ≤ 1 for every servo joint, c_j = kt²/R + K_v its motor's electrical and
     viscous damping (N·m·s/rad), I_j its inertia at the model's reference pose plus its
     armature. The step treats that damping explicitly and is unstable beyond dt·c/I = 2: a
     servo identified on a bench with a heavy pendulum can carry a rotor inertia far below
-    what a light joint (the SO-101's wrist roll: 4e-5 kg·m²) needs at 2 ms."""
+    what a light joint (the SO-101's wrist roll: 4e-5 kg·m²) needs at 2 ms. ``servos``: the
+    :class:`~frictionsim.solvers.robot.JointServo` of each servo joint, in the robot file's
+    order."""
     import math
 
     import mujoco
@@ -75,8 +77,8 @@ def stable_timestep(robot: RobotDescription, model, params: dict) -> float:
     mass = np.zeros((model.nv, model.nv))
     mujoco.mj_fullM(model, data, mass)
     rate = 0.0
-    for joint in robot.servo_joints:
-        physics = params[joint.actuator]
+    for joint, servo in zip(robot.servo_joints, servos):
+        physics = servo.params
         if isinstance(physics, LearnedActuator):  # a net's bare joint has no damping of its own
             if physics.physics is None:
                 continue
@@ -162,10 +164,11 @@ class Replay:
     physics step chosen (:func:`stable_timestep`) and the simulator built once per run, not
     once per recording (compiling the SO-101 costs about as much as replaying a motion).
     ``spec`` from :func:`robot_spec` (not edited); ``params``: actuator name → ParameterSet
-    (unused by ``mjcf``)."""
+    (unused by ``mjcf``); ``variant``: a seed to draw every servo within its parameter set's
+    ``ranges`` (:func:`frictionsim.solvers.robot.draw_servos`), or None for the set itself."""
 
     def __init__(self, robot: RobotDescription, spec, params: dict, engine: str = "fixed_step",
-                 scheme: str | None = None) -> None:
+                 scheme: str | None = None, variant: int | None = None) -> None:
         if engine not in ENGINES:
             raise ValueError(f"engine {engine!r}: expected one of {', '.join(ENGINES)}")
         self.robot, self.engine = robot, engine
@@ -174,8 +177,13 @@ class Replay:
         if engine == "mjcf":
             self._sim = model
             return
-        self.timestep = stable_timestep(robot, model, params)
         servos = joint_servos(robot, params)
+        if variant is not None:  # domain randomisation: every servo drawn within its ranges
+            from frictionsim.solvers.robot import draw_servos
+
+            servos = draw_servos(servos, 1, variant)[0]
+        self.servos = servos
+        self.timestep = stable_timestep(robot, model, servos)
         if engine == "mujoco":
             from frictionsim.solvers.mujoco_adapter import ServoModel
 

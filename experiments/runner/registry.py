@@ -48,7 +48,8 @@ COMMANDS: tuple[Command, ...] = (
             "pseudo-terminal", "frictionsim.experiments.commands.virtual_servo"),
     Command("robot", "a real robot's recordings replayed in simulation: robot simulate",
             "frictionsim.experiments.commands.robot"),
-    Command("export-mjcf", "an M1 parameter file as MuJoCo joint and actuator attributes",
+    Command("export-mjcf", "a parameter file as MuJoCo attributes: a position actuator, or "
+            "MuJoCo's own dcmotor",
             "frictionsim.experiments.commands.export_mjcf"),
     Command("oscillator", "Coulomb oscillator: event-driven vs plain, smoothed and fixed-step "
             "friction", "frictionsim.experiments.commands.oscillator", subcommand=False),
@@ -62,6 +63,9 @@ COMMANDS: tuple[Command, ...] = (
     Command("physics-vs-learned", "M1, M6, a learned network and a hybrid on held-out "
             "repetitions, gains and masses", "frictionsim.experiments.commands.physics_vs_learned",
             subcommand=False),
+    Command("vs-mujoco", "MuJoCo's dcmotor fitted by mujoco.sysid against frictionsim's M1, M6 "
+            "and M6 with the current limit, on the same logs",
+            "frictionsim.experiments.commands.vs_mujoco", subcommand=False),
     Command("jitter", "the recorder's timing: period statistics of raw logs and a histogram",
             "frictionsim.experiments.commands.jitter", subcommand=False),
 )
