@@ -14,7 +14,7 @@ sysid = pytest.importorskip("mujoco.sysid")
 if not hasattr(sysid, "optimize"):
     pytest.skip("mujoco's sysid extra is not installed", allow_module_level=True)
 
-from frictionsim.experiments.analysis.vs_mujoco import native_errors  # noqa: E402
+from frictionsim.experiments.identification.vs_mujoco import native_errors  # noqa: E402
 from frictionsim.experiments.runner.cli import main  # noqa: E402
 from frictionsim.logs import load_log  # noqa: E402
 from frictionsim.params import ParameterSet  # noqa: E402

@@ -85,9 +85,9 @@ def _dcmotor(args: argparse.Namespace, params, export_dcmotor) -> str:
         raise ValueError(f"{args.params}: model {params.model}'s friction has no MuJoCo "
                          "attribute; name --logs to fit and measure the closest native M1 on")
     if args.logs:
-        from frictionsim.experiments.analysis.native_export import closest_m1, native_fidelity
         from frictionsim.experiments.common.loading import load_logs
         from frictionsim.experiments.common.output import write_json
+        from frictionsim.experiments.identification.native_export import closest_m1, native_fidelity
 
         if not 1 <= args.budget <= 1_000_000:
             raise ValueError(f"--budget must be in [1, 1,000,000], got {args.budget}")

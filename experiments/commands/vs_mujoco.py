@@ -58,10 +58,10 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     import numpy as np
 
-    from frictionsim.experiments.analysis.vs_mujoco import compare_fold, plot_comparison
     from frictionsim.experiments.common.loading import load_logs, warn_motor_mismatch
     from frictionsim.experiments.common.output import table, write_json
     from frictionsim.experiments.identification.pipeline import prepare_out
+    from frictionsim.experiments.identification.vs_mujoco import compare_fold, plot_comparison
 
     actuator = actuator_name(args)
     if schema_law(actuator) != "voltage":
