@@ -189,16 +189,9 @@ def fixed_step_run(model: int, data: int, qpos: np.ndarray, qvel: np.ndarray, qa
     x = np.empty(N_INPUTS)
     net_work = np.empty(2 * MAX_WIDTH)
     extra = np.zeros(ns)
-    drift = np.empty(nv)
     q = q0.copy()
     v = v0.copy()
-    mass = np.empty((nv, nv))
-    tau = np.empty(nv)
-    budget = np.empty(nv)
-    bias = np.empty(nv)
-    tau_f = np.empty(nv)
-    acc = np.empty(nv)
-    work = np.empty(WORK_SIZE)
+    scratch = physics_scratch(nv)
     on = np.zeros(ns)
     servos = np.empty((ns, SERVO_STATE_SIZE))
     for j in range(ns):
@@ -220,23 +213,29 @@ def fixed_step_run(model: int, data: int, qpos: np.ndarray, qvel: np.ndarray, qa
             servo_control(servos[j], goals[k, j], q[qadr[j]], v[d], NO_LOG, thetas[j],
                           benches[j])
         if not physics_steps(model, data, qpos, qvel, dofs, thetas, servos, on, extra, q, v,
-                             substeps, dt, semi_implicit, mass, tau, budget, bias, tau_f, acc,
-                             drift, work):
+                             substeps, dt, semi_implicit, scratch):
             return k  # the friction solve did not converge: the caller names the step
     return -1
+
+
+@njit(nogil=True)
+def physics_scratch(nv: int) -> tuple:
+    """The memory :func:`physics_steps` works in for nv dofs: M (nv × nv; after a call, the
+    last step's, armatures included), τ, budgets, bias, τ_f, a, the position drift, and the
+    friction solve's WORK_SIZE doubles."""
+    return (np.empty((nv, nv)), np.empty(nv), np.empty(nv), np.empty(nv), np.empty(nv),
+            np.empty(nv), np.empty(nv), np.empty(WORK_SIZE))
 
 
 @njit(nogil=True)
 def physics_steps(model: int, data: int, qpos: np.ndarray, qvel: np.ndarray, dofs: np.ndarray,
                   thetas: np.ndarray, servos: np.ndarray, on: np.ndarray, extra: np.ndarray,
                   q: np.ndarray, v: np.ndarray, substeps: int, dt: float, semi_implicit: bool,
-                  mass: np.ndarray, tau: np.ndarray, budget: np.ndarray, bias: np.ndarray,
-                  tau_f: np.ndarray, acc: np.ndarray, drift: np.ndarray,
-                  work: np.ndarray) -> bool:
+                  scratch: tuple) -> bool:
     """``substeps`` physics steps of ``dt`` (the module docstring's fixed step) with the servos'
-    controls, enable flags ``on`` and ``extra`` torques held, (q, v) advanced in place; the
-    arrays after ``semi_implicit`` are scratch (nv × nv, then nv each, then WORK_SIZE). False
-    when the friction solve did not converge."""
+    controls, enable flags ``on`` and ``extra`` torques held, (q, v) advanced in place, in the
+    memory of :func:`physics_scratch`. False when the friction solve did not converge."""
+    mass, tau, budget, bias, tau_f, acc, drift, work = scratch
     nv = v.shape[0]
     hinges_only = q.shape[0] == nv
     for _ in range(substeps):

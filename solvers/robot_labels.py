@@ -27,8 +27,7 @@ from numba import njit
 from frictionsim.actuator_net import HISTORY, N_INPUTS, STRIDE
 from frictionsim.layout import SERVO_STATE_SIZE
 from frictionsim.servo_unit import NO_LOG, servo_control, servo_reset, share_supply
-from frictionsim.solvers.joint_friction import WORK_SIZE
-from frictionsim.solvers.robot import Robot, physics_steps
+from frictionsim.solvers.robot import Robot, physics_scratch, physics_steps
 
 
 def residual_labels(robot: Robot, goals: np.ndarray, counts: np.ndarray, q: np.ndarray,
@@ -59,15 +58,8 @@ def _labels(model: int, data: int, qpos: np.ndarray, qvel: np.ndarray, qadr: np.
     ns = nv
     q = np.empty(nv)
     v = np.empty(nv)
-    mass = np.empty((nv, nv))
+    scratch = physics_scratch(nv)
     mass0 = np.empty((nv, nv))
-    tau = np.empty(nv)
-    budget = np.empty(nv)
-    bias = np.empty(nv)
-    tau_f = np.empty(nv)
-    acc = np.empty(nv)
-    drift = np.empty(nv)
-    work = np.empty(WORK_SIZE)
     on = np.ones(ns)
     extra = np.zeros(ns)
     servos = np.empty((ns, SERVO_STATE_SIZE))
@@ -85,12 +77,11 @@ def _labels(model: int, data: int, qpos: np.ndarray, qvel: np.ndarray, qadr: np.
                 servo_control(servos[j], goals[k, j], q[qadr[j]], v[dofs[j]], NO_LOG,
                               thetas[j], benches[j])
             if not physics_steps(model, data, qpos, qvel, dofs, thetas, servos, on, extra, q,
-                                 v, substeps, dt, semi_implicit, mass, tau, budget, bias,
-                                 tau_f, acc, drift, work):
+                                 v, substeps, dt, semi_implicit, scratch):
                 ok = False
                 break
             if p == 0:
-                mass0[:, :] = mass  # M at (about) row k's state, with the armatures
+                mass0[:, :] = scratch[0]  # M at (about) row k's state, with the armatures
         if not ok:
             out[k, :] = np.nan
             continue

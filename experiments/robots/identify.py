@@ -156,8 +156,19 @@ def joint_means(errors: dict[str, dict[str, float]]) -> dict[str, float]:
     return {j: float(np.mean([e[j] for e in errors.values()])) for j in joints}
 
 
+class HeldOutScores:
+    """The mean over held-out recordings of the mean joint MAE (rad) of the dataclass whose
+    ``validation`` ({name: {joint: MAE}}) it is."""
+
+    validation: dict[str, dict[str, float]]
+
+    @property
+    def validation_mae(self) -> float | None:
+        return mean_mae(self.validation)
+
+
 @dataclass
-class RobotModelFit:
+class RobotModelFit(HeldOutScores):
     """A fitted model: the fitter's result, its file, its errors on the held-out recordings
     replayed whole ({name: {joint: MAE (rad)}}), its per-joint terms."""
 
@@ -167,13 +178,9 @@ class RobotModelFit:
     validation: dict[str, dict[str, float]]
     per_joint: str
 
-    @property
-    def validation_mae(self) -> float | None:
-        return mean_mae(self.validation)
-
 
 @dataclass
-class RobotLearnedFit:
+class RobotLearnedFit(HeldOutScores):
     """A learned actuator trained on the robot: its file, its loss on the training windows
     (rad), its errors on the held-out recordings replayed whole, what training took."""
 
@@ -183,10 +190,6 @@ class RobotLearnedFit:
     window_loss: float
     validation: dict[str, dict[str, float]]
     seconds: float
-
-    @property
-    def validation_mae(self) -> float | None:
-        return mean_mae(self.validation)
 
 
 def _evaluator(robot: RobotDescription, mjcf: Path, actuator: str,
