@@ -100,6 +100,8 @@ def test_identify_uncertainty_writes_ranges_into_the_report_and_the_files(tmp_pa
     for name, (low, high) in params.ranges.items():
         assert low <= params.values[name] <= high
     assert "| parameter | value | range |" in (out / "report.md").read_text()
+    low, high = summary["combinations"]["m1"]["kt/R (N·m/V)"]
+    assert low <= params.values["kt"] / params.values["R"] <= high
     assert main(["identify", "--actuator", "xl330", "--model", "m1", "--logs", *logs,
                  "--uncertainty", "1", "--out", str(tmp_path / "x")]) == 1
 

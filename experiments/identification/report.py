@@ -221,6 +221,10 @@ def write_report(out: Path, fits: dict[str, ModelFit], train: list[Log],
         md += [f"| {k} | {v:.6g}{_reflected_note(k, f)} |"
                + (f" {own[k][0]:.4g} … {own[k][1]:.4g} |" if k in own else " – |" if own else "")
                for k, v in f.result.params.values.items()]
+        combined = (uncertainty or {}).get("combinations", {}).get(m, {})
+        if combined:
+            md += ["", "Identifiable combinations, ranges: " + "; ".join(
+                f"{k} {lo:.4g} … {hi:.4g}" for k, (lo, hi) in combined.items())]
         md.append("")
     for kind, logs in (("Validation", validation), ("Training", train)):
         md += _per_log_table(kind, logs, {**fits, **learned})

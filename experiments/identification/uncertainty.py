@@ -32,6 +32,7 @@ import numpy as np
 
 from frictionsim import schema
 from frictionsim.experiments.identification.fitter import FitSettings
+from frictionsim.experiments.identification.identifiability import combinations
 from frictionsim.logs import Log
 from frictionsim.params import ParameterSet
 from frictionsim.solvers.batch import PackedLogs
@@ -49,6 +50,9 @@ class Uncertainty:
     level: float
     replicates: dict[str, list[dict[str, float]]] = field(default_factory=dict)
     ranges: dict[str, dict[str, tuple[float, float]]] = field(default_factory=dict)
+    combinations: dict[str, dict[str, tuple[float, float]]] = field(default_factory=dict)
+    """Per model, the same ranges of the identifiable combinations (k_t/R, k_t²/R, …), far
+    narrower than k_t's and R's under the voltage law."""
     seconds: float = 0.0
     interrupted: bool = False
 
@@ -56,7 +60,9 @@ class Uncertainty:
         return {"method": "bootstrap over logs", "level": self.level,
                 "replicates": len(next(iter(self.replicates.values()), [])),
                 "seconds": self.seconds, "interrupted": self.interrupted,
-                "ranges": {m: {k: list(v) for k, v in r.items()} for m, r in self.ranges.items()}}
+                "ranges": {m: {k: list(v) for k, v in r.items()} for m, r in self.ranges.items()},
+                "combinations": {m: {k: list(v) for k, v in r.items()}
+                                 for m, r in self.combinations.items()}}
 
 
 def another_fit_range(estimate: float, samples: np.ndarray, level: float, lower: float,
@@ -122,4 +128,9 @@ def bootstrap(train: list[Log], settings, fitted: dict[str, ParameterSet],
         result.ranges[model] = {
             k: another_fit_range(params.values[k], np.array([r[k] for r in rows]), level,
                                  spec[k].lower, spec[k].upper) for k in free}
+        mine = combinations(params)
+        theirs = [combinations(params.with_values(**r)) for r in rows]
+        result.combinations[model] = {
+            k: another_fit_range(v, np.array([c[k] for c in theirs]), level, 0.0, np.inf)
+            for k, v in mine.items()}
     return result
