@@ -22,7 +22,7 @@ from frictionsim.solvers.mjcf_export import (  # noqa: E402
     dcmotor_attributes,
     export_dcmotor,
 )
-from frictionsim.solvers.native_mujoco import dcmotor_model, dcmotor_rollout  # noqa: E402
+from frictionsim.solvers.native_mujoco import dcmotor_rollout  # noqa: E402
 from frictionsim.solvers.rollouts import simulate  # noqa: E402
 
 DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data"
@@ -92,22 +92,28 @@ def test_m2_to_m6_need_logs_to_be_exported(tmp_path, capsys):
     assert "name --logs" in capsys.readouterr().err
 
 
-def test_the_command_exports_the_closest_native_m1_and_its_fidelity(logs, tmp_path, capsys):
+def test_the_command_exports_the_closest_native_model_and_its_fidelity(logs, tmp_path, capsys):
     few = [str(XL330 / "processed" / log.name) for log in logs[:4]]
     out, fid = tmp_path / "servo.xml", tmp_path / "fidelity.json"
-    assert main(["export-mjcf", "--params", str(XL330 / "params" / "m6.json"), "--target",
-                 "dcmotor", "--logs", *few, "--budget", "60", "--timestep", "0.005",
-                 "--out", str(out), "--json", str(fid), "--no-progress"]) == 0
+    params = ParameterSet.defaults("m6", "xl330").with_extensions(("current_limit",))
+    path = tmp_path / "m6.json"
+    path.write_text(json.dumps(params.to_dict()))
+    assert main(["export-mjcf", "--params", str(path), "--target", "dcmotor", "--logs", *few,
+                 "--budget", "60", "--timestep", "0.005", "--out", str(out), "--json", str(fid),
+                 "--no-progress"]) == 0
     text = capsys.readouterr().out
     reported = json.loads(fid.read_text())
     assert set(reported["frictionsim"]["per_log"]) == {log.name for log in logs[:4]}
-    native = float(re.search(r"plain MuJoCo ([\d.]+) mrad", text).group(1))
-    assert native == pytest.approx(1e3 * reported["native"]["mean_mae"], abs=0.006)
+    # with the current limit: an M1 with MuJoCo's saturation and one without, both measured
+    candidates = reported["native"]
+    assert len(candidates) == 2 and sum("(exported)" in name for name in candidates) == 1
+    exported = next(c for name, c in candidates.items() if "(exported)" in name)
+    assert exported["mean_mae"] == min(c["mean_mae"] for c in candidates.values())
+    shown = float(re.search(r"\(exported\): ([\d.]+) mrad", text).group(1))
+    assert shown == pytest.approx(1e3 * exported["mean_mae"], abs=0.006)
     xml = out.read_text()
     model = mujoco.MjModel.from_xml_string(xml)  # the document loads as written
     assert model.nu == 1 and "Fidelity on 4 logs" in xml
-    # the document is the closest M1 the fidelity was measured with
-    log = logs[0]
-    m1 = re.search(r'frictionloss="([\d.e-]+)"', xml).group(1)
-    assert float(m1) >= 0
-    assert dcmotor_model(load_params(XL330 / "params" / "m1.json"), log).nu == 1
+    # the document is the exported candidate: its rollout gives the MAE reported
+    with_limit = bool(np.any(model.actuator_forcerange[0] != 0))
+    assert with_limit == ("m1 refitted with saturation (exported)" in candidates)

@@ -4,9 +4,12 @@ going native costs on the user's logs (``frictionsim export-mjcf --target dcmoto
 A ``<dcmotor>`` with the firmware's gains is the servo's firmware and motor exactly
 (:func:`frictionsim.solvers.mjcf_export.dcmotor_attributes`), and M1's Coulomb and viscous
 friction are joint attributes; M2–M6's friction (Stribeck, load-dependent, directional) has no
-MuJoCo attribute. The closest native model of an M2–M6 set keeps its motor, rotor and firmware
-parameters and refits the two friction coefficients of M1 on the logs (frictionsim's fitter,
-the ``semi_implicit`` scheme, which is MuJoCo's Euler step). Its fidelity is then measured
+MuJoCo attribute. The closest native model is the M1 that fits the logs best, its search
+starting from the file's own values (frictionsim's fitter, the ``semi_implicit`` scheme,
+which is MuJoCo's Euler step, whose M1 runs as the export to a few µrad); with the current
+limit, whose smooth saturation MuJoCo can only clip, fitted once with the limit and once
+without, and the candidate MuJoCo rolls out closer to the logs is exported
+(:func:`closest_native`). Its fidelity is then measured
 where it matters, in MuJoCo: each log rolled out by the export in plain MuJoCo
 (:func:`frictionsim.solvers.native_mujoco.dcmotor_rollout`) beside frictionsim's own rollout
 of the original parameter set.
@@ -26,35 +29,62 @@ from frictionsim.solvers.rollouts import simulate
 
 #: Extensions a ``<dcmotor>`` carries (as a hard clip); the others are dropped by the export.
 NATIVE_EXTENSIONS = ("current_limit",)
-#: M1's friction, what the closest native model refits.
-NATIVE_FRICTION = ("friction_base", "friction_viscous")
 
 
-def closest_m1(params: ParameterSet, logs: list[Log], budget: int = 400, seed: int = 0,
-               progress: bool = False) -> ParameterSet:
-    """M1 with ``params``' motor, rotor, firmware and offset, and the Coulomb and viscous friction
-    that fit ``logs`` best (semi-implicit); ``params`` itself when it is an M1 already."""
-    extensions = tuple(x for x in params.extensions if x in NATIVE_EXTENSIONS)
-    if params.model == "m1" and extensions == params.extensions:
-        return params.with_scheme("semi_implicit")
+def refit_m1(params: ParameterSet, logs: list[Log], extensions: tuple[str, ...],
+             budget: int = 1000, seed: int = 0, progress: bool = False) -> ParameterSet:
+    """The M1 (with ``extensions``) that fits ``logs`` best (semi-implicit), its search
+    starting from ``params``' own values of M1's parameters (motor, rotor, offset, firmware
+    scaling, Coulomb and viscous friction; ``max_current_limit`` held at the file's)."""
     names = schema.parameters("m1", params.actuator, extensions)
-    fixed = {k: v for k, v in params.values.items() if k in names and k not in NATIVE_FRICTION}
+    fixed = {k: params.values[k] for k in ("max_current_limit",)
+             if k in names and k in params.values}
     space = SearchSpace("m1", params.actuator, fixed, "semi_implicit", extensions)
-    start = {k: params.values.get(k, names[k].default) for k in NATIVE_FRICTION}
+    start = {k: params.values[k] for k in names if k in params.values and k not in fixed}
     packed = PackedLogs.from_logs(logs, params.actuator)
     result = fit(space, packed, FitSettings(budget, seed), start=start, progress=progress,
-                 label="closest native M1")
+                 label=f"closest native M1{' with ' + ', '.join(extensions) if extensions else ''}")
     return result.params
 
 
-def native_fidelity(params: ParameterSet, native: ParameterSet, logs: list[Log]) -> dict:
-    """Per-log MAE (rad) of frictionsim's rollout of ``params`` and of the ``<dcmotor>`` export of
-    ``native`` in plain MuJoCo, and their means."""
+def native_mae(native: ParameterSet, logs: list[Log]) -> dict[str, float]:
+    """Per-log MAE (rad) of the ``<dcmotor>`` export of ``native`` in plain MuJoCo."""
     from frictionsim.solvers.native_mujoco import dcmotor_rollout
 
+    return {log.name: dcmotor_rollout(native, log).mae for log in logs}
+
+
+def closest_native(params: ParameterSet, logs: list[Log], budget: int = 1000, seed: int = 0,
+                   progress: bool = False) -> tuple[ParameterSet, dict[str, dict[str, float]]]:
+    """The native model (an M1 for the ``<dcmotor>`` export) that rolls ``logs`` out closest to
+    the recordings in plain MuJoCo, and every candidate's per-log MAE there. Candidates: an
+    M1 file as it is (its ``current_limit`` a hard saturation natively); M1 refitted on the logs
+    from ``params``' values, with the current limit as a saturation when ``params`` has one,
+    and without it (MuJoCo's saturation clips where frictionsim's limit is smooth, which can
+    do worse than no limit)."""
+    candidates: dict[str, ParameterSet] = {}
+    if params.model == "m1":
+        candidates["m1 as it is"] = params.with_scheme("semi_implicit").with_extensions(
+            tuple(x for x in params.extensions if x in NATIVE_EXTENSIONS))
+    if params.model != "m1" or any(x not in NATIVE_EXTENSIONS for x in params.extensions):
+        kept = tuple(x for x in params.extensions if x in NATIVE_EXTENSIONS)
+        candidates["m1 refitted" + (" with saturation" if kept else "")] = refit_m1(
+            params, logs, kept, budget, seed, progress)
+    if "current_limit" in params.extensions:
+        candidates["m1 refitted without saturation"] = refit_m1(params, logs, (), budget,
+                                                                seed, progress)
+    scores = {name: native_mae(c, logs) for name, c in candidates.items()}
+    best = min(scores, key=lambda n: np.mean(list(scores[n].values())))
+    return candidates[best], {f"{name}{' (exported)' if name == best else ''}": s
+                              for name, s in scores.items()}
+
+
+def native_fidelity(params: ParameterSet, candidates: dict[str, dict[str, float]],
+                    logs: list[Log]) -> dict:
+    """Per-log MAE (rad) of frictionsim's rollout of ``params`` and of each native candidate
+    (:func:`closest_native`), and their means."""
     ours = {log.name: simulate(log, params).mae for log in logs}
-    theirs = {log.name: dcmotor_rollout(native, log).mae for log in logs}
     return {"frictionsim": {"model": params.model, "scheme": params.scheme,
                             "mean_mae": float(np.mean(list(ours.values()))), "per_log": ours},
-            "native": {"model": "dcmotor + " + native.model, "mean_mae":
-                       float(np.mean(list(theirs.values()))), "per_log": theirs}}
+            "native": {name: {"mean_mae": float(np.mean(list(s.values()))), "per_log": s}
+                       for name, s in candidates.items()}}
