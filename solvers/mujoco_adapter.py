@@ -28,6 +28,11 @@ period (zero-order hold, state kept per ``MjData``), the motor torque, and the f
   ``dof_frictionloss`` and ``dof_damping``, which MuJoCo's soft friction rows and
   damping use from the next step on.
 
+A learned actuator (``net``, or a ``hybrid``'s residual; docs/model.md §13) runs in the same
+callback: its network is evaluated once per control period, from the servo's error and
+velocity history kept in ``userdata``, and its torque held until the next, as in
+frictionsim's own fixed step (:func:`frictionsim.solvers.robot.fixed_step_run`).
+
 **Why a control callback.** The per-step work must not run Python. MuJoCo's
 ``mjcb_control`` accepts a C function pointer; a Numba ``cfunc`` is one, so MuJoCo
 calls compiled code directly (about 30 ns for an empty callback). It runs after
@@ -62,18 +67,22 @@ import warnings
 import weakref
 
 import numpy as np
-from numba import carray, cfunc, types
+from numba import carray, cfunc, njit, types
 from numba.extending import intrinsic
 
 from frictionsim import schema
+from frictionsim.actuator_net import HISTORY, MAX_WIDTH, N_INPUTS, STRIDE, net_torque
 from frictionsim.friction import friction_budget
 from frictionsim.layout import (
+    ARMATURE,
     BENCH_SIZE,
+    KP,
     SERVO_Q_SMOOTH,
     SERVO_REPORTED,
     SERVO_STATE_SIZE,
     THETA_SIZE,
 )
+from frictionsim.learned_files import LearnedActuator
 from frictionsim.params import ParameterSet
 from frictionsim.servo_unit import (
     NO_LOG,
@@ -86,8 +95,9 @@ from frictionsim.servo_unit import (
 )
 from frictionsim.solvers.errors import SimulationError
 from frictionsim.solvers.joint_friction import MAX_JOINTS, WORK_SIZE, clip_friction_into
+from frictionsim.solvers.learned_rollout import bare_theta
 from frictionsim.solvers.mujoco_dynamics import check_hinges, mj_fullM, mujoco
-from frictionsim.solvers.robot import JointServo, check_delay_reach
+from frictionsim.solvers.robot import JointServo, check_delay_reach, servo_nets
 from frictionsim.solvers.rollouts import Rollout
 
 MODES = ("budget", "frictionloss")
@@ -106,7 +116,8 @@ CFG_STATE_SIZE = 7      # doubles of that state
 CFG_NU = 8              # the model's actuators (length of ctrl)
 CFG_TOKEN = 9           # a random number the model carries too: its copies find their row
 CFG_NQ = 10             # the model's positions (nq > nv with a floating base)
-HEADER = 11
+CFG_NET_WIDTH = 11      # doubles per row of the model's network table (0: no learned servo)
+HEADER = 12
 SB_DOF = 0              # servo block: the joint's dof address
 SB_QPOS = 1             # its qpos address
 SB_CTRL = 2             # the ctrl index of its goal
@@ -126,10 +137,19 @@ ST_FIRST_BAD_GOAL = 6   # time of the first of them (s)
 ST_UNSERVED_COPY = 7    # 1: a copy of a frictionloss-mode model was stepped (not served)
 STATE_HEAD = 8
 SL_DISABLED = 0         # servo slot: 1 when its torque is disabled (default 0: enabled)
-SL_TORQUE = 1           # τ_m at the last step (N·m)
+SL_TORQUE = 1           # the actuator's torque at the last step (N·m)
 SL_SERVO = 2            # the servo record (frictionsim.servo_unit, layout.SERVO_STATE_SIZE)
-STATE_PER_SERVO = SL_SERVO + SERVO_STATE_SIZE
-# Scratch after the slots: M (nv²), τ, b, v, τ_f (nv each), the friction solver's work.
+SL_EXTRA = SL_SERVO + SERVO_STATE_SIZE  # a learned actuator's torque, held (N·m)
+SL_PERIODS = SL_EXTRA + 1               # control periods since the run began
+# The error and velocity of the last RING control periods (rings indexed by period % RING):
+# the oldest sample the network reads is (HISTORY − 1)·STRIDE periods back.
+RING = (HISTORY - 1) * STRIDE + 1
+SL_ERRORS = SL_PERIODS + 1
+SL_VELOCITIES = SL_ERRORS + RING
+STATE_PER_SERVO = SL_VELOCITIES + RING
+# Scratch after the slots: M (nv²), τ, b, v, τ_f (nv each), the friction solver's work
+# (the network's input and layers use it first, once per control period).
+assert WORK_SIZE >= N_INPUTS + 2 * MAX_WIDTH
 
 
 class SchemeWarning(UserWarning):
@@ -249,7 +269,7 @@ def model_offsets() -> dict[str, int] | None:
 #: One row per registered model (its config), and its addresses: model, dof_frictionloss,
 #: dof_damping. Allocated once: the callback has their addresses compiled in.
 _CONFIG = np.zeros((MAX_MODELS, CONFIG_SIZE))
-_KEYS = np.zeros((MAX_MODELS, 3), dtype=np.int64)
+_KEYS = np.zeros((MAX_MODELS, 4), dtype=np.int64)
 _CALLBACK = None
 _C_POINTER = None
 
@@ -270,7 +290,7 @@ def _compile_callback():
     @cfunc(types.void(types.voidptr, types.voidptr))
     def servo_callback(m, d):  # pragma: no cover - runs inside mj_step as machine code
         ma = _address(m)
-        keys = carray(_i64_at(keys_address), (max_models, 3))
+        keys = carray(_i64_at(keys_address), (max_models, 4))
         row = -1
         for i in range(max_models):
             if keys[i, 0] == ma:
@@ -316,6 +336,14 @@ def _compile_callback():
             return
         slots = user[STATE_HEAD: STATE_HEAD + STATE_PER_SERVO * ns].reshape((ns, STATE_PER_SERVO))
         servos = slots[:, SL_SERVO: SL_SERVO + SERVO_STATE_SIZE]
+        base = STATE_HEAD + STATE_PER_SERVO * ns
+        mass = user[base: base + nv * nv].reshape((nv, nv))
+        tau = user[base + nv * nv: base + nv * nv + nv]
+        budget = user[base + nv * nv + nv: base + nv * nv + 2 * nv]
+        vel = user[base + nv * nv + 2 * nv: base + nv * nv + 3 * nv]
+        tau_f = user[base + nv * nv + 3 * nv: base + nv * nv + 4 * nv]
+        work = user[base + nv * nv + 4 * nv: base + nv * nv + 4 * nv + work_size]
+        net_width = int(cfg[CFG_NET_WIDTH])
         # A new run (reset, or time going back as rollouts set their initial state).
         if user[ST_STARTED] == 0.0 or now < user[ST_LAST_TIME] - 0.5 * dt:
             user[ST_STARTED] = 1.0
@@ -325,6 +353,8 @@ def _compile_callback():
             for j in range(ns):
                 s = cfg[HEADER + j * SERVO_BLOCK: HEADER + (j + 1) * SERVO_BLOCK]
                 servo_reset(servos[j], qpos[int(s[SB_QPOS])], qvel[int(s[SB_DOF])])
+                slots[j, SL_EXTRA] = 0.0
+                slots[j, SL_PERIODS] = 0.0
         user[ST_LAST_TIME] = now
         if now >= user[ST_NEXT_UPDATE] - 1e-9 * period:
             share_supply(servos)  # one supply for every servo of the model
@@ -339,17 +369,17 @@ def _compile_callback():
                     user[ST_BAD_GOALS] += 1.0
                     goal = servos[j, SERVO_Q_SMOOTH]
                 observe(servos[j], qpos[int(s[SB_QPOS])], period, s[SB_THETA: SB_BENCH])
+                if net_width > 0:
+                    nets = carray(_f64_at(keys[row, 3]), (ns, net_width))
+                    if nets[j, 0] > 0.0:
+                        on = 0.0 if slots[j, SL_DISABLED] != 0.0 else 1.0
+                        slots[j, SL_EXTRA] = learned_torque(
+                            slots[j], nets[j], goal - qpos[int(s[SB_QPOS])],
+                            qvel[int(s[SB_DOF])], s[SB_BENCH + KP], on, work)
                 servo_control(servos[j], goal, qpos[int(s[SB_QPOS])], qvel[int(s[SB_DOF])],
                               NO_LOG, s[SB_THETA: SB_BENCH], s[SB_BENCH: SERVO_BLOCK])
             while user[ST_NEXT_UPDATE] <= now + 1e-9 * period:
                 user[ST_NEXT_UPDATE] += period
-        base = STATE_HEAD + STATE_PER_SERVO * ns
-        mass = user[base: base + nv * nv].reshape((nv, nv))
-        tau = user[base + nv * nv: base + nv * nv + nv]
-        budget = user[base + nv * nv + nv: base + nv * nv + 2 * nv]
-        vel = user[base + nv * nv + 2 * nv: base + nv * nv + 3 * nv]
-        tau_f = user[base + nv * nv + 3 * nv: base + nv * nv + 4 * nv]
-        work = user[base + nv * nv + 4 * nv: base + nv * nv + 4 * nv + work_size]
         for i in range(nv):
             tau[i] = passive[i] - bias[i]
             budget[i] = 0.0
@@ -361,15 +391,15 @@ def _compile_callback():
             on = 0.0 if slots[j, SL_DISABLED] != 0.0 else 1.0
             tau_m = servo_torque(servos[j], on, vel[dof], theta)
             b = friction_budget(vel[dof], tau_m, tau[dof], theta)
-            slots[j, SL_TORQUE] = tau_m
+            slots[j, SL_TORQUE] = tau_m + slots[j, SL_EXTRA]
             servo_draw(servos[j], on, vel[dof], theta)
-            tau[dof] += tau_m
+            tau[dof] += slots[j, SL_TORQUE]
             if frictionloss:
                 fl = carray(_f64_at(keys[row, 1]), (nv,))
                 damping = carray(_f64_at(keys[row, 2]), (nv,))
                 fl[dof] = max(b.static, 1e-12)  # a row must stay: MuJoCo drops zero ones
                 damping[dof] = b.viscous
-                applied[dof] = tau_m
+                applied[dof] = slots[j, SL_TORQUE]
             else:
                 budget[dof] = b.static + b.viscous * abs(vel[dof])
         if frictionloss:
@@ -387,6 +417,27 @@ def _compile_callback():
     return servo_callback
 
 
+@njit(cache=True, nogil=True)
+def learned_torque(slot: np.ndarray, net: np.ndarray, error: float, velocity: float, kp: float,
+                   enable: float, work: np.ndarray) -> float:
+    """A learned actuator's torque (N·m) at this control period: ``error`` (rad) and
+    ``velocity`` (rad/s) pushed into the servo slot's rings, the network's input built from
+    them as :func:`frictionsim.actuator_net.net_features` builds it from whole arrays (the
+    first period's sample standing in for those before it), and evaluated in ``work``."""
+    k = int(slot[SL_PERIODS])
+    slot[SL_ERRORS + k % RING] = error
+    slot[SL_VELOCITIES + k % RING] = velocity
+    slot[SL_PERIODS] = k + 1
+    x = work[2 * MAX_WIDTH: 2 * MAX_WIDTH + N_INPUTS]
+    for h in range(HISTORY):
+        i = max(k - h * STRIDE, 0) % RING
+        x[h] = slot[SL_ERRORS + i]
+        x[HISTORY + h] = slot[SL_VELOCITIES + i]
+    x[2 * HISTORY] = kp
+    x[2 * HISTORY + 1] = enable
+    return net_torque(net, x, work)
+
+
 def _install() -> None:
     """Compile the callback (once per process) and make it MuJoCo's ``mjcb_control``."""
     global _CALLBACK, _C_POINTER
@@ -401,7 +452,7 @@ def _install() -> None:
                            "MuJoCo's control callback (it is process-global)")
 
 
-def _release(row: int) -> None:
+def _release(row: int, nets: np.ndarray | None = None) -> None:
     _CONFIG[row, CFG_ACTIVE] = 0.0
     _KEYS[row] = 0
 
@@ -425,12 +476,8 @@ class ServoModel:
             raise ValueError(f"1 to {MAX_JOINTS} servos, got {len(servos)}")
         self.servos = list(servos)
         self.friction = friction
-        learned = next((s for s in self.servos if s.net is not None), None)
-        if learned is not None:
-            raise ValueError(f"servo on {learned.joint}: a learned {learned.params.model} "
-                             "actuator runs on frictionsim's own simulators (Robot.fixed_step, "
-                             "Robot.event_driven), not yet inside MuJoCo's step")
         self._warn_scheme()
+        self._thetas = [_semi_implicit_theta(s) for s in self.servos]
         spec = _spec(mjcf)
         joints = {j.name: j for j in spec.joints}
         for servo in self.servos:
@@ -438,10 +485,12 @@ class ServoModel:
             if joint is None:
                 raise ValueError(f"the model has no joint {servo.joint!r} (joints: "
                                  f"{', '.join(joints)})")
-            values = servo.params.values
+            physics = _physics(servo)
+            values = physics.values if physics is not None else {}
             # The servo's reflected rotor inertia adds to what the model already gives the
             # joint, as in frictionsim's own simulators (their M(q) includes dof_armature).
-            joint.armature = float(joint.armature) + values["armature"]
+            joint.armature = float(joint.armature) + float(
+                self._thetas[self.servos.index(servo)][ARMATURE])
             joint.damping = np.zeros(3)
             joint.frictionloss = values.get("friction_base", 0.0) if friction == "frictionloss" \
                 else 0.0
@@ -478,12 +527,20 @@ class ServoModel:
                                                            MARK_NAME)])
         self.model.numeric_data[adr + 1] = self._row
         self.model.numeric_data[adr + 2] = _CONFIG[self._row, CFG_TOKEN]
-        weakref.finalize(self.model, _release, self._row)
+        # the network table lives as long as the model the callback serves from it
+        weakref.finalize(self.model, _release, self._row, self._nets)
         _install()
 
     def _warn_scheme(self) -> None:
         for servo in self.servos:
             if servo.params.scheme != "semi_implicit":
+                if isinstance(servo.params, LearnedActuator):
+                    warnings.warn(
+                        f"{servo.params.source or servo.joint}: a hybrid trained on physics of "
+                        "the reference scheme (q += v·dt + ½·a·dt²) runs it with MuJoCo's Euler "
+                        "step: train it on a semi_implicit file for MuJoCo", SchemeWarning,
+                        stacklevel=3)
+                    continue
                 warnings.warn(
                     f"{servo.params.source or servo.joint}: identified with the reference scheme "
                     "(q += v·dt + ½·a·dt²); MuJoCo steps with semi-implicit Euler, about 7 mrad "
@@ -533,10 +590,14 @@ class ServoModel:
             block[SB_DOF] = self.dofs[j]
             block[SB_QPOS] = self.qpos_adr[j]
             block[SB_CTRL] = self.ctrl_index[j]
-            block[SB_THETA: SB_BENCH] = servo.params.with_scheme("semi_implicit").theta()
+            block[SB_THETA: SB_BENCH] = self._thetas[j]
             block[SB_BENCH: SERVO_BLOCK] = servo.firmware(self.period)
+        learned = any(s.net is not None for s in self.servos)
+        self._nets = np.ascontiguousarray(servo_nets(self.servos))
+        cfg[CFG_NET_WIDTH] = self._nets.shape[1] if learned else 0
         _KEYS[row] = (self.model._address, self.model.dof_frictionloss.ctypes.data,
-                      self.model.dof_damping.ctypes.data)
+                      self.model.dof_damping.ctypes.data,
+                      self._nets.ctypes.data if learned else 0)
         cfg[CFG_ACTIVE] = 1.0
         return row
 
@@ -565,7 +626,8 @@ class ServoModel:
         self._slots(data)[:, SL_DISABLED] = np.where(flags, 0.0, 1.0)
 
     def motor_torques(self, data) -> np.ndarray:
-        """The motor torque τ_m (N·m) of each servo at the last step."""
+        """The torque (N·m) each servo's actuator applied at the last step: the motor's τ_m,
+        plus a learned actuator's network torque."""
         return self._slots(data)[:, SL_TORQUE].copy()
 
     def reported_positions(self, data) -> np.ndarray:
@@ -597,6 +659,20 @@ class ServoModel:
                 f"the friction solve of the coupled joints did not converge in "
                 f"{int(state[ST_FAILURES])} step(s), the first at t = "
                 f"{state[ST_FIRST_FAILURE]:g} s")
+
+
+def _physics(servo: JointServo) -> ParameterSet | None:
+    """The servo's physical parameter set (a hybrid's under its network; None for a net)."""
+    return servo.params.physics if isinstance(servo.params, LearnedActuator) else servo.params
+
+
+def _semi_implicit_theta(servo: JointServo) -> np.ndarray:
+    """The servo's kernel vector with MuJoCo's position update (Euler: ``semi_implicit``):
+    its physics, or the bare joint with the rotor inertia a net keeps."""
+    physics = _physics(servo)
+    if physics is None:
+        return bare_theta(servo.params.actuator, servo.params.armature)
+    return physics.with_scheme("semi_implicit").theta()
 
 
 def _spec(mjcf):

@@ -125,11 +125,64 @@ def test_fixed_step_and_event_driven_agree_with_a_learned_residual(mx_arm):
     assert np.abs(fast.q - exact.q).mean() < 2e-3
 
 
-def test_the_mujoco_adapter_names_a_learned_servo_it_cannot_run(mx_arm):
+def semi_implicit(servo_list: list[JointServo]) -> list[JointServo]:
+    """The servos with their physics on MuJoCo's position update (Euler: semi_implicit)."""
+    import dataclasses
+
+    out = []
+    for s in servo_list:
+        p = s.params
+        if isinstance(p, LearnedActuator) and p.physics is not None:
+            p = dataclasses.replace(p, physics=p.physics.with_scheme("semi_implicit"))
+        elif isinstance(p, ParameterSet):
+            p = p.with_scheme("semi_implicit")
+        out.append(dataclasses.replace(s, params=p))
+    return out
+
+
+def mujoco_run(mjcf, servo_list, rows, enable=None):
+    """qpos before each control period of MuJoCo's step with the adapter, run twice from
+    ``mj_resetData``: both runs' positions."""
     from frictionsim.solvers.mujoco_adapter import ServoModel
 
-    with pytest.raises(ValueError, match="learned hybrid actuator"):
-        ServoModel(mx_arm, servos("m6", random_net(3), authority=0.5))
+    sm = ServoModel(mjcf, servo_list, control_period=0.005)
+    substeps = round(0.005 / sm.model.opt.timestep)
+    d = sm.make_data()
+    runs = []
+    for _ in range(2):
+        mujoco.mj_resetData(sm.model, d)
+        out = np.empty((len(rows), sm.model.nq))
+        for k, g in enumerate(rows):
+            out[k] = d.qpos
+            sm.set_goals(d, g)
+            if enable is not None:
+                sm.set_enable(d, enable[k])
+            for _ in range(substeps):
+                mujoco.mj_step(sm.model, d)
+        sm.check(d)
+        runs.append(out)
+    return runs
+
+
+@pytest.mark.parametrize("kind", ["hybrid", "net"])
+def test_the_mujoco_adapter_runs_a_learned_servo_as_the_fixed_step_does(mx_arm, kind):
+    servo_list = semi_implicit(servos("m6", random_net(3), kind=kind, authority=0.5))
+    if kind == "net":  # a net's joint keeps a rotor inertia, as a fitted one does
+        import dataclasses
+
+        servo_list = [dataclasses.replace(s, params=dataclasses.replace(s.params, armature=0.01))
+                      for s in servo_list]
+    rows = goals_2r(400)
+    enable = np.ones((400, 2), dtype=bool)
+    enable[250:320, 1] = False  # the enable flag is one of the network's inputs
+    fixed = Robot(mx_arm, servo_list, control_period=0.005).fixed_step(rows, enable=enable)
+    first, again = mujoco_run(mx_arm, servo_list, rows, enable)
+    assert np.array_equal(first, again)  # a reset starts the network's history afresh
+    np.testing.assert_allclose(first, fixed.q, rtol=0, atol=1e-8)
+    # and the network acts inside MuJoCo: without it the arm goes elsewhere
+    physics = semi_implicit(servos("m6"))
+    bare, _ = mujoco_run(mx_arm, physics, rows, enable)
+    assert np.abs(bare - first).max() > 1e-3
 
 
 @pytest.fixture(scope="module")
@@ -168,12 +221,15 @@ def test_robot_identify_trains_net_and_hybrid_and_robot_simulate_replays_them(so
                                                     rel=1e-12)
 
 
-def test_robot_simulate_refuses_a_learned_file_inside_mujoco(so101_runs, capsys):
+def test_robot_simulate_replays_a_learned_file_inside_mujoco_as_its_fixed_step(so101_runs):
     tmp, out, _ = so101_runs
-    assert main(["robot", "simulate", "--robot", "so101", "--data", str(DATA), "--params",
-                 str(out / "hybrid.json"), str(RECORDINGS / "slow_precision"), "--engine",
-                 "mujoco"]) == 1
-    assert "not yet inside MuJoCo's step" in capsys.readouterr().err
+    maes = {}
+    for engine in ("fixed_step", "mujoco"):
+        assert main(["robot", "simulate", "--robot", "so101", "--data", str(DATA), "--params",
+                     str(out / "hybrid.json"), str(RECORDINGS / "slow_precision"), "--engine",
+                     engine, "--json", str(tmp / f"mj_{engine}.json")]) == 0
+        maes[engine] = json.loads((tmp / f"mj_{engine}.json").read_text())["mean_mae_rad"]
+    assert maes["mujoco"] == pytest.approx(maes["fixed_step"], rel=1e-6)
 
 
 def test_a_plain_learned_file_goes_on_every_servo_of_its_actuator(so101_runs, tmp_path):
