@@ -3,7 +3,7 @@
 Each control tick (nominally 1/rate s) the recorder reads the servo, sends the
 trajectory's goal and torque flag, and appends an entry with the time actually
 elapsed, so the log carries the real period. The raw log is rewritten
-atomically every ``flush_every`` entries: a crash, a silent servo or Ctrl-C
+atomically every ``flush_every`` entries, off the control loop: a crash, a silent servo or Ctrl-C
 keeps everything recorded so far, in a valid log marked ``"incomplete": true``
 with the reason. A complete log spans the whole trajectory: when the loop
 stalls past the end, one late entry closes it. At the end, or on any failure, the arm is brought back slowly
@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import itertools
 import sys
+import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -37,25 +38,65 @@ class Clock:
 
 
 class Recording:
-    """A raw log being recorded to ``path``; flushed atomically as it grows."""
+    """A raw log being recorded to ``path``; saved atomically as it grows.
+
+    The saves every ``flush_every`` entries run on a thread of their own, so the control loop
+    never waits for the disk: an atomic write ends with an fsync, which behind another
+    program's writes can take a second, and the log would carry that second as a gap.
+    :meth:`flush` writes the log at once (after a save in progress) and ends those saves."""
 
     def __init__(self, path: Path, header: dict, flush_every: int = 50):
         self.path = path
         self.header = header
         self.entries: list[dict] = []
         self.flush_every = flush_every
+        self._due = threading.Event()
+        self._one_write = threading.Lock()
+        self._saver: threading.Thread | None = None
+        self._closed = False
+        self._save_error: BaseException | None = None
 
     def append(self, entry: dict) -> None:
+        """Add an entry; raises what a background save met (a full disk…)."""
+        if self._save_error is not None:
+            raise self._save_error
         self.entries.append(entry)
         if len(self.entries) % self.flush_every == 0:
-            self.flush(incomplete=True, reason="recording in progress")
+            if self._saver is None:
+                self._saver = threading.Thread(target=self._save_when_due, daemon=True,
+                                               name=f"saving {self.path.name}")
+                self._saver.start()
+            self._due.set()
 
-    def flush(self, incomplete: bool = False, reason: str | None = None) -> Path:
+    def _save_when_due(self) -> None:
+        while True:
+            self._due.wait()
+            self._due.clear()
+            with self._one_write:
+                if self._closed:
+                    return
+                try:
+                    # entries are only appended to: a slice is a consistent prefix
+                    self._write(self.entries[:], True, "recording in progress")
+                except BaseException as error:  # noqa: BLE001 - handed to the control loop
+                    self._save_error = error
+                    return
+
+    def _write(self, entries: list[dict], incomplete: bool, reason: str | None) -> Path:
         header = dict(self.header)
         if incomplete:
             header["incomplete"] = True
             header["reason"] = reason or "interrupted"
-        return write_json(self.path, {**header, "entries": self.entries}, indent=None)
+        return write_json(self.path, {**header, "entries": entries}, indent=None)
+
+    def flush(self, incomplete: bool = False, reason: str | None = None) -> Path:
+        """Write the log now (``incomplete`` with its ``reason``), after any save in progress;
+        no background save follows."""
+        with self._one_write:
+            self._closed = True
+            out = self._write(self.entries[:], incomplete, reason)
+        self._due.set()  # the saver, if any, wakes to see it is done
+        return out
 
 
 def return_to_zero(servo: BenchServo, start: float, duration: float = 1.5, rate: float = 100.0,

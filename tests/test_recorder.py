@@ -134,3 +134,59 @@ def test_a_stall_before_the_end_still_closes_the_log(tmp_path):
     assert "incomplete" not in data
     t = validate(data, str(path)).column("timestamp")
     assert 6.1 <= t[-1] < 6.2 and t[-2] < 5.8  # the stall, then the closing entry
+
+
+def test_periodic_saves_leave_the_control_loop_and_never_follow_the_final_one(tmp_path,
+                                                                              monkeypatch):
+    import threading
+
+    import frictionsim.hw.recorder as recorder
+
+    writes = []  # (thread, entries, incomplete) of every write, in order
+    saving, disk_free = threading.Event(), threading.Event()
+    real = recorder.write_json
+
+    def slow_disk(path, data, indent=None):
+        writes.append((threading.current_thread(), len(data["entries"]),
+                       data.get("incomplete", False)))
+        if data.get("reason") == "recording in progress":
+            saving.set()
+            disk_free.wait(timeout=30)  # a save stuck behind another program's writes
+        return real(path, data, indent=indent)
+
+    monkeypatch.setattr(recorder, "write_json", slow_disk)
+    log = recorder.Recording(tmp_path / "log.json", {"motor": "xl330"}, flush_every=5)
+    for k in range(5):
+        log.append({"timestamp": k * 0.005})
+    assert saving.wait(timeout=30)
+    for k in range(5, 12):  # the control loop goes on while the save waits for the disk
+        log.append({"timestamp": k * 0.005})
+    control = threading.current_thread()
+    assert writes[0][0] is not control and writes[0][1:] == (5, True)
+    disk_free.set()
+    out = log.flush()
+    assert writes[-1] == (control, 12, False)  # no periodic save lands after the final one
+    log._saver.join(timeout=30)
+    assert not log._saver.is_alive() and writes[-1] == (control, 12, False)
+    data = json.loads(out.read_text())
+    assert "incomplete" not in data and len(data["entries"]) == 12
+
+
+def test_a_failed_periodic_save_stops_the_recording(tmp_path, monkeypatch):
+    import frictionsim.hw.recorder as recorder
+
+    real = recorder.write_json
+
+    def full_disk(path, data, indent=None):
+        if data.get("reason") == "recording in progress":
+            raise OSError(28, "No space left on device")
+        return real(path, data, indent=indent)
+
+    monkeypatch.setattr(recorder, "write_json", full_disk)
+    log = recorder.Recording(tmp_path / "log.json", {"motor": "xl330"}, flush_every=5)
+    with pytest.raises(OSError, match="No space left"):
+        for k in range(100_000):
+            log.append({"timestamp": k * 0.005})
+            log._saver and log._saver.join(timeout=0.01)
+    saved = json.loads(log.flush(incomplete=True, reason="OSError").read_text())
+    assert saved["incomplete"] is True and len(saved["entries"]) == len(log.entries)
