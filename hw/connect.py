@@ -20,22 +20,27 @@ def motors() -> list[str]:
 
 
 def open_servo(motor: str, port: str, servo_id: int = 1, protocol: int | None = None,
-               baudrate: int | None = None) -> BenchServo:
+               baudrate: int | None = None, reply_timeout: float | None = None) -> BenchServo:
     """The :class:`~frictionsim.hw.servo.BenchServo` for actuator ``motor`` on ``port`` (a serial device
-    path, or a network interface for an EtherCAT drive), checked to answer."""
+    path, or a network interface for an EtherCAT drive), checked to answer. ``reply_timeout``:
+    seconds a serial servo's reply is waited for (None: the bus's default)."""
     family = schema.get_actuator(motor).hardware.family
     if protocol is not None and family != "dynamixel":
         raise ValueError(f"{motor} is a {family or 'non-serial'} servo; --protocol applies to "
                          "Dynamixel servos")
+    if reply_timeout is not None and family not in ("dynamixel", "feetech"):
+        raise ValueError(f"{motor} is a {family or 'non-serial'} servo; --reply-timeout applies "
+                         "to serial servos")
+    timeout = {} if reply_timeout is None else {"timeout": reply_timeout}
     if family == "dynamixel":
         from frictionsim.hw.dynamixel.servo import DynamixelServo
 
         return DynamixelServo.open(port, motor, servo_id=servo_id, protocol=protocol,
-                                   baudrate=baudrate)
+                                   baudrate=baudrate, **timeout)
     if family == "feetech":
         from frictionsim.hw.feetech.servo import FeetechServo
 
-        return FeetechServo.open(port, motor, servo_id=servo_id, baudrate=baudrate)
+        return FeetechServo.open(port, motor, servo_id=servo_id, baudrate=baudrate, **timeout)
     if family == "ethercat":
         from frictionsim.hw.ethercat.servo import open_erob
 

@@ -67,6 +67,22 @@ def test_record_on_a_silent_port_is_a_clear_error(tmp_path, capsys):
     assert "id 1 did not answer PING" in capsys.readouterr().err
 
 
+def test_the_reply_timeout_is_the_one_asked_for_and_checked(tmp_path, capsys):
+    base = ["record", "--motor", "xl330", "--mass", "0.3", "--length", "0.1", "--kp", "400",
+            "--trajectory", "steps", "--logdir", str(tmp_path)]
+    with PtyLink() as link:  # nobody answers on it
+        assert main(base + ["--port", link.path, "--reply-timeout", "0.2"]) == 1
+    assert "0.2 s each" in capsys.readouterr().err
+    for bad in ("0", "-1", "nan", "60"):
+        assert main(base + ["--port", "/dev/null", "--reply-timeout", bad]) == 1
+        assert "--reply-timeout" in capsys.readouterr().err
+    # an EtherCAT drive has no serial replies to wait for
+    assert main(["record", "--motor", "erob80_100", "--port", "eth9", "--mass", "0.3",
+                 "--length", "0.1", "--kp", "400", "--trajectory", "steps", "--logdir",
+                 str(tmp_path), "--reply-timeout", "1"]) == 1
+    assert "applies to serial servos" in capsys.readouterr().err
+
+
 def test_record_on_a_missing_port_is_a_clear_error(tmp_path, capsys):
     missing = str(tmp_path / "ttyNOPE")
     rc = main(["record", "--motor", "xl330", "--port", missing, "--mass", "0.3", "--length", "0.1",

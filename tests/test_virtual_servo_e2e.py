@@ -51,6 +51,8 @@ def campaign(tmp_path_factory) -> Path:
             recorders.append(subprocess.Popen(
                 [*FRICTIONSIM, "record-campaign", "--motor", "xl330", "--port", device,
                  "--setup", f"{mass}:{length}", "--kp", str(kp), "--vin", "7.4", "--rest", "0.2",
+                 # eight real-time processes share the cores with the rest of the suite
+                 "--reply-timeout", "1",
                  "--logdir", str(root / "raw")],
                 stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True))
         for recorder in recorders:

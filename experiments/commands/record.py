@@ -23,6 +23,7 @@ MAX_RATE = 10_000.0  # Hz: beyond any serial servo bus
 MIN_RATE = 1.0  # Hz: a slower log cannot follow a trajectory of a few seconds
 MAX_BAUD = 100_000_000  # the fastest serial servo buses run at 10.5 Mbit/s
 MAX_DURATION = 3600.0  # s per trajectory
+MAX_REPLY_TIMEOUT = 5.0  # s: a reply later than this is a servo that is not there
 
 
 def add_servo_arguments(p: argparse.ArgumentParser) -> None:
@@ -39,6 +40,11 @@ def add_servo_arguments(p: argparse.ArgumentParser) -> None:
                         "firmware: 1)")
     p.add_argument("--baud", type=int, default=None,
                    help="serial baud rate (default: the model's factory setting)")
+    p.add_argument("--reply-timeout", type=float, default=None, dest="reply_timeout",
+                   metavar="S",
+                   help="seconds to wait for each reply of a serial servo before retrying "
+                        f"(default 0.05; up to {MAX_REPLY_TIMEOUT:g}: more for a slow USB adapter "
+                        "or a virtual servo on a busy machine)")
     p.add_argument("--arm-mass", type=float, default=0.0, dest="arm_mass",
                    help="mass of the arm itself in kg (default 0)")
     p.add_argument("--vin", type=float, default=None,
@@ -63,6 +69,9 @@ def check_timing(args: argparse.Namespace) -> None:
     baud = getattr(args, "baud", None)
     if baud is not None and not 0 < baud <= MAX_BAUD:
         raise ValueError(f"--baud {baud}: must be a serial baud rate in (0, {MAX_BAUD}]")
+    timeout = getattr(args, "reply_timeout", None)
+    if timeout is not None and not 0 < timeout <= MAX_REPLY_TIMEOUT:
+        raise ValueError(f"--reply-timeout {timeout:g}: must be in (0, {MAX_REPLY_TIMEOUT:g}] s")
     if not 0 < args.duration <= MAX_DURATION:
         raise ValueError(f"--duration {args.duration:g}: must be in (0, {MAX_DURATION:g}] s")
     if not 0 <= getattr(args, "rest", 0.0) <= MAX_DURATION:
@@ -77,7 +86,7 @@ def open_servo(args: argparse.Namespace):
         raise ValueError(f"--motor {args.motor}: not a servo that can be driven (known: "
                          f"{', '.join(motors())}; declare one with --actuator-file)")
     return open_servo(args.motor, args.port, servo_id=args.servo_id, protocol=args.protocol,
-                      baudrate=args.baud)
+                      baudrate=args.baud, reply_timeout=args.reply_timeout)
 
 
 def plot_recordings(paths: list[Path], args: argparse.Namespace) -> None:
