@@ -29,8 +29,8 @@ def virtual_port():
 
 def test_record_writes_a_complete_raw_log_and_figure(tmp_path, virtual_port, capsys):
     device, port = virtual_port
-    argv = ["record", "--motor", "xl330", "--port", port, "--mass", "0.3", "--length", "0.1",
-            "--kp", "500", "--vin", "7.4", "--trajectory", "steps", "--duration", "1.0",
+    argv = ["record", "--motor", "xl330", "--port", port, "--reply-timeout", "1", "--mass", "0.3",
+            "--length", "0.1", "--kp", "500", "--vin", "7.4", "--trajectory", "steps", "--duration", "1.0",
             "--logdir", str(tmp_path), "--plot", str(tmp_path / "rec.png")]
     assert main(argv) == 0
     path = tmp_path / "steps_kp500_m0.3_l0.1.json"
@@ -50,7 +50,8 @@ def test_record_writes_a_complete_raw_log_and_figure(tmp_path, virtual_port, cap
 
 def test_campaign_records_every_trajectory_and_gain(tmp_path, virtual_port):
     _, port = virtual_port
-    assert main(["record-campaign", "--motor", "xl330", "--port", port, "--setup", "0.3:0.1",
+    assert main(["record-campaign", "--motor", "xl330", "--port", port, "--reply-timeout", "1",
+                 "--setup", "0.3:0.1",
                  "--kp", "300", "600", "--trajectories", "steps", "nothing", "--duration", "0.5",
                  "--rest", "0", "--logdir", str(tmp_path)]) == 0
     assert sorted(p.name for p in tmp_path.glob("*.json")) == [
@@ -104,7 +105,8 @@ def test_campaign_prompts_between_set_ups(tmp_path, virtual_port, monkeypatch, c
     _, port = virtual_port
     prompts = []
     monkeypatch.setattr("builtins.input", lambda text: prompts.append(text) or "")
-    argv = ["record-campaign", "--motor", "xl330", "--port", port, "--setup", "0.3:0.1",
+    argv = ["record-campaign", "--motor", "xl330", "--port", port, "--reply-timeout", "1",
+            "--setup", "0.3:0.1",
             "--setup", "0.5:0.12", "--kp", "400", "--trajectories", "nothing", "--duration",
             "0.2", "--rest", "0", "--logdir", str(tmp_path / "a")]
     assert main(argv) == 0

@@ -27,6 +27,7 @@ from frictionsim.experiments.identification.search_space import SearchSpace
 from frictionsim.experiments.synthetic.dataset import GROUND_TRUTH, population
 from frictionsim.experiments.synthetic.virtual_bench import SensorModel, record
 from frictionsim.logs import Log, process, save_log
+from frictionsim.params import ParameterSet
 from frictionsim.solvers.batch import PackedLogs
 
 MASSES = (0.5, 1.0, 1.5, 2.0)
@@ -34,15 +35,16 @@ LENGTHS = (0.10, 0.15)
 GAINS = (16.0, 32.0, 64.0)
 
 
-def campaign(n_logs: int, duration: float = 6.0, show_progress: bool = True) -> list[Log]:
-    """``n_logs`` processed virtual-bench logs of ``duration`` s (M6 ground truth), cycling
-    through masses × lengths × gains × identification trajectories, each repetition with its
-    own sensor noise."""
+def campaign(n_logs: int, duration: float = 6.0, show_progress: bool = True,
+             truth: ParameterSet = GROUND_TRUTH) -> list[Log]:
+    """``n_logs`` processed virtual-bench logs of ``duration`` s of the servo ``truth`` (by
+    default the demo's M6), cycling through masses × lengths × gains × identification
+    trajectories, each repetition with its own sensor noise."""
     combos = list(itertools.product(MASSES, LENGTHS, GAINS, trajectories.IDENTIFICATION))
     logs = []
     for n in progress(range(n_logs), desc="virtual bench", unit="log", enabled=show_progress):
         mass, length, kp, trajectory = combos[n % len(combos)]
-        raw = record(GROUND_TRUTH, BenchSetup(mass, length, kp, 0.05), trajectory,
+        raw = record(truth, BenchSetup(mass, length, kp, 0.05), trajectory,
                      SensorModel(), seed=n, duration=duration)
         log = process(raw)
         log.path = Path(f"m{mass:g}_l{length:g}_kp{kp:g}_{trajectory}_r{n // len(combos)}.json")
