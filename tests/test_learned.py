@@ -3,6 +3,7 @@ one-step inversion (the training labels), and training on the recorded XL330 log
 
 from __future__ import annotations
 
+from collections import Counter
 from pathlib import Path
 
 import numpy as np
@@ -203,6 +204,14 @@ def test_a_large_campaigns_closed_loop_subset_keeps_every_condition():
     assert {(lg.trajectory, lg.kp, lg.mass) for lg in subset} <= conditions
     assert len({(lg.trajectory, lg.kp, lg.mass) for lg in subset}) == 12  # every one of them
     assert closed_loop_subset(logs[:7], 16) == logs[:7]
+    # more conditions than the subset holds: every mass, gain and trajectory, evenly
+    logs = [log(f"{traj}_{kp}_{mass}.json", kp, mass, traj) for traj in "abcd"
+            for kp in (16, 32, 64) for mass in (0.5, 1.0, 1.5, 2.0)]
+    subset = closed_loop_subset(logs, 12)
+    assert len({lg.name for lg in subset}) == 12
+    for factor, values in (("trajectory", 4), ("kp", 3), ("mass", 4)):
+        counts = Counter(getattr(lg, factor) for lg in subset)
+        assert len(counts) == values and max(counts.values()) - min(counts.values()) <= 1
 
 
 def test_a_network_trained_on_the_xl330_logs_rolls_out_in_closed_loop():

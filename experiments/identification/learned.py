@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import time
 import warnings
+from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -103,20 +104,27 @@ def training_set(logs: list[Log], actuator: str, theta: np.ndarray, horizon: int
 
 
 def closed_loop_subset(logs: list[Log], limit: int) -> list[Log]:
-    """At most ``limit`` of ``logs``, taken in turn from each condition (trajectory, gain,
-    mass, arm length) so that a subset of a large campaign still holds every condition it
-    can; all of them when there are no more than ``limit``."""
+    """At most ``limit`` of ``logs``, spread over the conditions (trajectory, gain, mass, arm
+    length): every condition once before any twice, and among those, the one whose
+    trajectory, gain, mass and length the subset holds least so far, so that a subset of a
+    campaign with more conditions than ``limit`` still holds every trajectory, gain, mass and
+    length in nearly equal numbers; all of the logs when there are no more than ``limit``."""
     if len(logs) <= limit:
         return list(logs)
     groups: dict[tuple, list[Log]] = {}
     for log in sorted(logs, key=lambda lg: lg.name):
         groups.setdefault((log.trajectory, log.kp, log.mass, log.length), []).append(log)
-    queues = list(groups.values())
+    conditions = list(groups)
+    taken = dict.fromkeys(conditions, 0)
+    held = [Counter() for _ in range(4)]  # how often the subset holds each value of a factor
     out: list[Log] = []
     while len(out) < limit:
-        for queue in queues:
-            if queue and len(out) < limit:
-                out.append(queue.pop(0))
+        pick = min((c for c in conditions if groups[c]),
+                   key=lambda c: (taken[c], sum(h[v] for h, v in zip(held, c))))
+        out.append(groups[pick].pop(0))
+        taken[pick] += 1
+        for h, v in zip(held, pick):
+            h[v] += 1
     return out
 
 
