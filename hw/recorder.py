@@ -41,8 +41,8 @@ class Recording:
     """A raw log being recorded to ``path``; saved atomically as it grows.
 
     The saves every ``flush_every`` entries run on a thread of their own, so the control loop
-    never waits for the disk: an atomic write ends with an fsync, which behind another
-    program's writes can take a second, and the log would carry that second as a gap.
+    never waits for the disk: an atomic write ends with an fsync, which waits behind every
+    other program's writes, and the log would carry that wait as a gap in its timestamps.
     :meth:`flush` writes the log at once (after a save in progress) and ends those saves."""
 
     def __init__(self, path: Path, header: dict, flush_every: int = 50):

@@ -453,6 +453,8 @@ def _install() -> None:
 
 
 def _release(row: int, nets: np.ndarray | None = None) -> None:
+    """Free a model's row of the table; ``nets``, its network table, was held alive until now
+    (the callback reads it by address)."""
     _CONFIG[row, CFG_ACTIVE] = 0.0
     _KEYS[row] = 0
 
@@ -480,7 +482,7 @@ class ServoModel:
         self._thetas = [_semi_implicit_theta(s) for s in self.servos]
         spec = _spec(mjcf)
         joints = {j.name: j for j in spec.joints}
-        for servo in self.servos:
+        for servo, theta in zip(self.servos, self._thetas):
             joint = joints.get(servo.joint)
             if joint is None:
                 raise ValueError(f"the model has no joint {servo.joint!r} (joints: "
@@ -489,8 +491,7 @@ class ServoModel:
             values = physics.values if physics is not None else {}
             # The servo's reflected rotor inertia adds to what the model already gives the
             # joint, as in frictionsim's own simulators (their M(q) includes dof_armature).
-            joint.armature = float(joint.armature) + float(
-                self._thetas[self.servos.index(servo)][ARMATURE])
+            joint.armature = float(joint.armature) + float(theta[ARMATURE])
             joint.damping = np.zeros(3)
             joint.frictionloss = values.get("friction_base", 0.0) if friction == "frictionloss" \
                 else 0.0
