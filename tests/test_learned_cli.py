@@ -85,3 +85,27 @@ def test_a_learned_file_of_another_servo_is_not_put_on_a_robots_servos(tmp_path)
     assert params.servos["xl330"].armature == 0.004
     with pytest.raises(ParameterFileError, match="cannot be put on 'sts3215_12v'"):
         params.for_robot(get_robot("so101"))
+
+
+def test_a_ctrl_c_in_the_hybrids_search_keeps_its_best_and_stops_the_command(tmp_path,
+                                                                            monkeypatch, capsys):
+    import frictionsim.experiments.identification.learned as learned
+
+    real, calls = learned.packed_errors, []
+
+    def interrupted_at_the_fifth(*args):
+        calls.append(1)
+        if len(calls) == 5:
+            raise KeyboardInterrupt
+        return real(*args)
+
+    monkeypatch.setattr(learned, "packed_errors", interrupted_at_the_fifth)
+    out = tmp_path / "fit"
+    # before: the search caught the interrupt and the command went on to its next step
+    assert main(["identify", "--actuator", "xl330", "--model", "m1", "m6", "hybrid", "--logs",
+                 *two_gains(), "--validation-kp", "400", "--budget", "30", "--hybrid-budget",
+                 "40", "--max-epochs", "5", "--out", str(out), "--no-progress"]) == 130
+    assert "interrupted" in capsys.readouterr().err
+    saved = json.loads((out / "hybrid.json").read_text())
+    assert saved["training"]["interrupted"] is True
+    assert len(calls) == 5  # nothing ran after the interrupt

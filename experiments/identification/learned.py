@@ -240,6 +240,14 @@ def train_network(kind: str, x: np.ndarray, y: np.ndarray, actuator: str,
     return LearnedActuator(kind, actuator, net, tuple(hidden), authority, physics, training)
 
 
+def stop_if_interrupted(model: LearnedActuator) -> None:
+    """Raise the Ctrl-C (or SIGTERM) a hybrid's closed-loop search caught to keep its best
+    residual: called once that residual is saved, so the command stops as for any interrupt
+    instead of going on to its next model or split."""
+    if model.training.get("interrupted"):
+        raise KeyboardInterrupt
+
+
 def closed_loop_residual(net: np.ndarray, hidden: tuple[int, ...], loss_of_net,
                          settings: NetSettings, progress: bool) -> tuple[np.ndarray, dict]:
     """The hybrid's weights searched by CMA-ES (nevergrad) for the lowest closed-loop loss
@@ -318,6 +326,7 @@ def fit_learned(kinds: tuple[str, ...], train: list[Log], validation: list[Log],
         model = train_learned(kind, train, actuator, physics["m6"] if kind == "hybrid" else None,
                               settings, progress, rotor_inertia(physics, actuator))
         path = save_learned(out / f"{kind}.json", model)
+        stop_if_interrupted(model)
         fits[kind] = LearnedFit(kind, path, learned_mae(model, train),
                                 learned_mae(model, validation), time.perf_counter() - start,
                                 int(model.training["samples"]))
@@ -325,4 +334,5 @@ def fit_learned(kinds: tuple[str, ...], train: list[Log], validation: list[Log],
 
 
 __all__ = ["AUTHORITY_QUANTILE", "LearnedFit", "NetSettings", "closed_loop_subset", "fit_learned",
-           "learned_mae", "rotor_inertia", "train_learned", "train_network", "training_set"]
+           "learned_mae", "rotor_inertia", "stop_if_interrupted", "train_learned", "train_network",
+           "training_set"]

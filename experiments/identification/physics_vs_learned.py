@@ -88,6 +88,7 @@ def compare_split(train: list[Log], held: list[Log], settings, out: Path,
     from frictionsim.experiments.identification.learned import (
         learned_mae,
         rotor_inertia,
+        stop_if_interrupted,
         train_learned,
     )
     from frictionsim.experiments.identification.pipeline import identify
@@ -103,6 +104,7 @@ def compare_split(train: list[Log], held: list[Log], settings, out: Path,
                               armature=rotor_inertia({"m6": fits["m6"].result.params},
                                                      settings.actuator))
         save_learned(out / f"{kind}.json", model)
+        stop_if_interrupted(model)
         result[kind] = {"train_mae": float(np.mean(list(learned_mae(model, train).values()))),
                         "validation_mae": float(np.mean(list(learned_mae(model, held).values())))}
     return result, False

@@ -266,6 +266,7 @@ def _train_learned(robot: RobotDescription, mjcf: Path, train: list[Recording],
                    evaluator: RobotWindows, out: Path) -> dict[str, RobotLearnedFit]:
     """The learned actuators of ``settings.learned``, over the richest physical fit's point
     (M6 for a hybrid), written to ``out/<kind>.json`` as robot parameter files."""
+    from frictionsim.experiments.identification.learned import stop_if_interrupted
     from frictionsim.experiments.robots.learned import train_robot_learned
 
     if "hybrid" in settings.learned and "m6" not in fits:
@@ -282,6 +283,7 @@ def _train_learned(robot: RobotDescription, mjcf: Path, train: list[Recording],
                              {"model": kind, "training": learned.training})
         path = path_of(out, kind)
         write_json(path, rp.to_dict())
+        stop_if_interrupted(learned)
         row = point.theta()[None, :]
         if kind == "net":
             row = np.concatenate([physics_theta(learned), row[0, layout.THETA_SIZE:]])[None]
