@@ -59,8 +59,9 @@ def run(args: argparse.Namespace) -> int:
                          "step always clips by the friction budget)")
     friction = args.friction or "budget"
     if learned and args.engine != "fixed_step":
-        raise ValueError(f"{args.params} is a learned {params.model} model: it runs on the "
-                         "fixed step only (--engine fixed_step)")
+        raise ValueError(f"{args.params} is a learned {params.model} model: on a bench log it "
+                         "runs on the fixed step only (--engine fixed_step); in MuJoCo, put it "
+                         "on a robot's joints (robot simulate --engine mujoco, ServoModel)")
     if args.engine == "mujoco":
         if args.scheme == "reference":
             raise ValueError("--engine mujoco steps with semi-implicit Euler; --scheme reference "
