@@ -178,7 +178,7 @@ def test_the_mujoco_adapter_runs_a_learned_servo_as_the_fixed_step_does(mx_arm, 
     fixed = Robot(mx_arm, servo_list, control_period=0.005).fixed_step(rows, enable=enable)
     first, again = mujoco_run(mx_arm, servo_list, rows, enable)
     assert np.array_equal(first, again)  # a reset starts the network's history afresh
-    np.testing.assert_allclose(first, fixed.q, rtol=0, atol=1e-8)
+    np.testing.assert_allclose(first, fixed.q, rtol=0, atol=1e-12)
     # and the network acts inside MuJoCo: without it the arm goes elsewhere
     physics = semi_implicit(servos("m6"))
     bare, _ = mujoco_run(mx_arm, physics, rows, enable)
