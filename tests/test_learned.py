@@ -212,6 +212,14 @@ def test_a_large_campaigns_closed_loop_subset_keeps_every_condition():
     for factor, values in (("trajectory", 4), ("kp", 3), ("mass", 4)):
         counts = Counter(getattr(lg, factor) for lg in subset)
         assert len(counts) == values and max(counts.values()) - min(counts.values()) <= 1
+    # and every mass with every length, when single factors alone would not give it
+    logs = [Log({"mass": mass, "length": length, "kp": kp, "trajectory": traj, "dt": 0.005},
+                [], Path(f"{traj}_{kp}_{mass}_{length}.json")) for traj in "abcd"
+            for kp in (16, 32, 64) for mass in (0.5, 1.0, 1.5, 2.0) for length in (0.1, 0.15)]
+    subset = closed_loop_subset(logs, 48)
+    pairs = Counter((lg.mass, lg.length) for lg in subset)
+    assert len(pairs) == 8 and max(pairs.values()) - min(pairs.values()) <= 2
+    assert len({(lg.kp, lg.trajectory) for lg in subset}) == 12
 
 
 def test_a_network_trained_on_the_xl330_logs_rolls_out_in_closed_loop():

@@ -28,6 +28,7 @@ N·m, the :data:`AUTHORITY_QUANTILE` of the residual torques.
 
 from __future__ import annotations
 
+import itertools
 import time
 import warnings
 from collections import Counter
@@ -105,26 +106,33 @@ def training_set(logs: list[Log], actuator: str, theta: np.ndarray, horizon: int
 
 def closed_loop_subset(logs: list[Log], limit: int) -> list[Log]:
     """At most ``limit`` of ``logs``, spread over the conditions (trajectory, gain, mass, arm
-    length): every condition once before any twice, and among those, the one whose
-    trajectory, gain, mass and length the subset holds least so far, so that a subset of a
-    campaign with more conditions than ``limit`` still holds every trajectory, gain, mass and
-    length in nearly equal numbers; all of the logs when there are no more than ``limit``."""
+    length): every condition once before any twice, and among those, the one whose pairs of
+    factors (mass and length, gain and trajectory…), then single factors, the subset holds
+    least so far. A subset of a campaign with more conditions than ``limit`` thus still holds
+    every mass with every length and every gain with every trajectory in nearly equal
+    numbers (balancing single factors alone left out the heavy mass on the long arm); all
+    of the logs when there are no more than ``limit``."""
     if len(logs) <= limit:
         return list(logs)
     groups: dict[tuple, list[Log]] = {}
     for log in sorted(logs, key=lambda lg: lg.name):
         groups.setdefault((log.trajectory, log.kp, log.mass, log.length), []).append(log)
-    conditions = list(groups)
-    taken = dict.fromkeys(conditions, 0)
-    held = [Counter() for _ in range(4)]  # how often the subset holds each value of a factor
+    taken = dict.fromkeys(groups, 0)
+    factors = range(4)
+    pairs = list(itertools.combinations(factors, 2))
+    held: Counter = Counter()  # how often the subset holds each value of a factor or a pair
+
+    def features(c: tuple) -> list[tuple]:
+        return [(i, c[i]) for i in factors] + [(i, j, c[i], c[j]) for i, j in pairs]
+
     out: list[Log] = []
     while len(out) < limit:
-        pick = min((c for c in conditions if groups[c]),
-                   key=lambda c: (taken[c], sum(h[v] for h, v in zip(held, c))))
+        pick = min((c for c in groups if groups[c]),
+                   key=lambda c: (taken[c], sum(held[f] for f in features(c)[4:]),
+                                  sum(held[f] for f in features(c)[:4])))
         out.append(groups[pick].pop(0))
         taken[pick] += 1
-        for h, v in zip(held, pick):
-            h[v] += 1
+        held.update(features(pick))
     return out
 
 
