@@ -122,17 +122,20 @@ def closed_loop_subset(logs: list[Log], limit: int) -> list[Log]:
     pairs = list(itertools.combinations(factors, 2))
     held: Counter = Counter()  # how often the subset holds each value of a factor or a pair
 
-    def features(c: tuple) -> list[tuple]:
-        return [(i, c[i]) for i in factors] + [(i, j, c[i], c[j]) for i, j in pairs]
+    def singles(c: tuple) -> list[tuple]:
+        return [(i, c[i]) for i in factors]
+
+    def doubles(c: tuple) -> list[tuple]:
+        return [(i, j, c[i], c[j]) for i, j in pairs]
 
     out: list[Log] = []
     while len(out) < limit:
         pick = min((c for c in groups if groups[c]),
-                   key=lambda c: (taken[c], sum(held[f] for f in features(c)[4:]),
-                                  sum(held[f] for f in features(c)[:4])))
+                   key=lambda c: (taken[c], sum(held[f] for f in doubles(c)),
+                                  sum(held[f] for f in singles(c))))
         out.append(groups[pick].pop(0))
         taken[pick] += 1
-        held.update(features(pick))
+        held.update(singles(pick) + doubles(pick))
     return out
 
 
