@@ -9,15 +9,9 @@ from __future__ import annotations
 
 import json
 import os
-import tempfile
+import secrets
 from pathlib import Path
 from typing import Any
-
-
-def _umask() -> int:
-    mask = os.umask(0)
-    os.umask(mask)
-    return mask
 
 
 def write_text(path: str | os.PathLike, text: str) -> Path:
@@ -28,16 +22,19 @@ def write_text(path: str | os.PathLike, text: str) -> Path:
         raise ValueError(f"{path} is {'a symbolic link' if path.is_symlink() else 'not a regular file'}"
                          "; it is not replaced")
     path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    # The temporary file is created inside the ``try``: a Ctrl-C landing between its creation
+    # and the ``try`` (inside tempfile.mkstemp, say) would leave it behind.
+    tmp = path.parent / f".{path.name}.{secrets.token_hex(4)}.tmp"
     try:
-        os.fchmod(fd, 0o666 & ~_umask())
+        # O_EXCL: never another's file; mode 0666 less the umask, as open() gives
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
         with os.fdopen(fd, "w", encoding="utf-8") as f:
             f.write(text)
             f.flush()
             os.fsync(f.fileno())
         os.replace(tmp, path)
     except BaseException:
-        Path(tmp).unlink(missing_ok=True)
+        tmp.unlink(missing_ok=True)
         raise
     return path
 

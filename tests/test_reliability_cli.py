@@ -379,3 +379,18 @@ def test_report_md_says_the_run_was_interrupted(folder, tmp_path, monkeypatch):
     report = (out / "report.md").read_text()
     assert "Interrupted" in report and "m1 stopped" in report
     assert json.loads((out / "report.json").read_text())["interrupted"] is True
+
+
+def test_a_ctrl_c_right_after_the_temporary_file_is_made_leaves_nothing(tmp_path, monkeypatch):
+    from frictionsim import atomic
+
+    real_open = os.open
+
+    def open_then_interrupted(*args, **kwargs):
+        os.close(real_open(*args, **kwargs))  # the file exists; the interrupt comes first
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(atomic.os, "open", open_then_interrupted)
+    with pytest.raises(KeyboardInterrupt):
+        atomic.write_json(tmp_path / "out.json", {"a": 1})
+    assert list(tmp_path.iterdir()) == []
