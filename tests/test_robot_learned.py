@@ -4,6 +4,7 @@ net hybrid`` then ``robot simulate`` end to end on the SO-101."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from pathlib import Path
 
@@ -127,8 +128,6 @@ def test_fixed_step_and_event_driven_agree_with_a_learned_residual(mx_arm):
 
 def semi_implicit(servo_list: list[JointServo]) -> list[JointServo]:
     """The servos with their physics on MuJoCo's position update (Euler: semi_implicit)."""
-    import dataclasses
-
     out = []
     for s in servo_list:
         p = s.params
@@ -168,8 +167,6 @@ def mujoco_run(mjcf, servo_list, rows, enable=None):
 def test_the_mujoco_adapter_runs_a_learned_servo_as_the_fixed_step_does(mx_arm, kind):
     servo_list = semi_implicit(servos("m6", random_net(3), kind=kind, authority=0.5))
     if kind == "net":  # a net's joint keeps a rotor inertia, as a fitted one does
-        import dataclasses
-
         servo_list = [dataclasses.replace(s, params=dataclasses.replace(s.params, armature=0.01))
                       for s in servo_list]
     rows = goals_2r(400)
