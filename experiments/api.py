@@ -33,6 +33,7 @@ from typing import NamedTuple
 import numpy as np
 
 from frictionsim import layout, schema
+from frictionsim.firmware import firmware_settings
 from frictionsim.logs import Log, load_log
 from frictionsim.params import ParameterSet, load_params
 
@@ -203,13 +204,15 @@ def identify(logs: Sequence[Log], *, actuator: str, models: Sequence[str] = ("m1
 
 
 class ServoKernels(NamedTuple):
-    """The compiled functions of a servo, for your own ``@njit`` loop (see :class:`Servo`)."""
+    """The compiled functions of a servo, for your own ``@njit`` loop (see :class:`Servo`): the
+    servo bank's (:mod:`frictionsim.servo_bank`) reset, control period and physics step of one
+    servo, its held torque, and the bench's fixed step."""
 
     servo_state: object
-    servo_reset: object
-    servo_control: object
-    servo_draw: object
-    servo_torque: object
+    reset_servo: object
+    period_servo: object
+    step_servo: object
+    held_torque: object
     step: object
     servo_step: object
 
@@ -235,10 +238,9 @@ class Servo:
             params = load_params(params)
         act = schema.get_actuator(params.actuator)
         vin = act.vin if vin is None else vin
-        damping = act.damping if damping is None else damping
-        # bench_vector refuses what is not finite or is negative; a servo needs more:
-        self.bench = layout.bench_vector(mass=mass, length=length, arm_mass=arm_mass, kp=kp,
-                                         vin=vin, damping=damping, dt=dt)
+        # the firmware settings refuse what is not finite or is negative; a servo needs more:
+        self.bench = firmware_settings(act, {"mass": mass, "length": length, "arm_mass": arm_mass,
+                                             "kp": kp, "vin": vin, "damping": damping}, dt)
         if not kp > 0:
             raise ValueError(f"Servo: kp = {kp!r} must be positive (the firmware gain)")
         if not dt <= 1.0:
@@ -252,12 +254,13 @@ class Servo:
 
     @property
     def kernels(self) -> ServoKernels:
-        """The compiled servo unit and step (imported on first use)."""
-        from frictionsim import servo_unit as su
+        """The compiled servo bank functions and step (imported on first use)."""
+        from frictionsim import servo_bank as sb
+        from frictionsim.servo_unit import servo_state
         from frictionsim.solvers import fixed_step as fs
 
-        return ServoKernels(su.servo_state, su.servo_reset, su.servo_control, su.servo_draw,
-                            su.servo_torque, fs.step, fs.servo_step)
+        return ServoKernels(servo_state, sb.reset_servo, sb.period_servo, sb.step_servo,
+                            sb.held_torque, fs.step, fs.servo_step)
 
     def rollout(self, goal, *, enable=None, q0: float = 0.0, v0: float = 0.0,
                 supply=None) -> tuple[np.ndarray, np.ndarray]:

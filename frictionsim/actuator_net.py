@@ -36,9 +36,12 @@ import math
 import numpy as np
 from numba import njit
 
-#: Samples of the error and velocity history, and the control periods between two of them.
-HISTORY = 3
-STRIDE = 2
+from frictionsim.layout import NET_HISTORY, NET_STRIDE
+
+#: Samples of the error and velocity history, and the control periods between two of them
+#: (the servo record keeps them: layout.SERVO_ERRORS, SERVO_VELOCITIES).
+HISTORY = NET_HISTORY
+STRIDE = NET_STRIDE
 #: Inputs: the error history, the velocity history, the gain, the enable flag.
 N_INPUTS = 2 * HISTORY + 2
 #: Where the gain sits among the inputs.

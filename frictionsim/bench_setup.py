@@ -12,7 +12,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from frictionsim import layout, plausibility, schema
+from frictionsim import plausibility
+from frictionsim.firmware import firmware_settings
 
 
 @dataclass(frozen=True)
@@ -48,8 +49,4 @@ class BenchSetup:
 
     def bench(self, actuator: str, dt: float) -> np.ndarray:
         """The ``bench`` vector (:mod:`frictionsim.layout`) for ``actuator`` at step ``dt``."""
-        act = schema.get_actuator(actuator)
-        return layout.bench_vector(
-            mass=self.mass, length=self.length, arm_mass=self.arm_mass, kp=self.kp,
-            vin=act.vin if self.vin is None else self.vin,
-            damping=act.damping if self.damping is None else self.damping, dt=dt)
+        return firmware_settings(actuator, self.header(), dt)

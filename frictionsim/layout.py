@@ -98,13 +98,24 @@ index  name                meaning                                          unit
 6      SERVO_ERROR         position error of the last period (D term)       rad
 7      SERVO_RATE          velocity of the internal target (acceleration    rad/s
                            limit)
-8–15   SERVO_HISTORY       (q, v) measured in the last MAX_LATENCY + 1      rad,
+8      SERVO_ENABLE        torque enable latched at the last period (0/1)   –
+9      SERVO_EXTRA         a learned actuator's network torque, held over   N·m
+                           the period (0 without a network)
+10–17  SERVO_HISTORY       (q, v) measured in the last MAX_LATENCY + 1      rad,
                            periods, for ``latency``                         rad/s
-16     SERVO_REPORTED      the position reported at the last period         rad
+18     SERVO_REPORTED      the position reported at the last period         rad
                            (``observation_delay``)
-17–80  SERVO_OBSERVED      ring of the positions of the last                rad
+19–82  SERVO_OBSERVED      ring of the positions of the last                rad
                            OBSERVED_SIZE periods (``observation_delay``)
+83–87  SERVO_ERRORS        ring of the position errors goal − q of the      rad
+                           last NET_RING periods (the network's history)
+88–92  SERVO_VELOCITIES    ring of the velocities of the last NET_RING      rad/s
+                           periods
 =====  ==================  ===============================================  =======
+
+The servo bank (:mod:`frictionsim.servo_bank`) is the code that reads and writes these
+records; its :data:`~frictionsim.servo_bank.RECORD_DTYPE` names their fields over the same memory for Python
+(``records.view(RECORD_DTYPE)["u"]``).
 """
 
 Q_OFFSET = 0
@@ -164,14 +175,23 @@ SERVO_DRAWN = 4
 SERVO_VIN = 5
 SERVO_ERROR = 6
 SERVO_RATE = 7
-SERVO_HISTORY = 8
+SERVO_ENABLE = 8
+SERVO_EXTRA = 9
+SERVO_HISTORY = 10
 SERVO_REPORTED = SERVO_HISTORY + HISTORY_SIZE
 SERVO_OBSERVED = SERVO_REPORTED + 1
 #: Positions the ring of ``observation_delay`` keeps: a delay reaches back at most
 #: OBSERVED_SIZE − 2 control periods (it interpolates between two of them).
 OBSERVED_SIZE = 64
 MAX_OBSERVATION_PERIODS = OBSERVED_SIZE - 2
-SERVO_STATE_SIZE = SERVO_OBSERVED + OBSERVED_SIZE
+#: A learned actuator's input history (:mod:`frictionsim.actuator_net`): NET_HISTORY samples
+#: NET_STRIDE control periods apart, kept in rings of NET_RING periods.
+NET_HISTORY = 3
+NET_STRIDE = 2
+NET_RING = (NET_HISTORY - 1) * NET_STRIDE + 1
+SERVO_ERRORS = SERVO_OBSERVED + OBSERVED_SIZE
+SERVO_VELOCITIES = SERVO_ERRORS + NET_RING
+SERVO_STATE_SIZE = SERVO_VELOCITIES + NET_RING
 
 MASS = 0
 LENGTH = 1

@@ -16,7 +16,8 @@ from pathlib import Path
 
 import numpy as np
 
-from frictionsim import atomic, jsonfile, layout, plausibility, schema
+from frictionsim import atomic, jsonfile, plausibility
+from frictionsim.firmware import firmware_settings
 from frictionsim.jsonfile import first_non_finite, read_json
 
 REQUIRED_HEADER = ("mass", "length", "kp")
@@ -95,12 +96,7 @@ class Log:
         the actuator default; the eRob's damping from the log's ``damping`` when present; a
         Feetech D coefficient from the log's ``kd``, else the actuator's (with a D term).
         """
-        act = schema.get_actuator(actuator)
-        return layout.bench_vector(
-            mass=self.mass, length=self.length, arm_mass=self.arm_mass, kp=self.kp,
-            vin=float(self.header.get("vin", act.vin)),
-            damping=float(self.header.get("damping", act.damping)), dt=self.dt,
-            kd=float(self.header.get("kd", act.kd)) if act.derivative else 0.0)
+        return firmware_settings(actuator, self.header, self.dt, arm_mass=self.arm_mass)
 
     def to_dict(self) -> dict:
         return {**self.header, "entries": self.entries}

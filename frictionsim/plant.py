@@ -14,7 +14,6 @@ from typing import NamedTuple
 import numpy as np
 from numba import njit
 
-from frictionsim.actuator_laws import motor_torque
 from frictionsim.friction import friction_budget
 from frictionsim.layout import ARMATURE, Q_OFFSET
 from frictionsim.pendulum import gravity_torque, load_inertia
@@ -32,12 +31,12 @@ class BenchTorques(NamedTuple):
 
 @njit(cache=True, inline="always")
 def bench_torques(
-    q: float, v: float, u: float, enable: float, theta: np.ndarray, bench: np.ndarray
+    q: float, v: float, tau_m: float, theta: np.ndarray, bench: np.ndarray
 ) -> BenchTorques:
-    """The torques of the bench at encoder angle q (rad), velocity v (rad/s), control u
-    (V or A) and enable flag (0/1)."""
+    """The torques of the bench at encoder angle q (rad) and velocity v (rad/s) with the
+    servo's motor torque τ_m (N·m; the servo bank's :func:`~frictionsim.servo_bank.step_servo`,
+    or :func:`~frictionsim.actuator_laws.motor_torque` of a given control)."""
     tau_e = gravity_torque(q + theta[Q_OFFSET], bench)
-    tau_m = motor_torque(u, enable, v, theta)
     budget = friction_budget(v, tau_m, tau_e, theta)
     inertia = load_inertia(bench) + theta[ARMATURE]
     return BenchTorques(tau_m, tau_e, budget.static, budget.viscous, inertia)

@@ -1,41 +1,35 @@
-"""One servo, one control period: the unit every simulation loop calls.
+"""One servo's record and the pieces of its control period; the servo bank composes them.
 
 A servo's firmware and motor carry a small state from one control period to the next: the
 control it holds, the sts3215 limiter's internal target, the positions it measured (for
-``latency``), the motor current it draws (for a sagging ``supply``). That state is one
-float64 vector, the *servo record* (``layout.SERVO_*``, :data:`~frictionsim.layout.SERVO_STATE_SIZE`
-doubles), and these functions are the only code that reads or writes it:
+``latency``), the motor current it draws (for a sagging ``supply``), the torque-enable flag
+and a learned network's torque and history. That state is one float64 vector, the *servo
+record* (``layout.SERVO_*``, :data:`~frictionsim.layout.SERVO_STATE_SIZE` doubles). These
+functions are the pieces that read and write it:
 
 - :func:`servo_reset` (or :func:`servo_state`, which allocates one): before the first period,
   from the initial position q0 (rad) and velocity v0 (rad/s);
-- :func:`servo_control`, once per control period: what the firmware measures (the state of
-  ``latency_steps`` periods ago), the supply voltage of the moment (constant ``vin``; with
-  ``supply`` the logged ``input_volts``, or without a log E − R_s·|i_drawn|), and the firmware
-  law (:func:`frictionsim.actuator_laws.firmware_law`); returns the control u (V or A) it
-  then holds;
+- :func:`servo_observe`: the position the servo reports (logs, its present-position
+  register), which with ``observation_delay`` is the physical one of that many seconds ago;
+- :func:`servo_control`: what the firmware measures (the state of ``latency_steps``
+  periods ago), the supply voltage of the moment (constant ``vin``; with ``supply`` the
+  logged ``input_volts``, or without a log E − R_s·|i_drawn|), and the firmware law
+  (:func:`frictionsim.actuator_laws.firmware_law`); returns the control u (V or A) it then
+  holds;
 - :func:`servo_torque`: the motor torque τ_m (N·m) of the held control at velocity v, with
   ``current_limit`` (:func:`frictionsim.actuator_laws.motor_torque`); pure, so an
   event-driven right-hand side may call it;
-- :func:`servo_draw`, once per physics step: records the motor current the servo draws
-  (with ``supply`` only: nothing else needs it);
-- :func:`share_supply`: servos on one supply see the sum of their currents;
-- :func:`servo_observe`, once per control period before :func:`servo_control`: the position
-  the servo reports (logs, its present-position register), which with ``observation_delay``
-  is the physical one of that many seconds ago.
+- :func:`servo_draw`: records the motor current the servo draws (with ``supply`` only);
+- :func:`share_supply`: servos on one supply see the sum of their currents.
 
-A loop of one servo on the bench (what :func:`frictionsim.solvers.fixed_step.rollout` does)::
-
-    servo_reset(servo, q, v)
-    for k in range(n):
-        reported[k] = servo_observe(servo, q, dt, theta)
-        u = servo_control(servo, goal[k], q, v, logged_vin[k], theta, bench)   # or NO_LOG
-        servo_draw(servo, enable[k], v, theta)
-        q, v = step(q, v, u, enable[k], dt, theta, bench)
-
-Every extension a ``theta`` enables is honoured here, so a loop built on this unit cannot
-silently drop one; a firmware feature (the Feetech D term, dead band, torque and
-acceleration limits were the first) is a change of the law it calls, of the record and of
-:func:`lockstep_compatible`, nowhere else.
+**The order of a period is not written here but once, in the servo bank**
+(:mod:`frictionsim.servo_bank`): observe, share the supply, feed a learned network,
+run the firmware, draw the current at each physics step. Every engine drives the bank; use
+its :func:`~frictionsim.servo_bank.period_servo` and
+:func:`~frictionsim.servo_bank.step_servo` in a loop of your own. A firmware feature (the
+Feetech D term, dead band, torque and acceleration limits were the first) is a change of
+the law :func:`servo_control` calls, of the record and of :func:`lockstep_compatible`,
+nowhere else.
 """
 
 from __future__ import annotations
@@ -58,11 +52,15 @@ from frictionsim.layout import (
     LAW,
     MAX_LATENCY,
     MAX_OBSERVATION_PERIODS,
+    NET_RING,
     OBSERVATION_DELAY,
     OBSERVED_SIZE,
     SERVO_CURRENT,
     SERVO_DRAWN,
+    SERVO_ENABLE,
     SERVO_ERROR,
+    SERVO_ERRORS,
+    SERVO_EXTRA,
     SERVO_HISTORY,
     SERVO_OBSERVED,
     SERVO_PERIODS,
@@ -71,6 +69,7 @@ from frictionsim.layout import (
     SERVO_REPORTED,
     SERVO_STATE_SIZE,
     SERVO_U,
+    SERVO_VELOCITIES,
     SERVO_VIN,
     SUPPLY,
     SUPPLY_EMF,
@@ -114,7 +113,8 @@ def measured(servo: np.ndarray, q: float, v: float, theta: np.ndarray) -> tuple:
 @njit(cache=True, inline="always")
 def servo_reset(servo: np.ndarray, q: float, v: float) -> None:
     """Reset a servo record before the first control period, at position q (rad) and
-    velocity v (rad/s): no control yet, the limiter at q, the history full of (q, v)."""
+    velocity v (rad/s): no control yet, the limiter at q, the history full of (q, v), torque
+    enabled, no network torque and an empty network history."""
     if servo.shape[0] != SERVO_STATE_SIZE:
         raise ValueError(SERVO_MESSAGE)
     reset_record(servo, q, v)
@@ -136,6 +136,11 @@ def reset_record(servo: np.ndarray, q: float, v: float) -> None:
     servo[SERVO_REPORTED] = q
     for slot in range(OBSERVED_SIZE):
         servo[SERVO_OBSERVED + slot] = q
+    servo[SERVO_ENABLE] = 1.0
+    servo[SERVO_EXTRA] = 0.0
+    for slot in range(NET_RING):
+        servo[SERVO_ERRORS + slot] = 0.0
+        servo[SERVO_VELOCITIES + slot] = 0.0
 
 
 @njit(cache=True)

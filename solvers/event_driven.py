@@ -328,7 +328,9 @@ class EventSolver:
             return float(np.max(mech.held_excess(y[:n], y[n:], signs, stuck)))
 
         _event(excess, 1)
-        if excess(t0, y0) < 0 and excess(t1, y0) < 0:
+        # |τ| ≤ τ_fm holds (docs/model.md §8), the tie included: a margin of exactly 0 at
+        # the start would otherwise be an event at t0, a segment of no length, for ever.
+        if excess(t0, y0) <= 0 and excess(t1, y0) <= 0:
             return None
         rest = BoundedRhs(lambda t, y: np.zeros(2 * n), self.tolerances.max_nfev,
                           "a stick segment")
@@ -426,7 +428,9 @@ class EventSolver:
 
 @dataclass
 class EventResult:
-    """An event-driven rollout: states at the sample times, events, dense solution, costs."""
+    """An event-driven rollout: states at the sample times (``q`` as the servo reports it,
+    ``physical`` the joint's true angle, which differ with ``observation_delay``), events,
+    dense solution, costs."""
 
     t: np.ndarray
     q: np.ndarray
@@ -435,6 +439,7 @@ class EventResult:
     solver: EventSolver
     nfev: int
     n_segments: int
+    physical: np.ndarray | None = None
 
     def dense(self, t: np.ndarray) -> np.ndarray:
         """The continuous solution (q, v) at any times of the run: shape (2n, len(t))."""

@@ -2,18 +2,23 @@
 
 :func:`step` is a public API. Call it from your own ``@njit`` code with the
 flat vectors of :mod:`frictionsim.layout` (``theta`` from
-``ParameterSet.theta()``, ``bench`` from ``Log.bench(actuator)``)::
+``ParameterSet.theta()``, ``bench`` from ``Log.bench(actuator)``), the servo's control
+period run by the servo bank (:mod:`frictionsim.servo_bank`)::
 
+    import numpy as np
     from numba import njit
+    from frictionsim.layout import DT, SERVO_STATE_SIZE
+    from frictionsim.servo_bank import period_servo, reset_servo, step_servo
+    from frictionsim.servo_unit import NO_LOG
     from frictionsim.solvers.fixed_step import step
-    from frictionsim.actuator_laws import firmware_control
-    from frictionsim.layout import DT
 
     @njit
     def my_loop(theta, bench, q, v, targets):
-        q_smooth = q
+        servo = np.empty(SERVO_STATE_SIZE)
+        reset_servo(servo, q, v)
         for target in targets:
-            u, q_smooth = firmware_control(target, q, v, q_smooth, theta, bench)
+            u = period_servo(servo, theta, bench, target, q, v, 1.0, NO_LOG, bench[DT], False)
+            step_servo(servo, theta, v)          # the current it draws (``supply``)
             q, v = step(q, v, u, 1.0, bench[DT], theta, bench)
         return q, v
 
@@ -33,10 +38,11 @@ or, when ``theta[SCHEME]`` is ``SEMI_IMPLICIT`` (MuJoCo's Euler), ``q ← q + v�
 friction line is :func:`frictionsim.solvers.joint_friction.stop_friction`, the n = 1 case of the
 n-joint clipping of docs/model.md §10.
 
-The rollouts take the log's ``supply`` (``input_volts`` per entry, V; NaN where none was
-logged), which the voltage law uses with the ``supply`` extension; with ``latency`` the
-firmware acts on the state of L periods earlier. Both are the servo unit's
-(:func:`frictionsim.servo_unit.servo_control`), as in every other loop.
+The rollouts are physics drivers around a bank of one servo: at each control period the
+bank's :func:`~frictionsim.servo_bank.period_servo` (the report, ``latency``, the log's
+``supply`` — ``input_volts`` per entry, V; NaN where none was logged —, the firmware), at
+each physics step its :func:`~frictionsim.servo_bank.step_servo` (the current drawn), then
+the bench's step with the held control.
 """
 
 from __future__ import annotations
@@ -46,21 +52,13 @@ from typing import NamedTuple
 import numpy as np
 from numba import njit
 
-from frictionsim.layout import SCHEME, SEMI_IMPLICIT, SERVO_STATE_SIZE
+from frictionsim.actuator_laws import motor_torque
+from frictionsim.layout import SCHEME, SEMI_IMPLICIT, SERVO_REPORTED, SERVO_STATE_SIZE
 from frictionsim.plant import bench_torques
-from frictionsim.servo_unit import (
-    DELAY_MESSAGE,
-    delay_too_long,
-    draw_current,
-    observe,
-    reset_record,
-    servo_control,
-    servo_draw,
-    servo_period,
-    servo_reset,
-)
+from frictionsim.servo_bank import period_servo, reset_servo, step_servo
+from frictionsim.servo_unit import DELAY_MESSAGE, delay_too_long
 from frictionsim.solvers.joint_friction import stop_friction
-from frictionsim.vector_checks import check_float64, check_theta_bench
+from frictionsim.vector_checks import check_float64, check_servo, check_theta_bench
 
 MAX_SPEED = 100.0
 
@@ -98,8 +96,9 @@ def clipped_step(
 def step(
     q: float, v: float, u: float, enable: float, dt: float, theta: np.ndarray, bench: np.ndarray
 ) -> JointState:
-    """Advance the pendulum bench one fixed step; returns the new ``JointState(q, v)``.
-    ValueError when theta or bench has the wrong length or dt is not positive."""
+    """Advance the pendulum bench one fixed step with the control u (V or A) held; returns the
+    new ``JointState(q, v)``. ValueError when theta or bench has the wrong length or dt is
+    not positive."""
     check_theta_bench(theta, bench)
     if not dt > 0.0:
         raise ValueError("step: dt must be positive (s)")
@@ -118,8 +117,17 @@ def bench_step(
 def bench_step_with(q: float, v: float, u: float, enable: float, extra: float, dt: float,
                     theta: np.ndarray, bench: np.ndarray) -> JointState:
     """:func:`bench_step` with a torque ``extra`` (N·m) beside the motor's and gravity's, which
-    friction clips like them (a learned actuator's torque); the budget is the bench's own."""
-    t = bench_torques(q, v, u, enable, theta, bench)
+    friction clips like them (a learned actuator's held network torque)."""
+    return bench_physics(q, v, motor_torque(u, enable, v, theta), extra, dt, theta, bench)
+
+
+@njit(cache=True, inline="always")
+def bench_physics(q: float, v: float, tau_m: float, extra: float, dt: float,
+                  theta: np.ndarray, bench: np.ndarray) -> JointState:
+    """The bench's physics for one step: the motor torque τ_m and a torque ``extra`` beside it
+    (N·m, a learned actuator's), which friction clips like the others; the budget sees τ_m
+    and gravity's τ_e."""
+    t = bench_torques(q, v, tau_m, theta, bench)
     return clipped_step(q, v, t.motor + t.external + extra, t.inertia,
                         t.static + t.viscous * abs(v), dt, theta[SCHEME] == SEMI_IMPLICIT)
 
@@ -127,16 +135,19 @@ def bench_step_with(q: float, v: float, u: float, enable: float, extra: float, d
 @njit(cache=True)
 def servo_step(servo: np.ndarray, q_target: float, q: float, v: float, enable: float,
                logged_vin: float, dt: float, theta: np.ndarray, bench: np.ndarray) -> JointState:
-    """A servo whose firmware runs at the physics rate, one period: the servo unit's control
-    period (:func:`frictionsim.servo_unit.servo_control`, the record ``servo`` updated), its
-    current drawn, then one :func:`step` of the bench; returns the new ``JointState(q, v)``.
+    """A servo whose firmware runs at the physics rate: one control period of the servo bank
+    (:func:`frictionsim.servo_bank.period_servo`, the record ``servo`` updated), then one
+    physics step (the bank's :func:`~frictionsim.servo_bank.step_servo`, :func:`bench_step`);
+    returns the new ``JointState(q, v)``.
 
     q_target: goal (rad); enable: 0/1; logged_vin: the logged supply (V) or
-    :data:`frictionsim.servo_unit.NO_LOG`; dt: the period (s)."""
+    :data:`frictionsim.servo_unit.NO_LOG`; dt: the period (s). ValueError when a vector
+    has the wrong length or dt is not positive."""
+    check_servo(servo, theta, bench)
     if not dt > 0.0:
         raise ValueError("servo_step: dt must be positive (s)")
-    u = servo_control(servo, q_target, q, v, logged_vin, theta, bench)
-    servo_draw(servo, enable, v, theta)
+    u = period_servo(servo, theta, bench, q_target, q, v, enable, logged_vin, dt, False)
+    step_servo(servo, theta, v)
     return bench_step(q, v, u, enable, dt, theta, bench)
 
 
@@ -218,13 +229,13 @@ def log_error(goal: np.ndarray, enable: np.ndarray, supply: np.ndarray, position
     q = position[0]
     v = v0
     servo = np.empty(SERVO_STATE_SIZE)
-    reset_record(servo, q, v)
+    reset_servo(servo, q, v)
     total = 0.0
     n = goal.shape[0]
     for k in range(n):
-        total += abs(observe(servo, q, dt, theta) - position[k])
-        u = servo_period(servo, goal[k], q, v, supply[k], theta, bench)
-        draw_current(servo, enable[k], v, theta)
+        u = period_servo(servo, theta, bench, goal[k], q, v, enable[k], supply[k], dt, False)
+        total += abs(servo[SERVO_REPORTED] - position[k])
+        step_servo(servo, theta, v)
         q, v = bench_step(q, v, u, enable[k], dt, theta, bench)
     return total / n
 
@@ -260,12 +271,13 @@ def rollout_substeps(
     q = q0
     v = v0
     servo = np.empty(SERVO_STATE_SIZE)
-    servo_reset(servo, q, v)
+    reset_servo(servo, q, v)
     dt = period / substeps
     for k in range(goal.shape[0]):
-        out_q[k] = observe(servo, q, period, theta)
+        u = period_servo(servo, theta, bench, goal[k], q, v, enable[k], supply[k], period,
+                         False)
+        out_q[k] = servo[SERVO_REPORTED]
         out_v[k] = v
-        u = servo_control(servo, goal[k], q, v, supply[k], theta, bench)
         for _ in range(substeps):
-            servo_draw(servo, enable[k], v, theta)
+            step_servo(servo, theta, v)
             q, v = bench_step(q, v, u, enable[k], dt, theta, bench)

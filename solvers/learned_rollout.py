@@ -2,10 +2,11 @@
 the same servo unit, plant and fixed step as M1–M6.
 
 Each control period k (state q, v; ``theta`` the physical model: a hybrid's, or for a pure
-network the bare joint of :func:`bare_theta`)::
+network the bare joint of :func:`bare_theta`), a physics driver around the servo bank's
+:func:`~frictionsim.servo_bank.learned_period`::
 
-    reported = servo_observe(q)                    the position a log records
-    e(k) = goal(k) − q ;  v(k) = v                 the network's history
+    reported = the position the servo reports      the position a log records
+    e(k) = goal(k) − q ;  v(k) = v                 the network's history (the record's rings)
     r    = net_torque(features(k))                 N·m (clipped to ±authority for a hybrid)
     u    = servo control ;  τ_m, τ_e, budget B     the physical model's torques
     (q, v) ← clipped step with τ = τ_m + τ_e + r   friction clips the residual like any torque
@@ -28,7 +29,7 @@ import math
 import numpy as np
 from numba import njit, prange
 
-from frictionsim.actuator_net import MAX_WIDTH, N_INPUTS, net_features, net_torque
+from frictionsim.actuator_net import net_features
 from frictionsim.layout import (
     ARMATURE,
     DT,
@@ -38,6 +39,8 @@ from frictionsim.layout import (
     KT,
     SCHEME,
     SEMI_IMPLICIT,
+    SERVO_EXTRA,
+    SERVO_REPORTED,
     SERVO_STATE_SIZE,
 )
 from frictionsim.learned_files import LearnedActuator
@@ -45,7 +48,14 @@ from frictionsim.logs import Log
 from frictionsim.params import ParameterSet
 from frictionsim.pendulum import load_inertia
 from frictionsim.plant import bench_torques
-from frictionsim.servo_unit import draw_current, observe, reset_record, servo_period
+from frictionsim.servo_bank import (
+    WORK_SIZE,
+    held_torque,
+    learned_period,
+    period_servo,
+    reset_servo,
+    step_servo,
+)
 from frictionsim.solvers.batch import PackedLogs
 from frictionsim.solvers.fixed_step import bench_step, bench_step_with
 from frictionsim.solvers.rollouts import Rollout, check_finite
@@ -105,24 +115,17 @@ def learned_run(goal: np.ndarray, enable: np.ndarray, supply: np.ndarray, q0: fl
     """Roll a log out with a learned actuator (module docstring): the reported position and
     the velocity before each control period into out_q, out_v. The period is ``bench[DT]``."""
     dt = bench[DT]
-    n = goal.shape[0]
-    error = np.empty(n)
-    velocity = np.empty(n)
-    x = np.empty(N_INPUTS)
-    work = np.empty(2 * MAX_WIDTH)
     servo = np.empty(SERVO_STATE_SIZE)
+    work = np.empty(WORK_SIZE)
     q, v = q0, v0
-    reset_record(servo, q, v)
-    for k in range(n):
-        out_q[k] = observe(servo, q, dt, theta)
+    reset_servo(servo, q, v)
+    for k in range(goal.shape[0]):
+        u = learned_period(servo, theta, bench, net, work, goal[k], q, v, enable[k], supply[k],
+                           dt, False)
+        out_q[k] = servo[SERVO_REPORTED]
         out_v[k] = v
-        error[k] = goal[k] - q
-        velocity[k] = v
-        net_features(error, velocity, k, bench[KP], enable[k], x)
-        r = net_torque(net, x, work)
-        u = servo_period(servo, goal[k], q, v, supply[k], theta, bench)
-        draw_current(servo, enable[k], v, theta)
-        q, v = bench_step_with(q, v, u, enable[k], r, dt, theta, bench)
+        step_servo(servo, theta, v)
+        q, v = bench_step_with(q, v, u, enable[k], servo[SERVO_EXTRA], dt, theta, bench)
 
 
 @njit(cache=True, parallel=True)
@@ -175,7 +178,7 @@ def teacher_forced(goal: np.ndarray, enable: np.ndarray, supply: np.ndarray,
         velocity[k] = v0 if k == 0 else (position[k] - position[k - 1]) / dt
     servo = np.empty(SERVO_STATE_SIZE)
     ahead = np.empty(SERVO_STATE_SIZE)
-    reset_record(servo, position[0], v0)
+    reset_servo(servo, position[0], v0)
     for k in range(n):
         net_features(error, velocity, k, bench[KP], enable[k], features[k])
         residual[k] = np.nan
@@ -186,15 +189,16 @@ def teacher_forced(goal: np.ndarray, enable: np.ndarray, supply: np.ndarray,
             ahead[:] = servo
             qh, vh = q, v
             for i in range(k, k + horizon):
-                u = servo_period(ahead, goal[i], qh, vh, supply[i], theta, bench)
-                draw_current(ahead, enable[i], vh, theta)
+                u = period_servo(ahead, theta, bench, goal[i], qh, vh, enable[i], supply[i], dt,
+                                 False)
+                step_servo(ahead, theta, vh)
                 qh, vh = bench_step(qh, vh, u, enable[i], dt, theta, bench)
             residual[k] = inertia * (position[k + horizon] - qh) / (spread * dt * dt)
-        u = servo_period(servo, goal[k], q, v, supply[k], theta, bench)
-        draw_current(servo, enable[k], v, theta)
+        u = period_servo(servo, theta, bench, goal[k], q, v, enable[k], supply[k], dt, False)
+        step_servo(servo, theta, v)
         if horizon > 1:
             continue
-        t = bench_torques(q, v, u, enable[k], theta, bench)
+        t = bench_torques(q, v, held_torque(servo, theta, v), theta, bench)
         budget = t.static + t.viscous * abs(v)
         tau = t.motor + t.external
         a = (position[k + 1] - q - v * dt) / (c * dt * dt)

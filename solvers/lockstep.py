@@ -8,8 +8,9 @@ lanes share the log's goal, enable flag, logged position and bench vector, so a 
 reads them once and needs no masks (a block never mixes logs of different lengths;
 torque-off spans are the log's own enable column).
 
-Two kernels, both calling the same formulas as the scalar step (the cores of
-:mod:`frictionsim.friction`, :mod:`frictionsim.actuator_laws`,
+Two kernels, both physics drivers around the servo bank (:mod:`frictionsim.servo_bank`: the
+candidates of a block are a bank of servos on one log's bench) calling the same formulas as
+the scalar step (the cores of :mod:`frictionsim.friction`, :mod:`frictionsim.actuator_laws`,
 :mod:`frictionsim.pendulum` and :func:`frictionsim.solvers.fixed_step.clipped_step`, with scalar
 arguments; no ``fastmath``: no reassociation, no fused multiply-add the scalar code does
 not have):
@@ -19,14 +20,15 @@ not have):
   lanes that LLVM vectorises (the ``if`` of the formulas become selects): the ``sin`` of
   the gravity torque and the Stribeck factor by the polynomials of
   :mod:`frictionsim.solvers.vector_math` (libm calls would not vectorise, and cost more
-  than the rest of the step together), then the firmware law,
-  motor torque, friction budget, clipping and integration. **Where bits differ:** those
+  than the rest of the step together), then the bank's period and motor torque of the plain
+  voltage law on scalars (:func:`frictionsim.servo_bank.plain_lane_period`), friction
+  budget, clipping and integration. **Where bits differ:** those
   polynomials are within about one ulp of libm, not equal to it, so the state differs
   from the scalar kernel's in its last bits and a log's MAE by about 1e-15 relative (the
   tests bound it at 1e-12). A lane whose angle leaves the polynomial's exact range
   (|q| > 1e6 rad, a diverged candidate) sends its block to libm's ``sin`` for that pass;
-- :func:`interleaved_errors`, for every configuration: the scalar step per lane, libm and
-  all, so its losses are the scalar kernel's **bit for bit**; the lanes' independent
+- :func:`interleaved_errors`, for every configuration: the bank's period and the scalar
+  step per lane, libm and all, so its losses are the scalar kernel's **bit for bit**; the lanes' independent
   chains overlap in the core's pipeline (instruction-level parallelism), no SIMD.
 
 :func:`lockstep_errors` picks the kernel; :meth:`frictionsim.solvers.batch.PackedLogs.errors` uses
@@ -40,7 +42,6 @@ import math
 import numpy as np
 from numba import njit, prange
 
-from frictionsim.actuator_laws import supply_voltage, voltage_control, voltage_motor_torque
 from frictionsim.friction import static_friction
 from frictionsim.layout import (
     ALPHA,
@@ -67,6 +68,7 @@ from frictionsim.layout import (
     RESISTANCE,
     SCHEME,
     SEMI_IMPLICIT,
+    SERVO_REPORTED,
     SERVO_STATE_SIZE,
     SUPPLY,
     SUPPLY_EMF,
@@ -76,15 +78,15 @@ from frictionsim.layout import (
     VIN,
 )
 from frictionsim.pendulum import gravity_coefficient, load_inertia
-from frictionsim.plant import bench_torques
-from frictionsim.servo_unit import (
-    draw_current,
-    lockstep_compatible,
-    observe,
-    reset_record,
-    servo_period,
+from frictionsim.servo_bank import (
+    period_servo,
+    plain_lane_period,
+    plain_lane_torque,
+    reset_servo,
+    step_servo,
 )
-from frictionsim.solvers.fixed_step import clipped_step
+from frictionsim.servo_unit import lockstep_compatible
+from frictionsim.solvers.fixed_step import bench_step, clipped_step
 from frictionsim.solvers.vector_math import SIN_EXACT_LIMIT, vector_sin, vector_stribeck_factor
 
 #: Candidates per block: a multiple of the SIMD width (8 doubles with AVX-512), with room
@@ -159,14 +161,14 @@ def vector_errors(thetas, goal, enable, supply, position, offsets, v0, bench, ou
                     stribeck[p] = vector_stribeck_factor(v[p], v_s[p], alpha[p])
             for p in range(lanes):
                 total[p] += abs(q[p] - logged_q)
-                # The servo unit's period for the plain voltage law (lockstep_compatible): a
-                # logged supply, no history, no current.
-                volts = supply_voltage(logged_vin, 0.0, th[SUPPLY, p], th[SUPPLY_EMF, p],
-                                       th[SUPPLY_RESISTANCE, p], vin)
-                u, q_smooth[p] = voltage_control(g, q[p], q_smooth[p], volts, kp,
-                                                 th[ERROR_GAIN, p], th[ERROR_GAIN_RATIO, p],
-                                                 th[MAX_PWM, p], th[MAX_VELOCITY, p], dt)
-                tau_m = voltage_motor_torque(u, en, v[p], th[KT, p], th[RESISTANCE, p], 0.0)
+                # The bank's period and step for the plain voltage law (lockstep_compatible),
+                # written on scalars so that this loop vectorises.
+                u, q_smooth[p] = plain_lane_period(g, q[p], q_smooth[p], logged_vin,
+                                                   th[SUPPLY, p], th[SUPPLY_EMF, p],
+                                                   th[SUPPLY_RESISTANCE, p], vin, kp,
+                                                   th[ERROR_GAIN, p], th[ERROR_GAIN_RATIO, p],
+                                                   th[MAX_PWM, p], th[MAX_VELOCITY, p], dt)
+                tau_m = plain_lane_torque(u, en, v[p], th[KT, p], th[RESISTANCE, p])
                 tau_e = g_coef * sin_q[p]
                 static = static_friction(
                     tau_m, tau_e, stribeck[p], th[K_C, p], th[K_L, p], th[K_E, p], th[K_M, p],
@@ -196,7 +198,7 @@ def interleaved_errors(thetas, goal, enable, supply, position, offsets, v0, benc
         total = np.zeros(w)
         servos = np.empty((w, SERVO_STATE_SIZE))
         for p in range(w):
-            reset_record(servos[p], q[p], v[p])
+            reset_servo(servos[p], q[p], v[p])
         for k in range(n):
             g = goal[a + k]
             en = enable[a + k]
@@ -204,16 +206,11 @@ def interleaved_errors(thetas, goal, enable, supply, position, offsets, v0, benc
             logged_vin = supply[a + k]
             for p in range(w):
                 theta = thetas[c0 + p]
-                qp = q[p]
-                vp = v[p]
                 servo = servos[p]
-                total[p] += abs(observe(servo, qp, dt, theta) - logged_q)
-                u = servo_period(servo, g, qp, vp, logged_vin, theta, be)
-                draw_current(servo, en, vp, theta)
-                t = bench_torques(qp, vp, u, en, theta, be)
-                q[p], v[p] = clipped_step(qp, vp, t.motor + t.external, t.inertia,
-                                          t.static + t.viscous * abs(vp), dt,
-                                          theta[SCHEME] == SEMI_IMPLICIT)
+                u = period_servo(servo, theta, be, g, q[p], v[p], en, logged_vin, dt, False)
+                total[p] += abs(servo[SERVO_REPORTED] - logged_q)
+                step_servo(servo, theta, v[p])
+                q[p], v[p] = bench_step(q[p], v[p], u, en, dt, theta, be)
         for p in range(w):
             out[c0 + p, j] = total[p] / n
 

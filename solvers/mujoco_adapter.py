@@ -8,8 +8,10 @@ own, and an actuator whose force is 0 and whose ``ctrl`` is the servo's goal pos
 (physical joint angle, rad). The model's other joints may be anything, a floating base
 included; its integrator becomes Euler (with an :class:`IntegratorWarning` if it was
 another). Then every ``mj_step`` (or ``mujoco.rollout``) of that
-model runs, in a compiled control callback, per servo: the firmware law at its control
-period (zero-order hold, state kept per ``MjData``), the motor torque, and the friction:
+model runs, in a compiled control callback, a physics driver around the servo bank
+(:mod:`frictionsim.servo_bank`, its records kept per ``MjData``): the bank's control period
+at the servos' period (zero-order hold), its physics step at every step (the currents drawn,
+the motor torques), and the friction:
 
 - ``budget`` (default): frictionsim's friction-budget clipping exactly, docs/model.md §10's
   problem solved by :func:`frictionsim.solvers.joint_friction.clip_friction_into` with the mass
@@ -29,9 +31,9 @@ period (zero-order hold, state kept per ``MjData``), the motor torque, and the f
   damping use from the next step on.
 
 A learned actuator (``net``, or a ``hybrid``'s residual; docs/model.md §13) runs in the same
-callback: its network is evaluated once per control period, from the servo's error and
-velocity history kept in ``userdata``, and its torque held until the next, as in
-frictionsim's own fixed step (:func:`frictionsim.solvers.robot.fixed_step_run`).
+bank: its network is evaluated once per control period, from the servo's error and velocity
+history kept in its record, and its torque held until the next, as in frictionsim's own
+fixed step (:func:`frictionsim.solvers.robot.fixed_step_run`).
 
 **Why a control callback.** The per-step work must not run Python. MuJoCo's
 ``mjcb_control`` accepts a C function pointer; a Numba ``cfunc`` is one, so MuJoCo
@@ -67,16 +69,14 @@ import warnings
 import weakref
 
 import numpy as np
-from numba import carray, cfunc, njit, types
+from numba import carray, cfunc, types
 from numba.extending import intrinsic
 
 from frictionsim import schema
-from frictionsim.actuator_net import HISTORY, MAX_WIDTH, N_INPUTS, STRIDE, net_torque
 from frictionsim.friction import friction_budget
 from frictionsim.layout import (
     ARMATURE,
     BENCH_SIZE,
-    KP,
     SERVO_Q_SMOOTH,
     SERVO_REPORTED,
     SERVO_STATE_SIZE,
@@ -84,15 +84,9 @@ from frictionsim.layout import (
 )
 from frictionsim.learned_files import LearnedActuator
 from frictionsim.params import ParameterSet
-from frictionsim.servo_unit import (
-    NO_LOG,
-    observe,
-    servo_control,
-    servo_draw,
-    servo_reset,
-    servo_torque,
-    share_supply,
-)
+from frictionsim.servo_bank import WORK_SIZE as BANK_WORK_SIZE
+from frictionsim.servo_bank import ServoBank, bank_period, bank_reset, bank_step
+from frictionsim.servo_unit import NO_LOG
 from frictionsim.solvers.errors import SimulationError
 from frictionsim.solvers.joint_friction import MAX_JOINTS, WORK_SIZE, clip_friction_into
 from frictionsim.solvers.learned_rollout import bare_theta
@@ -103,8 +97,11 @@ from frictionsim.solvers.rollouts import Rollout
 MODES = ("budget", "frictionloss")
 MAX_MODELS = 64
 
-# The table of registered models: one row of doubles per model, a header then one block per
-# servo. The compiled callback and the Python side index it by these names only.
+# The table of registered models: one row of doubles per model, a header, one block of
+# addresses per servo, then the servo bank's thetas and firmware settings (rows of
+# layout.THETA_SIZE and layout.BENCH_SIZE doubles, one per servo, contiguous: the compiled
+# callback views them as the bank's arrays). The callback and the Python side index it by
+# these names only.
 CFG_ACTIVE = 0          # 1 while the model is registered
 CFG_FRICTIONLOSS = 1    # 1: the "frictionloss" mode, 0: "budget"
 CFG_SERVOS = 2          # number of servos
@@ -116,17 +113,18 @@ CFG_STATE_SIZE = 7      # doubles of that state
 CFG_NU = 8              # the model's actuators (length of ctrl)
 CFG_TOKEN = 9           # a random number the model carries too: its copies find their row
 CFG_NQ = 10             # the model's positions (nq > nv with a floating base)
-CFG_NET_WIDTH = 11      # doubles per row of the model's network table (0: no learned servo)
+CFG_NET_WIDTH = 11      # doubles per row of the model's network table
 HEADER = 12
 SB_DOF = 0              # servo block: the joint's dof address
 SB_QPOS = 1             # its qpos address
 SB_CTRL = 2             # the ctrl index of its goal
-SB_THETA = 3            # theta (layout.THETA_SIZE doubles)
-SB_BENCH = SB_THETA + THETA_SIZE  # the firmware settings (layout.BENCH_SIZE doubles)
-SERVO_BLOCK = SB_BENCH + BENCH_SIZE
-CONFIG_SIZE = HEADER + MAX_JOINTS * SERVO_BLOCK
+SERVO_BLOCK = 3
+CFG_THETAS = HEADER + MAX_JOINTS * SERVO_BLOCK
+CFG_FIRMWARE = CFG_THETAS + MAX_JOINTS * THETA_SIZE
+CONFIG_SIZE = CFG_FIRMWARE + MAX_JOINTS * BENCH_SIZE
 
-# The state in each MjData's userdata: a header, one slot per servo, then scratch memory.
+# The state in each MjData's userdata: a header, two registers per servo, the servo bank's
+# records (rows of layout.SERVO_STATE_SIZE, contiguous), then scratch memory.
 ST_STARTED = 0          # 0 until the first step after a reset
 ST_NEXT_UPDATE = 1      # time of the next control period (s)
 ST_LAST_TIME = 2        # time of the last step (s), to notice time going back
@@ -136,20 +134,14 @@ ST_BAD_GOALS = 5        # control periods whose goal was not finite (the servo h
 ST_FIRST_BAD_GOAL = 6   # time of the first of them (s)
 ST_UNSERVED_COPY = 7    # 1: a copy of a frictionloss-mode model was stepped (not served)
 STATE_HEAD = 8
-SL_DISABLED = 0         # servo slot: 1 when its torque is disabled (default 0: enabled)
-SL_TORQUE = 1           # the actuator's torque at the last step (N·m)
-SL_SERVO = 2            # the servo record (frictionsim.servo_unit, layout.SERVO_STATE_SIZE)
-SL_EXTRA = SL_SERVO + SERVO_STATE_SIZE  # a learned actuator's torque, held (N·m)
-SL_PERIODS = SL_EXTRA + 1               # control periods since the run began
-# The error and velocity of the last RING control periods (rings indexed by period % RING):
-# the oldest sample the network reads is (HISTORY − 1)·STRIDE periods back.
-RING = (HISTORY - 1) * STRIDE + 1
-SL_ERRORS = SL_PERIODS + 1
-SL_VELOCITIES = SL_ERRORS + RING
-STATE_PER_SERVO = SL_VELOCITIES + RING
-# Scratch after the slots: M (nv²), τ, b, v, τ_f (nv each), the friction solver's work
-# (the network's input and layers use it first, once per control period).
-assert WORK_SIZE >= N_INPUTS + 2 * MAX_WIDTH
+SL_DISABLED = 0         # servo register: 1 when its torque is disabled (default 0: enabled)
+SL_TORQUE = 1           # the actuator's torque at the last step, τ_m + network (N·m)
+REGISTERS = 2
+# Scratch after the records: M (nv²), τ, b, v, τ_f (nv each), then per servo its goal,
+# position, velocity, enable, motor and network torque (ns each), then the friction solver's
+# work, which the bank's network evaluation uses first, once per control period.
+PER_SERVO_SCRATCH = 6
+assert WORK_SIZE >= BANK_WORK_SIZE
 
 
 class SchemeWarning(UserWarning):
@@ -162,7 +154,8 @@ class IntegratorWarning(UserWarning):
 
 def state_size(servos: int, nv: int) -> int:
     """Doubles of ``userdata`` a ServoModel needs per MjData."""
-    return STATE_HEAD + STATE_PER_SERVO * servos + nv * nv + 4 * nv + WORK_SIZE
+    return (STATE_HEAD + (REGISTERS + SERVO_STATE_SIZE + PER_SERVO_SCRATCH) * servos
+            + nv * nv + 4 * nv + WORK_SIZE)
 
 
 # ------------------------------------------------------------ raw memory from compiled code
@@ -286,6 +279,7 @@ def _compile_callback():
     config_address = _CONFIG.ctypes.data
     keys_address = _KEYS.ctypes.data
     max_models, config_size, work_size = MAX_MODELS, CONFIG_SIZE, WORK_SIZE
+    bank_work_size = BANK_WORK_SIZE
 
     @cfunc(types.void(types.voidptr, types.voidptr))
     def servo_callback(m, d):  # pragma: no cover - runs inside mj_step as machine code
@@ -334,16 +328,32 @@ def _compile_callback():
         if copy and frictionloss:  # its friction would be written into the original model
             user[ST_UNSERVED_COPY] = 1.0
             return
-        slots = user[STATE_HEAD: STATE_HEAD + STATE_PER_SERVO * ns].reshape((ns, STATE_PER_SERVO))
-        servos = slots[:, SL_SERVO: SL_SERVO + SERVO_STATE_SIZE]
-        base = STATE_HEAD + STATE_PER_SERVO * ns
+        registers = user[STATE_HEAD: STATE_HEAD + REGISTERS * ns].reshape((ns, REGISTERS))
+        base = STATE_HEAD + REGISTERS * ns
+        records = user[base: base + SERVO_STATE_SIZE * ns].reshape((ns, SERVO_STATE_SIZE))
+        base += SERVO_STATE_SIZE * ns
         mass = user[base: base + nv * nv].reshape((nv, nv))
-        tau = user[base + nv * nv: base + nv * nv + nv]
-        budget = user[base + nv * nv + nv: base + nv * nv + 2 * nv]
-        vel = user[base + nv * nv + 2 * nv: base + nv * nv + 3 * nv]
-        tau_f = user[base + nv * nv + 3 * nv: base + nv * nv + 4 * nv]
-        work = user[base + nv * nv + 4 * nv: base + nv * nv + 4 * nv + work_size]
-        net_width = int(cfg[CFG_NET_WIDTH])
+        base += nv * nv
+        tau = user[base: base + nv]
+        budget = user[base + nv: base + 2 * nv]
+        vel = user[base + 2 * nv: base + 3 * nv]
+        tau_f = user[base + 3 * nv: base + 4 * nv]
+        base += 4 * nv
+        goals = user[base: base + ns]
+        gq = user[base + ns: base + 2 * ns]
+        gv = user[base + 2 * ns: base + 3 * ns]
+        on = user[base + 3 * ns: base + 4 * ns]
+        motor = user[base + 4 * ns: base + 5 * ns]
+        extra = user[base + 5 * ns: base + 6 * ns]
+        base += PER_SERVO_SCRATCH * ns
+        work = user[base: base + work_size]
+        blocks = cfg[HEADER: HEADER + SERVO_BLOCK * ns].reshape((ns, SERVO_BLOCK))
+        bank = ServoBank(
+            cfg[CFG_THETAS: CFG_THETAS + THETA_SIZE * ns].reshape((ns, THETA_SIZE)),
+            cfg[CFG_FIRMWARE: CFG_FIRMWARE + BENCH_SIZE * ns].reshape((ns, BENCH_SIZE)),
+            records,
+            carray(_f64_at(keys[row, 3]), (ns, int(cfg[CFG_NET_WIDTH]))),
+            work[:bank_work_size])
         # A new run (reset, or time going back as rollouts set their initial state).
         if user[ST_STARTED] == 0.0 or now < user[ST_LAST_TIME] - 0.5 * dt:
             user[ST_STARTED] = 1.0
@@ -351,33 +361,26 @@ def _compile_callback():
             user[ST_FAILURES] = 0.0
             user[ST_BAD_GOALS] = 0.0
             for j in range(ns):
-                s = cfg[HEADER + j * SERVO_BLOCK: HEADER + (j + 1) * SERVO_BLOCK]
-                servo_reset(servos[j], qpos[int(s[SB_QPOS])], qvel[int(s[SB_DOF])])
-                slots[j, SL_EXTRA] = 0.0
-                slots[j, SL_PERIODS] = 0.0
+                gq[j] = qpos[int(blocks[j, SB_QPOS])]
+                gv[j] = qvel[int(blocks[j, SB_DOF])]
+            bank_reset(bank, gq, gv)
         user[ST_LAST_TIME] = now
         if now >= user[ST_NEXT_UPDATE] - 1e-9 * period:
-            share_supply(servos)  # one supply for every servo of the model
             for j in range(ns):
-                s = cfg[HEADER + j * SERVO_BLOCK: HEADER + (j + 1) * SERVO_BLOCK]
-                goal = ctrl[int(s[SB_CTRL])]
+                goal = ctrl[int(blocks[j, SB_CTRL])]
                 if not np.isfinite(goal):
                     # MuJoCo would reset the state on the NaN acceleration, hiding it: hold the
                     # last target instead and let ServoModel.check report it.
                     if user[ST_BAD_GOALS] == 0.0:
                         user[ST_FIRST_BAD_GOAL] = now
                     user[ST_BAD_GOALS] += 1.0
-                    goal = servos[j, SERVO_Q_SMOOTH]
-                observe(servos[j], qpos[int(s[SB_QPOS])], period, s[SB_THETA: SB_BENCH])
-                if net_width > 0:
-                    nets = carray(_f64_at(keys[row, 3]), (ns, net_width))
-                    if nets[j, 0] > 0.0:
-                        on = 0.0 if slots[j, SL_DISABLED] != 0.0 else 1.0
-                        slots[j, SL_EXTRA] = learned_torque(
-                            slots[j], nets[j], goal - qpos[int(s[SB_QPOS])],
-                            qvel[int(s[SB_DOF])], s[SB_BENCH + KP], on, work)
-                servo_control(servos[j], goal, qpos[int(s[SB_QPOS])], qvel[int(s[SB_DOF])],
-                              NO_LOG, s[SB_THETA: SB_BENCH], s[SB_BENCH: SERVO_BLOCK])
+                    goal = records[j, SERVO_Q_SMOOTH]
+                goals[j] = goal
+                gq[j] = qpos[int(blocks[j, SB_QPOS])]
+                gv[j] = qvel[int(blocks[j, SB_DOF])]
+                on[j] = 0.0 if registers[j, SL_DISABLED] != 0.0 else 1.0
+            # one supply for every servo of the model
+            bank_period(bank, goals, gq, gv, on, NO_LOG, period, True, False)
             while user[ST_NEXT_UPDATE] <= now + 1e-9 * period:
                 user[ST_NEXT_UPDATE] += period
         for i in range(nv):
@@ -385,21 +388,20 @@ def _compile_callback():
             budget[i] = 0.0
             vel[i] = qvel[i]
         for j in range(ns):
-            s = cfg[HEADER + j * SERVO_BLOCK: HEADER + (j + 1) * SERVO_BLOCK]
-            theta = s[SB_THETA: SB_BENCH]
-            dof = int(s[SB_DOF])
-            on = 0.0 if slots[j, SL_DISABLED] != 0.0 else 1.0
-            tau_m = servo_torque(servos[j], on, vel[dof], theta)
-            b = friction_budget(vel[dof], tau_m, tau[dof], theta)
-            slots[j, SL_TORQUE] = tau_m + slots[j, SL_EXTRA]
-            servo_draw(servos[j], on, vel[dof], theta)
-            tau[dof] += slots[j, SL_TORQUE]
+            gv[j] = vel[int(blocks[j, SB_DOF])]
+        bank_step(bank, gv, motor, extra)
+        for j in range(ns):
+            theta = bank.thetas[j]
+            dof = int(blocks[j, SB_DOF])
+            b = friction_budget(vel[dof], motor[j], tau[dof], theta)
+            registers[j, SL_TORQUE] = motor[j] + extra[j]
+            tau[dof] += registers[j, SL_TORQUE]
             if frictionloss:
                 fl = carray(_f64_at(keys[row, 1]), (nv,))
                 damping = carray(_f64_at(keys[row, 2]), (nv,))
                 fl[dof] = max(b.static, 1e-12)  # a row must stay: MuJoCo drops zero ones
                 damping[dof] = b.viscous
-                applied[dof] = slots[j, SL_TORQUE]
+                applied[dof] = registers[j, SL_TORQUE]
             else:
                 budget[dof] = b.static + b.viscous * abs(vel[dof])
         if frictionloss:
@@ -411,31 +413,10 @@ def _compile_callback():
                 user[ST_FIRST_FAILURE] = now
             user[ST_FAILURES] += 1.0
         for j in range(ns):
-            dof = int(cfg[HEADER + j * SERVO_BLOCK + SB_DOF])
-            applied[dof] = slots[j, SL_TORQUE] + tau_f[dof]
+            dof = int(blocks[j, SB_DOF])
+            applied[dof] = registers[j, SL_TORQUE] + tau_f[dof]
 
     return servo_callback
-
-
-@njit(cache=True, nogil=True)
-def learned_torque(slot: np.ndarray, net: np.ndarray, error: float, velocity: float, kp: float,
-                   enable: float, work: np.ndarray) -> float:
-    """A learned actuator's torque (N·m) at this control period: ``error`` (rad) and
-    ``velocity`` (rad/s) pushed into the servo slot's rings, the network's input built from
-    them as :func:`frictionsim.actuator_net.net_features` builds it from whole arrays (the
-    first period's sample standing in for those before it), and evaluated in ``work``."""
-    k = int(slot[SL_PERIODS])
-    slot[SL_ERRORS + k % RING] = error
-    slot[SL_VELOCITIES + k % RING] = velocity
-    slot[SL_PERIODS] = k + 1
-    x = work[2 * MAX_WIDTH: 2 * MAX_WIDTH + N_INPUTS]
-    for h in range(HISTORY):
-        i = max(k - h * STRIDE, 0) % RING
-        x[h] = slot[SL_ERRORS + i]
-        x[HISTORY + h] = slot[SL_VELOCITIES + i]
-    x[2 * HISTORY] = kp
-    x[2 * HISTORY + 1] = enable
-    return net_torque(net, x, work)
 
 
 def _install() -> None:
@@ -591,14 +572,14 @@ class ServoModel:
             block[SB_DOF] = self.dofs[j]
             block[SB_QPOS] = self.qpos_adr[j]
             block[SB_CTRL] = self.ctrl_index[j]
-            block[SB_THETA: SB_BENCH] = self._thetas[j]
-            block[SB_BENCH: SERVO_BLOCK] = servo.firmware(self.period)
-        learned = any(s.net is not None for s in self.servos)
+            cfg[CFG_THETAS + j * THETA_SIZE: CFG_THETAS + (j + 1) * THETA_SIZE] = self._thetas[j]
+            cfg[CFG_FIRMWARE + j * BENCH_SIZE: CFG_FIRMWARE + (j + 1) * BENCH_SIZE] = \
+                servo.firmware(self.period)
+        # a zero row for a servo without a network: the bank's period skips it
         self._nets = np.ascontiguousarray(servo_nets(self.servos))
-        cfg[CFG_NET_WIDTH] = self._nets.shape[1] if learned else 0
+        cfg[CFG_NET_WIDTH] = self._nets.shape[1]
         _KEYS[row] = (self.model._address, self.model.dof_frictionloss.ctypes.data,
-                      self.model.dof_damping.ctypes.data,
-                      self._nets.ctypes.data if learned else 0)
+                      self.model.dof_damping.ctypes.data, self._nets.ctypes.data)
         cfg[CFG_ACTIVE] = 1.0
         return row
 
@@ -615,32 +596,40 @@ class ServoModel:
         start = int(_CONFIG[self._row, CFG_USER_OFFSET])
         return data.userdata[start: start + int(_CONFIG[self._row, CFG_STATE_SIZE])]
 
-    def _slots(self, data) -> np.ndarray:
-        """One row per servo: its slot in the state (a view)."""
+    def _registers(self, data) -> np.ndarray:
+        """One row per servo: its registers in the state (a view)."""
         n = len(self.servos)
-        return self._state(data)[STATE_HEAD: STATE_HEAD + STATE_PER_SERVO * n].reshape(
-            (n, STATE_PER_SERVO))
+        return self._state(data)[STATE_HEAD: STATE_HEAD + REGISTERS * n].reshape((n, REGISTERS))
+
+    def _records(self, data) -> np.ndarray:
+        """The servo bank's records (:mod:`frictionsim.servo_bank`), one row per servo (a view)."""
+        n = len(self.servos)
+        start = STATE_HEAD + REGISTERS * n
+        return self._state(data)[start: start + SERVO_STATE_SIZE * n].reshape(
+            (n, SERVO_STATE_SIZE))
 
     def set_enable(self, data, flags) -> None:
-        """Torque enable of each servo (default on; reset by ``mj_resetData``)."""
+        """Torque enable of each servo (default on; reset by ``mj_resetData``), a register the
+        firmware reads at its next control period."""
         flags = np.broadcast_to(np.asarray(flags, dtype=bool), (len(self.servos),))
-        self._slots(data)[:, SL_DISABLED] = np.where(flags, 0.0, 1.0)
+        self._registers(data)[:, SL_DISABLED] = np.where(flags, 0.0, 1.0)
 
     def motor_torques(self, data) -> np.ndarray:
         """The torque (N·m) each servo's actuator applied at the last step: the motor's τ_m,
         plus a learned actuator's network torque."""
-        return self._slots(data)[:, SL_TORQUE].copy()
+        return self._registers(data)[:, SL_TORQUE].copy()
 
     def reported_positions(self, data) -> np.ndarray:
         """The joint angle (rad) each servo reported at its last control period: the physical
         one then, or with ``observation_delay`` the one of that long before, as a log or the
         servo's present-position register has it."""
-        return self._slots(data)[:, SL_SERVO + SERVO_REPORTED].copy()
+        return self._records(data)[:, SERVO_REPORTED].copy()
 
     def servo_records(self, data) -> np.ndarray:
-        """Each servo's record (:mod:`frictionsim.servo_unit`; rows of
-        ``layout.SERVO_STATE_SIZE``): the control it holds, its limiter, supply current…"""
-        return self._slots(data)[:, SL_SERVO: SL_SERVO + SERVO_STATE_SIZE].copy()
+        """Each servo's record (:mod:`frictionsim.servo_bank`; rows of
+        ``layout.SERVO_STATE_SIZE``, named by ``servo_bank.record_view``): the control it holds,
+        its limiter, supply current…"""
+        return self._records(data).copy()
 
     def check(self, data) -> None:
         """SimulationError when a step of ``data`` since its last reset could not solve the

@@ -5,8 +5,9 @@ A :class:`Joint` gives the engine two things: its slip acceleration (the sign of
 held for the segment) and, at rest, the torque friction must hold and the static budget
 that can hold it. One joint breaks away exactly when that torque exceeds the budget. The
 bench's right-hand sides are compiled, from the same torques as the fixed step
-(:func:`frictionsim.plant.bench_torques`); its firmware is the servo unit, run at each
-control period with a zero-order hold (:func:`simulate_log_events`).
+(:func:`frictionsim.plant.bench_torques`); its servo is a bank of one
+(:mod:`frictionsim.servo_bank`), its period run at each control period with a zero-order
+hold (:func:`simulate_log_events`).
 """
 
 from __future__ import annotations
@@ -16,8 +17,10 @@ from dataclasses import dataclass
 import numpy as np
 from numba import njit
 
+from frictionsim.layout import SERVO_EXTRA, SERVO_REPORTED
 from frictionsim.plant import bench_torques
-from frictionsim.servo_unit import NO_LOG, servo_control, servo_draw, servo_observe, servo_state
+from frictionsim.servo_bank import WORK_SIZE, held_torque, learned_period
+from frictionsim.servo_unit import NO_LOG, servo_state
 from frictionsim.solvers.event_driven import (
     STICK,
     EventResult,
@@ -28,19 +31,22 @@ from frictionsim.solvers.event_driven import (
 
 
 @njit(cache=True)
-def bench_slip_acceleration(q: float, v: float, sign: float, u: float, enable: float,
+def bench_slip_acceleration(q: float, v: float, sign: float, servo: np.ndarray,
                             theta: np.ndarray, bench: np.ndarray) -> float:
-    """v̇ (rad/s²) of the bench slipping in direction ``sign``: (τ_m + τ_e − sign·τ_fm)/I."""
-    t = bench_torques(q, v, u, enable, theta, bench)
-    return (t.motor + t.external - sign * (t.static + t.viscous * abs(v))) / t.inertia
+    """v̇ (rad/s²) of the bench slipping in direction ``sign`` with the control the servo
+    record ``servo`` holds: (τ_m + extra + τ_e − sign·τ_fm)/I."""
+    t = bench_torques(q, v, held_torque(servo, theta, v), theta, bench)
+    return (t.motor + t.external + servo[SERVO_EXTRA]
+            - sign * (t.static + t.viscous * abs(v))) / t.inertia
 
 
 @njit(cache=True)
-def bench_rest_torques(q: float, u: float, enable: float, theta: np.ndarray,
+def bench_rest_torques(q: float, servo: np.ndarray, theta: np.ndarray,
                        bench: np.ndarray) -> tuple:
-    """(τ_m + τ_e, τ_fm(0)) at rest (N·m): the torque friction must hold, and the static budget."""
-    t = bench_torques(q, 0.0, u, enable, theta, bench)
-    return t.motor + t.external, t.static
+    """(τ_m + extra + τ_e, τ_fm(0)) at rest (N·m): the torque friction must hold, and the
+    static budget."""
+    t = bench_torques(q, 0.0, held_torque(servo, theta, 0.0), theta, bench)
+    return t.motor + t.external + servo[SERVO_EXTRA], t.static
 
 
 class Joint(Mechanism):
@@ -77,18 +83,18 @@ class Joint(Mechanism):
 
 @dataclass
 class BenchJoint(Joint):
-    """The servo on its pendulum bench, with control u and enable held (zero-order hold)."""
+    """The servo on its pendulum bench, its control held (zero-order hold) in its servo
+    record ``servo`` (:mod:`frictionsim.servo_bank`)."""
 
     theta: np.ndarray
     bench: np.ndarray
-    u: float = 0.0
-    enable: float = 1.0
+    servo: np.ndarray
 
     def slip_acceleration(self, q: float, v: float, sign: float) -> float:
-        return bench_slip_acceleration(q, v, sign, self.u, self.enable, self.theta, self.bench)
+        return bench_slip_acceleration(q, v, sign, self.servo, self.theta, self.bench)
 
     def rest_torques(self, q: float) -> tuple[float, float]:
-        return bench_rest_torques(q, self.u, self.enable, self.theta, self.bench)
+        return bench_rest_torques(q, self.servo, self.theta, self.bench)
 
 
 @dataclass
@@ -121,30 +127,42 @@ def simulate_oscillator(x0: float, v0: float, t_end: float, tolerances: Toleranc
 def simulate_log_events(goal: np.ndarray, enable: np.ndarray, q0: float, v0: float,
                         theta: np.ndarray, bench: np.ndarray, period: float,
                         tolerances: Tolerances | None = None,
-                        supply: np.ndarray | None = None) -> EventResult:
+                        supply: np.ndarray | None = None,
+                        net: np.ndarray | None = None) -> EventResult:
     """Event-driven rollout of a log: the firmware's zero-order hold updated every ``period``.
 
-    At each update k (t_k = k·period) the control is computed from the simulated
-    state, as in docs/model.md §5 (with docs/model.md §9's ``latency`` and ``supply`` when ``theta`` has
-    them; ``supply``: the logged input_volts), and the joint is integrated exactly to
-    t_{k+1}. Returns the states at the update times (before each update's control), the
-    positions as the servo reports them (``observation_delay``).
+    A physics driver around a bank of one servo: at each update k (t_k = k·period) the
+    bank's period runs on the simulated state (:func:`frictionsim.servo_bank.learned_period`:
+    the report, ``latency``, ``supply`` — the logged input_volts —, a learned network ``net``
+    when given, the firmware), drawing the supply current then
+    (``draw_at_period``: this engine has no physics steps), and the joint is integrated
+    exactly to t_{k+1} with the held control. Returns the states at the update times
+    (before each update's control), the positions as the servo reports them
+    (``observation_delay``).
     """
     solver = EventSolver(tolerances or Tolerances())
     n = goal.shape[0]
     q_out = np.empty(n)
     v_out = np.empty(n)
-    joint = BenchJoint(theta, bench)
+    physical = np.empty(n)
     q, v = float(q0), float(v0)
     servo = servo_state(q, v)
+    joint = BenchJoint(theta, bench, servo)
+    net = NO_NETWORK if net is None else np.ascontiguousarray(net, dtype=np.float64)
+    work = np.zeros(WORK_SIZE)
     volts = np.full(n, NO_LOG) if supply is None else supply
     phase, armed = solver.begin(joint, 0.0, q, v)
     for k in range(n):
-        q_out[k] = servo_observe(servo, q, period, theta)
+        learned_period(servo, theta, bench, net, work, float(goal[k]), q, v, float(enable[k]),
+                       float(volts[k]), period, True)
+        q_out[k] = servo[SERVO_REPORTED]
         v_out[k] = v
-        joint.u = servo_control(servo, goal[k], q, v, volts[k], theta, bench)
-        joint.enable = float(enable[k])
-        servo_draw(servo, joint.enable, v, theta)
+        physical[k] = q
         q, v, phase, armed = solver.advance(joint, k * period, (k + 1) * period, q, v, phase, armed)
     t = np.arange(n) * period
-    return EventResult(t, q_out, v_out, solver.events, solver, solver.nfev, len(solver.segments))
+    return EventResult(t, q_out, v_out, solver.events, solver, solver.nfev, len(solver.segments),
+                       physical)
+
+
+#: The network row of a servo without one.
+NO_NETWORK = np.zeros(1)

@@ -29,22 +29,21 @@ from dataclasses import dataclass
 import numpy as np
 from numba import njit
 
-from frictionsim import layout, schema
-from frictionsim.actuator_net import MAX_WIDTH, N_INPUTS, net_features, net_torque
+from frictionsim import layout
+from frictionsim.firmware import firmware_settings
 from frictionsim.friction import friction_budget
-from frictionsim.layout import ARMATURE, KP, SERVO_STATE_SIZE
+from frictionsim.layout import ARMATURE, SERVO_REPORTED
 from frictionsim.learned_files import LearnedActuator
 from frictionsim.params import ParameterSet
-from frictionsim.servo_unit import (
-    NO_LOG,
-    delay_too_long,
-    servo_control,
-    servo_draw,
-    servo_observe,
-    servo_reset,
-    servo_torque,
-    share_supply,
+from frictionsim.servo_bank import (
+    ServoBank,
+    bank_held_torques,
+    bank_period,
+    bank_reset,
+    bank_step,
+    new_bank,
 )
+from frictionsim.servo_unit import NO_LOG, delay_too_long
 from frictionsim.solvers.errors import SimulationError
 from frictionsim.solvers.event_driven import EventSolver, Mechanism, Tolerances
 from frictionsim.solvers.fixed_step import MAX_SPEED
@@ -82,12 +81,12 @@ class JointServo:
         """The ``bench`` vector of the firmware settings (:mod:`frictionsim.layout`) at the
         control period ``period``; the pendulum entries are unused on a robot. A D coefficient
         counts only on an actuator that declares the D term."""
-        act = schema.get_actuator(self.params.actuator)
-        kd = (act.kd if self.kd is None else self.kd) if act.derivative else 0.0
-        return layout.bench_vector(kp=self.kp, vin=act.vin if self.vin is None else self.vin,
-                                   damping=act.damping if self.damping is None else self.damping,
-                                   dt=period, kd=kd, torque_limit=self.torque_limit,
-                                   acceleration=self.acceleration)
+        return firmware_settings(self.params.actuator, self.settings(), period)
+
+    def settings(self) -> dict[str, float | None]:
+        """The firmware set-up this joint gives (None: the actuator's default)."""
+        return {"kp": self.kp, "vin": self.vin, "damping": self.damping, "kd": self.kd,
+                "torque_limit": self.torque_limit, "acceleration": self.acceleration}
 
     def theta(self, scheme: str | None = None) -> np.ndarray:
         """The kernel vector of the servo's physics (a learned actuator's: its hybrid physics or
@@ -140,14 +139,15 @@ def servo_nets(servos: list[JointServo]) -> np.ndarray:
 
 @njit(nogil=True)
 def robot_forces(model: int, data: int, qpos: np.ndarray, qvel: np.ndarray, dofs: np.ndarray,
-                 thetas: np.ndarray, servos: np.ndarray, enable: np.ndarray, extra: np.ndarray,
-                 q: np.ndarray, v: np.ndarray, mass: np.ndarray, tau: np.ndarray,
-                 budget: np.ndarray, bias: np.ndarray) -> None:
+                 thetas: np.ndarray, motor: np.ndarray, extra: np.ndarray, q: np.ndarray,
+                 v: np.ndarray, mass: np.ndarray, tau: np.ndarray, budget: np.ndarray,
+                 bias: np.ndarray) -> None:
     """M (with each servo's armature), τ = τ_m + extra − bias and the budgets b at (q, v), in
-    place; ``servos``: the servo records (:mod:`frictionsim.servo_unit`), their controls held;
-    ``extra``: a torque per servo beside its motor's (N·m, a learned actuator's, held over the
-    control period), which friction clips like any other; the budget is the servo's own
-    (its load-dependent terms see τ_m and the bias, as on the bench)."""
+    place; ``motor``, ``extra``: each servo's motor torque at this v and its held network
+    torque (N·m: the servo bank's :func:`~frictionsim.servo_bank.bank_step` or
+    :func:`~frictionsim.servo_bank.bank_held_torques`). Friction clips the network torque
+    like any other; the budget is the servo's own (its load-dependent terms see τ_m and the
+    bias, as on the bench)."""
     dynamics_terms(model, data, qpos, qvel, q, v, mass, bias)
     for i in range(v.shape[0]):
         tau[i] = -bias[i]
@@ -156,98 +156,88 @@ def robot_forces(model: int, data: int, qpos: np.ndarray, qvel: np.ndarray, dofs
         d = dofs[j]
         theta = thetas[j]
         mass[d, d] += theta[ARMATURE]
-        tau_m = servo_torque(servos[j], enable[j], v[d], theta)
-        b = friction_budget(v[d], tau_m, tau[d], theta)
+        b = friction_budget(v[d], motor[j], tau[d], theta)
         budget[d] = b.static + b.viscous * abs(v[d])
-        tau[d] += tau_m + extra[j]
+        tau[d] += motor[j] + extra[j]
+
+
+@njit(nogil=True, inline="always")
+def gather(values: np.ndarray, index: np.ndarray, out: np.ndarray) -> np.ndarray:
+    """out[j] = values[index[j]]: the servos' joints' entries of a model vector."""
+    for j in range(index.shape[0]):
+        out[j] = values[index[j]]
+    return out
 
 
 @njit(nogil=True)
 def fixed_step_run(model: int, data: int, qpos: np.ndarray, qvel: np.ndarray, qadr: np.ndarray,
-                   dofs: np.ndarray, thetas: np.ndarray, benches: np.ndarray, nets: np.ndarray,
-                   goals: np.ndarray, enable: np.ndarray, q0: np.ndarray, v0: np.ndarray,
-                   substeps: int, dt: float, semi_implicit: bool, out_q: np.ndarray,
-                   out_v: np.ndarray) -> int:
-    """The standalone fixed-step loop: the state before each control update into out_q (nq
-    positions; a servo's joint as the servo reports it, through ``observation_delay``), out_v
-    (nv velocities); ``qadr``, ``dofs``: each servo joint's position and
-    dof address. Positions are integrated by ``mj_integratePos`` when the model has free or
-    ball joints (nq ≠ nv). ``nets``: a learned actuator's network per servo (rows of
-    :func:`servo_nets`; a row of zeros: none), whose torque is computed once per control
-    period from the servo's error and velocity history, as on the bench
-    (:func:`frictionsim.solvers.learned_rollout.learned_run`), and held. Returns −1, or the
-    control period whose friction solve did not converge (it stops there)."""
-    nv = v0.shape[0]
+                   dofs: np.ndarray, bank: ServoBank, goals: np.ndarray, enable: np.ndarray,
+                   q0: np.ndarray, v0: np.ndarray, substeps: int, dt: float,
+                   semi_implicit: bool, out_q: np.ndarray, out_v: np.ndarray,
+                   out_physical: np.ndarray) -> int:
+    """The standalone fixed-step loop, a physics driver around the servo ``bank`` (one servo
+    per entry of ``qadr``/``dofs``, their joints' position and dof addresses; reset here at
+    the initial state): the state before each control period into out_q (nq positions; a
+    servo's joint as the servo reports it, ``observation_delay``), out_physical (the nq
+    positions themselves), out_v (nv velocities).
+    Each control period is the bank's (one supply for every servo), each physics step its
+    :func:`~frictionsim.servo_bank.bank_step` then the physics (:func:`physics_steps`).
+    Positions are integrated by ``mj_integratePos`` when the model has free or ball joints
+    (nq ≠ nv). Returns −1, or the control period whose friction solve did not converge (it
+    stops there)."""
     ns = dofs.shape[0]
-    n = goals.shape[0]
-    learned = False
-    for j in range(ns):
-        learned = learned or nets[j, 0] > 0.0
-    history = n if learned else 1
-    error = np.zeros((ns, history))
-    velocity = np.zeros((ns, history))
-    x = np.empty(N_INPUTS)
-    net_work = np.empty(2 * MAX_WIDTH)
-    extra = np.zeros(ns)
     q = q0.copy()
     v = v0.copy()
-    scratch = physics_scratch(nv)
-    on = np.zeros(ns)
-    servos = np.empty((ns, SERVO_STATE_SIZE))
-    for j in range(ns):
-        servo_reset(servos[j], q[qadr[j]], v[dofs[j]])
+    scratch = physics_scratch(v.shape[0], ns)
+    gq = np.empty(ns)
+    gv = np.empty(ns)
+    bank_reset(bank, gather(q, qadr, gq), gather(v, dofs, gv))
     period = dt * substeps
     for k in range(goals.shape[0]):
         out_q[k] = q
         out_v[k] = v
-        share_supply(servos)  # one supply for every servo
+        out_physical[k] = q
+        bank_period(bank, goals[k], gather(q, qadr, gq), gather(v, dofs, gv), enable[k],
+                    NO_LOG, period, True, False)
         for j in range(ns):
-            d = dofs[j]
-            out_q[k, qadr[j]] = servo_observe(servos[j], q[qadr[j]], period, thetas[j])
-            on[j] = enable[k, j]
-            if nets[j, 0] > 0.0:
-                error[j, k] = goals[k, j] - q[qadr[j]]
-                velocity[j, k] = v[d]
-                net_features(error[j], velocity[j], k, benches[j, KP], on[j], x)
-                extra[j] = net_torque(nets[j], x, net_work)
-            servo_control(servos[j], goals[k, j], q[qadr[j]], v[d], NO_LOG, thetas[j],
-                          benches[j])
-        if not physics_steps(model, data, qpos, qvel, dofs, thetas, servos, on, extra, q, v,
-                             substeps, dt, semi_implicit, scratch):
+            out_q[k, qadr[j]] = bank.records[j, SERVO_REPORTED]
+        if not physics_steps(model, data, qpos, qvel, dofs, bank, q, v, substeps, dt,
+                             semi_implicit, scratch):
             return k  # the friction solve did not converge: the caller names the step
     return -1
 
 
 @njit(nogil=True)
-def physics_scratch(nv: int) -> tuple:
-    """The memory :func:`physics_steps` works in for nv dofs: M (nv × nv; after a call, the
-    last step's, armatures included), τ, budgets, bias, τ_f, a, the position drift, and the
-    friction solve's WORK_SIZE doubles."""
+def physics_scratch(nv: int, ns: int) -> tuple:
+    """The memory :func:`physics_steps` works in for nv dofs and ns servos: M (nv × nv; after
+    a call, the last step's, armatures included), τ, budgets, bias, τ_f, a, the position
+    drift, the friction solve's WORK_SIZE doubles, then per servo its velocity, motor
+    torque and network torque."""
     return (np.empty((nv, nv)), np.empty(nv), np.empty(nv), np.empty(nv), np.empty(nv),
-            np.empty(nv), np.empty(nv), np.empty(WORK_SIZE))
+            np.empty(nv), np.empty(nv), np.empty(WORK_SIZE), np.empty(ns), np.empty(ns),
+            np.empty(ns))
 
 
 @njit(nogil=True)
 def physics_steps(model: int, data: int, qpos: np.ndarray, qvel: np.ndarray, dofs: np.ndarray,
-                  thetas: np.ndarray, servos: np.ndarray, on: np.ndarray, extra: np.ndarray,
-                  q: np.ndarray, v: np.ndarray, substeps: int, dt: float, semi_implicit: bool,
-                  scratch: tuple) -> bool:
-    """``substeps`` physics steps of ``dt`` (the module docstring's fixed step) with the servos'
-    controls, enable flags ``on`` and ``extra`` torques held, (q, v) advanced in place, in the
-    memory of :func:`physics_scratch`. False when the friction solve did not converge."""
-    mass, tau, budget, bias, tau_f, acc, drift, work = scratch
+                  bank: ServoBank, q: np.ndarray, v: np.ndarray, substeps: int, dt: float,
+                  semi_implicit: bool, scratch: tuple) -> bool:
+    """``substeps`` physics steps of ``dt`` (the module docstring's fixed step), each with the
+    bank's :func:`~frictionsim.servo_bank.bank_step` (the currents drawn, the held torques at
+    the step's velocities), (q, v) advanced in place, in the memory of
+    :func:`physics_scratch`. False when the friction solve did not converge."""
+    mass, tau, budget, bias, tau_f, acc, drift, work, gv, motor, extra = scratch
     nv = v.shape[0]
     hinges_only = q.shape[0] == nv
     for _ in range(substeps):
-        robot_forces(model, data, qpos, qvel, dofs, thetas, servos, on, extra, q, v, mass,
+        bank_step(bank, gather(v, dofs, gv), motor, extra)
+        robot_forces(model, data, qpos, qvel, dofs, bank.thetas, motor, extra, q, v, mass,
                      tau, budget, bias)
         if clip_friction_into(mass, tau, v, budget, dt, tau_f, work) < 0:
             return False
         for i in range(nv):
             tau_f[i] += tau[i]
         spd_solve_into(mass, tau_f, acc, work)
-        for j in range(dofs.shape[0]):
-            servo_draw(servos[j], on[j], v[dofs[j]], thetas[j])
         for i in range(nv):
             v[i] = min(max(v[i] + acc[i] * dt, -MAX_SPEED), MAX_SPEED)
             if not hinges_only:
@@ -275,14 +265,15 @@ def check_delay_reach(servos: list[JointServo], period: float) -> None:
 @dataclass
 class RobotRun:
     """A simulated robot run: time (s) of each control update, every dof's position and
-    velocity before it (a servo's joint as the servo reports it: ``observation_delay``), and
-    what it cost."""
+    velocity before it (a servo's joint as the servo reports it: ``observation_delay``;
+    ``physical``: the positions themselves), and what it cost."""
 
     t: np.ndarray
     q: np.ndarray
     v: np.ndarray
     seconds: float = 0.0
     events: list | None = None
+    physical: np.ndarray | None = None
 
 
 class Robot:
@@ -357,16 +348,18 @@ class Robot:
         q, v = self._initial(q0, v0)
         out_q = np.empty((goals.shape[0], self.nq))
         out_v = np.empty((goals.shape[0], self.nv))
+        physical = np.empty_like(out_q)
         start = time.perf_counter()
         failed = fixed_step_run(self.model._address, self.data._address, self.data.qpos,
-                                self.data.qvel, self.qadr, self.dofs, self.thetas, self.benches,
-                                self.nets, goals, enable, q, v, self.substeps, self.dt,
-                                self.scheme == "semi_implicit", out_q, out_v)
+                                self.data.qvel, self.qadr, self.dofs, self.bank(), goals,
+                                enable, q, v, self.substeps, self.dt,
+                                self.scheme == "semi_implicit", out_q, out_v, physical)
         seconds = time.perf_counter() - start
         if failed >= 0:
             raise SimulationError(f"the friction solve of the coupled joints did not converge "
                                   f"in control period {failed} (t = {failed * self.period:g} s)")
-        return RobotRun(np.arange(goals.shape[0]) * self.period, out_q, out_v, seconds)
+        return RobotRun(np.arange(goals.shape[0]) * self.period, out_q, out_v, seconds,
+                        physical=physical)
 
     def event_driven(self, goals, enable=None, q0=None, v0=None,
                      tolerances: Tolerances | None = None) -> RobotRun:
@@ -382,28 +375,18 @@ class Robot:
         mech = RobotMechanism(self)
         solver = EventSolver(tolerances or Tolerances())
         phase, armed = solver.begin(mech, 0.0, q, v)
-        servos = mech.servos
-        for j, d in enumerate(self.dofs):
-            servo_reset(servos[j], q[d], v[d])
+        bank = mech.bank
+        bank_reset(bank, q[self.qadr], v[self.dofs])
         out_q = np.empty((goals.shape[0], self.nv))
         out_v = np.empty_like(out_q)
-        error = np.zeros((len(self.servos), goals.shape[0]))
-        velocity = np.zeros_like(error)
-        x, work = np.empty(N_INPUTS), np.empty(2 * MAX_WIDTH)
+        physical = np.empty_like(out_q)
         start = time.perf_counter()
         for k in range(goals.shape[0]):
-            out_q[k], out_v[k] = q, v
-            share_supply(servos)  # the supply sags with the current at the last update
-            mech.enable[:] = enable[k]
-            for j, d in enumerate(self.dofs):
-                out_q[k, d] = servo_observe(servos[j], q[d], self.period, self.thetas[j])
-                if self.nets[j, 0] > 0.0:  # the learned torque, held like the control
-                    error[j, k], velocity[j, k] = goals[k, j] - q[d], v[d]
-                    net_features(error[j], velocity[j], k, self.benches[j, KP], enable[k, j], x)
-                    mech.extra[j] = net_torque(self.nets[j], x, work)
-                servo_control(servos[j], goals[k, j], q[d], v[d], NO_LOG, self.thetas[j],
-                              self.benches[j])
-                servo_draw(servos[j], mech.enable[j], v[d], self.thetas[j])
+            out_q[k], out_v[k], physical[k] = q, v, q
+            # this engine has no physics steps: the supply current is drawn at the period
+            bank_period(bank, goals[k], q[self.qadr], v[self.dofs], enable[k], NO_LOG,
+                        self.period, True, True)
+            out_q[k, self.dofs] = bank.records[:, SERVO_REPORTED]
             try:
                 q, v, phase, armed = solver.advance(mech, k * self.period, (k + 1) * self.period,
                                                     q, v, phase, armed)
@@ -412,27 +395,35 @@ class Robot:
                                       ) from None
         seconds = time.perf_counter() - start
         return RobotRun(np.arange(goals.shape[0]) * self.period, out_q, out_v, seconds,
-                        solver.events)
+                        solver.events, physical)
+
+    def bank(self) -> ServoBank:
+        """A new servo bank (:mod:`frictionsim.servo_bank`) of the robot's servos: their
+        ``thetas``, firmware settings (``benches``) and networks (``nets``) as they are now."""
+        return new_bank(self.thetas, self.benches, self.nets)
 
 
 class RobotMechanism(Mechanism):
-    """The robot for the event-driven engine: its forces with the controls u, enable held."""
+    """The robot for the event-driven engine: its forces with the servo bank's held controls
+    (:func:`~frictionsim.servo_bank.bank_held_torques`)."""
 
     def __init__(self, robot: Robot) -> None:
         self.robot = robot
         self.n = robot.nv
-        self.servos = np.zeros((len(robot.servos), SERVO_STATE_SIZE))  # controls held
-        self.enable = np.ones(len(robot.servos))
-        self.extra = np.zeros(len(robot.servos))  # learned torques held
+        self.bank = robot.bank()
+        ns = len(robot.servos)
+        self._motor, self._extra = np.empty(ns), np.empty(ns)
         self._data = mujoco.MjData(robot.model)
 
     def forces(self, q, v):
         r, n = self.robot, self.n
+        q = np.ascontiguousarray(q, float)
+        v = np.ascontiguousarray(v, float)
+        bank_held_torques(self.bank, v[r.dofs], self._motor, self._extra)
         mass, tau, budget, bias = np.empty((n, n)), np.empty(n), np.empty(n), np.empty(n)
         robot_forces(r.model._address, self._data._address, self._data.qpos, self._data.qvel,
-                     r.dofs, r.thetas, self.servos, self.enable, self.extra,
-                     np.ascontiguousarray(q, float),
-                     np.ascontiguousarray(v, float), mass, tau, budget, bias)
+                     r.dofs, self.bank.thetas, self._motor, self._extra, q, v, mass, tau,
+                     budget, bias)
         return mass, tau, budget
 
 

@@ -5,7 +5,8 @@ learned actuator is trained on (docs/model.md §13), the robot's counterpart of 
 Between two recorded rows k and k + 1 (a bus cycle, N physics steps of dt), the robot is
 simulated from the recorded state of row k by the physical model (its servos' firmware,
 motors and friction; for a pure network the bare joints: no motor, no friction, no rotor
-inertia), the servos' records carried on from one row to the next. The constant extra torque
+inertia), a physics driver around the servo bank like the robot's fixed step, the servos'
+records carried on from one row to the next. The constant extra torque
 r (one per servo) that would close the gap to the recorded positions of row k + 1 is, with the
 mass matrix M at row k's state (an extra acceleration α = M⁻¹·r moves the positions by
 α·dt²·S after N steps, S = N(N + 1)/2 for the semi-implicit update, + N/2 for the
@@ -25,9 +26,9 @@ import numpy as np
 from numba import njit
 
 from frictionsim.actuator_net import HISTORY, N_INPUTS, STRIDE
-from frictionsim.layout import SERVO_STATE_SIZE
-from frictionsim.servo_unit import NO_LOG, servo_control, servo_reset, share_supply
-from frictionsim.solvers.robot import Robot, physics_scratch, physics_steps
+from frictionsim.servo_bank import ServoBank, bank_period, bank_reset, new_bank
+from frictionsim.servo_unit import NO_LOG
+from frictionsim.solvers.robot import Robot, gather, physics_scratch, physics_steps
 
 
 def residual_labels(robot: Robot, goals: np.ndarray, counts: np.ndarray, q: np.ndarray,
@@ -42,29 +43,30 @@ def residual_labels(robot: Robot, goals: np.ndarray, counts: np.ndarray, q: np.n
                          f"{len(robot.servos)} servos")
     goals, q, v = (np.ascontiguousarray(a, dtype=float) for a in (goals, q, v))
     out = np.empty((len(goals) - 1, len(robot.servos)))
+    # the physical model only: a network's torque is what the labels measure
+    bank = new_bank(robot.thetas, robot.benches)
     _labels(robot.model._address, robot.data._address, robot.data.qpos, robot.data.qvel,
-            robot.qadr, robot.dofs, robot.thetas, robot.benches, goals,
-            np.ascontiguousarray(counts, dtype=np.int64), q, v, robot.substeps, robot.dt,
-            robot.scheme == "semi_implicit", out)
+            robot.qadr, robot.dofs, bank, goals, np.ascontiguousarray(counts, dtype=np.int64),
+            q, v, robot.substeps, robot.dt, robot.scheme == "semi_implicit", out)
     return out
 
 
 @njit(nogil=True)
 def _labels(model: int, data: int, qpos: np.ndarray, qvel: np.ndarray, qadr: np.ndarray,
-            dofs: np.ndarray, thetas: np.ndarray, benches: np.ndarray, goals: np.ndarray,
-            counts: np.ndarray, q_rec: np.ndarray, v_rec: np.ndarray, substeps: int, dt: float,
+            dofs: np.ndarray, bank: ServoBank, goals: np.ndarray, counts: np.ndarray,
+            q_rec: np.ndarray, v_rec: np.ndarray, substeps: int, dt: float,
             semi_implicit: bool, out: np.ndarray) -> None:
     nv = dofs.shape[0]
     ns = nv
     q = np.empty(nv)
     v = np.empty(nv)
-    scratch = physics_scratch(nv)
+    scratch = physics_scratch(nv, ns)
     mass0 = np.empty((nv, nv))
     on = np.ones(ns)
-    extra = np.zeros(ns)
-    servos = np.empty((ns, SERVO_STATE_SIZE))
-    for j in range(ns):
-        servo_reset(servos[j], q_rec[0, j], v_rec[0, j])
+    gq = np.empty(ns)
+    gv = np.empty(ns)
+    bank_reset(bank, q_rec[0], v_rec[0])
+    period = dt * substeps
     for k in range(goals.shape[0] - 1):
         for j in range(ns):
             q[qadr[j]] = q_rec[k, j]
@@ -72,12 +74,10 @@ def _labels(model: int, data: int, qpos: np.ndarray, qvel: np.ndarray, qadr: np.
         steps = counts[k] * substeps
         ok = True
         for p in range(counts[k]):
-            share_supply(servos)
-            for j in range(ns):
-                servo_control(servos[j], goals[k, j], q[qadr[j]], v[dofs[j]], NO_LOG,
-                              thetas[j], benches[j])
-            if not physics_steps(model, data, qpos, qvel, dofs, thetas, servos, on, extra, q,
-                                 v, substeps, dt, semi_implicit, scratch):
+            bank_period(bank, goals[k], gather(q, qadr, gq), gather(v, dofs, gv), on, NO_LOG,
+                        period, True, False)
+            if not physics_steps(model, data, qpos, qvel, dofs, bank, q, v, substeps, dt,
+                                 semi_implicit, scratch):
                 ok = False
                 break
             if p == 0:

@@ -10,7 +10,7 @@ independent, so a candidate's loss is split over threads (the n-joint fixed step
 
 What a window approximates: the servo's internal state (its filtered velocity, last error,
 internal target) starts as if the joint had been at rest at the recorded state
-(:func:`~frictionsim.servo_unit.servo_reset`); the first tenth of a second of each window
+(:func:`~frictionsim.servo_bank.reset_servo`); the first tenth of a second of each window
 carries that transient.
 
 A candidate is one row ``[theta | δ]``: the kernel vector shared by every servo (one
@@ -29,6 +29,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from frictionsim import layout
+from frictionsim.servo_bank import new_bank
 from frictionsim.solvers.mujoco_dynamics import mujoco
 from frictionsim.solvers.robot import Robot, fixed_step_run
 
@@ -138,9 +139,9 @@ class RobotWindows:
             out_q = np.empty((len(goals), r.nq))
             out_v = np.empty((len(goals), nv))
             failed = fixed_step_run(r.model._address, data._address, data.qpos, data.qvel,
-                                    r.qadr, r.dofs, thetas, r.benches, servo_nets, goals,
-                                    np.ones_like(goals), q0, v0, r.substeps, r.dt, semi, out_q,
-                                    out_v)
+                                    r.qadr, r.dofs, new_bank(thetas, r.benches, servo_nets),
+                                    goals, np.ones_like(goals), q0, v0, r.substeps, r.dt, semi,
+                                    out_q, out_v, np.empty_like(out_q))
             if failed >= 0:
                 continue
             predicted = out_q[window.rows[1:]][:, r.qadr] - offsets

@@ -1,8 +1,8 @@
 """Every torque of the bench's equation of motion along a rollout, step by step.
 
-The rollout is :func:`frictionsim.solvers.fixed_step.rollout_error`'s (same firmware law, same
-:func:`~frictionsim.plant.bench_torques`, same friction clipping and step), and at each
-step it records the terms of
+The rollout is :func:`frictionsim.solvers.fixed_step.rollout_error`'s (the same servo bank
+period and step, :func:`~frictionsim.plant.bench_torques`, friction clipping and step), and
+at each step it records the terms of
 
     I·a = τ_m + τ_e + τ_f,    |τ_f| ≤ τ_fm = F + K_v·|v|
 
@@ -22,7 +22,7 @@ from frictionsim.layout import SCHEME, SEMI_IMPLICIT, SERVO_STATE_SIZE
 from frictionsim.logs import Log
 from frictionsim.params import ParameterSet
 from frictionsim.plant import bench_torques
-from frictionsim.servo_unit import servo_control, servo_draw, servo_reset
+from frictionsim.servo_bank import held_torque, period_servo, reset_servo, step_servo
 from frictionsim.solvers.fixed_step import clipped_step
 from frictionsim.solvers.joint_friction import stop_friction
 from frictionsim.solvers.rollouts import check_finite, rollout_inputs
@@ -42,12 +42,12 @@ def rollout_torques(goal: np.ndarray, enable: np.ndarray, supply: np.ndarray, q0
     q = q0
     v = v0
     servo = np.empty(SERVO_STATE_SIZE)
-    servo_reset(servo, q, v)
+    reset_servo(servo, q, v)
     semi_implicit = theta[SCHEME] == SEMI_IMPLICIT
     for k in range(goal.shape[0]):
-        u = servo_control(servo, goal[k], q, v, supply[k], theta, bench)
-        servo_draw(servo, enable[k], v, theta)
-        t = bench_torques(q, v, u, enable[k], theta, bench)
+        period_servo(servo, theta, bench, goal[k], q, v, enable[k], supply[k], dt, False)
+        step_servo(servo, theta, v)
+        t = bench_torques(q, v, held_torque(servo, theta, v), theta, bench)
         tau = t.motor + t.external
         budget = t.static + t.viscous * abs(v)
         tau_f = stop_friction(t.inertia, tau, v, budget, dt)

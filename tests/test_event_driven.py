@@ -11,6 +11,7 @@ import pytest
 from frictionsim import layout
 from frictionsim.experiments.runner.cli import main
 from frictionsim.params import ParameterSet
+from frictionsim.servo_unit import servo_state
 from frictionsim.solvers.event_driven import (
     STICK,
     EventSolver,
@@ -74,12 +75,20 @@ def test_margin_must_exceed_tolerance():
         Tolerances("Euler")
 
 
+def held(u: float, enable: float) -> np.ndarray:
+    """A servo record holding the control u (V) with the enable flag."""
+    record = servo_state(0.0, 0.0)
+    record[layout.SERVO_U] = u
+    record[layout.SERVO_ENABLE] = enable
+    return record
+
+
 @pytest.mark.parametrize("params", [M1, M6], ids=["m1", "m6"])
 def test_pendulum_below_break_away_stays_exactly_at_rest(params):
     theta = params.theta()
     bench = make_bench()
     q0 = 0.05  # gravity torque ≈ 0.024 N·m, below the static budget
-    torque, budget = bench_rest_torques(q0, 0.0, 0.0, theta, bench)
+    torque, budget = bench_rest_torques(q0, held(0.0, 0.0), theta, bench)
     assert 0 < abs(torque) < budget
     n = 200
     result = simulate_log_events(np.zeros(n), np.zeros(n), q0, 0.0, theta, bench, 0.005)
@@ -102,7 +111,7 @@ def test_break_away_at_the_budget(params):
 
     def margin(k):
         u, _ = firmware_control(goal[k], 0.0, 0.0, 0.0, theta, bench)
-        torque, budget = bench_rest_torques(0.0, u, 1.0, theta, bench)
+        torque, budget = bench_rest_torques(0.0, held(u, 1.0), theta, bench)
         return abs(torque) - budget
 
     assert margin(k) > 0 >= margin(k - 1)
@@ -125,7 +134,7 @@ def test_rejected_steps_do_not_flip_the_phase():
     """Loose tolerances: trial steps overshoot v = 0, yet the phase only changes at events."""
     theta = M1.theta()
     bench = make_bench()
-    joint = CountingJoint(theta, bench, u=0.0, enable=0.0)
+    joint = CountingJoint(theta, bench, held(0.0, 0.0))
     solver = EventSolver(Tolerances("RK45", 1e-3, 1e-6, delta=1e-4))
     phase, armed = solver.begin(joint, 0.0, 1.2, 0.0)
     q, v, phase, armed = solver.advance(joint, 0.0, 3.0, 1.2, 0.0, phase, armed)
@@ -139,8 +148,8 @@ def test_rejected_steps_do_not_flip_the_phase():
     switches = sum(1 for a, b in zip(signs, signs[1:]) if a != b)
     assert switches <= len([e for e in solver.events if e.kind in ("break_away", "reversal")])
     tight = EventSolver(Tolerances("DOP853", 1e-10, 1e-12))
-    p2, a2 = tight.begin(BenchJoint(theta, bench, 0.0, 0.0), 0.0, 1.2, 0.0)
-    tight.advance(BenchJoint(theta, bench, 0.0, 0.0), 0.0, 3.0, 1.2, 0.0, p2, a2)
+    p2, a2 = tight.begin(BenchJoint(theta, bench, held(0.0, 0.0)), 0.0, 1.2, 0.0)
+    tight.advance(BenchJoint(theta, bench, held(0.0, 0.0)), 0.0, 3.0, 1.2, 0.0, p2, a2)
     assert [e.kind for e in solver.events] == [e.kind for e in tight.events]
 
 
@@ -187,3 +196,12 @@ def test_crosscheck_command(tmp_path):
     assert (tmp_path / "cc.png").stat().st_size > 10_000
     assert main(["crosscheck", "--params", str(tmp_path / "m4.json"), "--logs",
                  str(tmp_path / "up_and_down.json"), "--dts", "0.003"]) == 1
+
+
+def test_a_torque_exactly_at_the_budget_holds():
+    """|τ| = τ_fm at rest sticks (docs/model.md §8's ≤): the spring's pull on the oscillator at
+    x = 1 equals its friction. The solver once took the zero margin for a break-away event at
+    the segment's own start and looped there for ever."""
+    result = simulate_oscillator(1.0, 0.0, 5.0)
+    assert [e.kind for e in result.events] == ["start"]
+    assert np.all(result.q == 1.0)

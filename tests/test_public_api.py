@@ -19,6 +19,7 @@ from synthetic_logs import synthetic_log
 import frictionsim as fs
 from frictionsim import layout
 from frictionsim.params import ParameterSet
+from frictionsim.servo_bank import period_servo
 from frictionsim.servo_unit import (
     NO_LOG,
     servo_control,
@@ -130,7 +131,7 @@ def test_servo_rollout_checks_its_inputs_and_matches_the_kernel():
         fs.Servo(ParameterSet.defaults("m1", "xl330"), kp=-4)
     with pytest.raises(ValueError, match="read-only"):
         servo.theta[0] = 1.0
-    assert servo.kernels.servo_control is servo_control
+    assert servo.kernels.period_servo is period_servo
 
 
 @pytest.mark.parametrize("bad", [np.zeros(13), np.zeros(layout.THETA_SIZE + 5)],

@@ -144,7 +144,7 @@ def test_a_break_away_that_falls_back_within_the_first_step_is_located_after_it(
     robot = Robot(data / "arm2r" / "mx_arm.xml", arm_servos(data, "m6", kp=8.0),
                   control_period=0.005)
     mech = RobotMechanism(robot)
-    mech.servos[:, SERVO_U] = [0.7972644276267773, 3.2963041856580366]
+    mech.bank.records[:, SERVO_U] = [0.7972644276267773, 3.2963041856580366]
     q = np.array([-0.2131926095061474, 0.7326656890646909])
     v = np.array([0.0, 0.46621342549241307])
     solver = EventSolver(Tolerances(max_events=20))

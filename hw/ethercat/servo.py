@@ -3,9 +3,9 @@
 The eRob is modelled (docs/model.md §3) as a current-controlled servo whose "firmware"
 is the proportional-derivative law ``i = clip(kp·(q_target − q) − d·√kp·v, ±12 A)``.
 The drive's own position loop is not that law, so the joint runs in cyclic
-synchronous torque (CST) mode and this adapter computes the law on the host,
-with :func:`frictionsim.actuator_laws.firmware_control` (the one place it is
-written), in a background thread at the EtherCAT cycle rate (1 kHz by
+synchronous torque (CST) mode and this adapter computes the law on the host, one
+control period of the servo bank each cycle (:func:`frictionsim.servo_bank.period_servo`,
+the one place a period is written), in a background thread at the EtherCAT cycle rate (1 kHz by
 default): each cycle it reads position and velocity, computes the current,
 sends it as target torque (‰ of the rated current) and keeps the CiA 402 state
 machine where the torque flag wants it (operation enabled, or switched on with
@@ -21,11 +21,13 @@ import time
 from collections.abc import Callable
 
 from frictionsim import layout, schema
-from frictionsim.actuator_laws import firmware_control
+from frictionsim.firmware import firmware_settings
 from frictionsim.hw.ethercat import cia402, pdo
 from frictionsim.hw.ethercat.cia402 import State
 from frictionsim.hw.ethercat.drive import Cia402Drive, EthercatError
 from frictionsim.params import ParameterSet
+from frictionsim.servo_bank import period_servo
+from frictionsim.servo_unit import NO_LOG, servo_state
 
 
 class ErobServo:
@@ -44,8 +46,8 @@ class ErobServo:
         self.drive = drive
         self.clock = clock
         self.theta = ParameterSet("m1", motor, {}).theta()
-        self.bench = layout.bench_vector(kp=act.kp, vin=act.vin, damping=act.damping,
-                                         dt=drive.cycle)
+        self.bench = firmware_settings(act, {"kp": act.kp}, drive.cycle)
+        self.record = servo_state(0.0, 0.0)  # the law keeps no state; the bank's record
         self._goal = 0.0
         self._enable = False
         self._sample: dict | None = None
@@ -53,7 +55,7 @@ class ErobServo:
         self._lock = threading.Lock()
         self._stop = threading.Event()
         self._fresh = threading.Event()
-        firmware_control(0.0, 0.0, 0.0, 0.0, self.theta, self.bench)  # compile before the loop
+        self._law(0.0, 0.0, 0.0)  # compile before the loop
         drive.enable(pdo.CST)
         self._thread = threading.Thread(target=self._run, name=f"{motor} cyclic", daemon=True)
         if start:
@@ -72,7 +74,7 @@ class ErobServo:
             q = units.counts_to_rad(inputs.position)
             v = units.counts_s_to_rad_s(inputs.velocity)
             if enable and drive.state() is State.OPERATION_ENABLED:
-                amps, _ = firmware_control(goal, q, v, goal, self.theta, self.bench)
+                amps = self._law(goal, q, v)
                 torque = units.amps_to_per_mille(amps)
         state = drive.state()
         if state is State.FAULT:
@@ -89,6 +91,11 @@ class ErobServo:
             with self._lock:
                 self._sample = sample
             self._fresh.set()
+
+    def _law(self, goal: float, q: float, v: float) -> float:
+        """The eRob law's current (A) for goal, position q (rad) and velocity v (rad/s)."""
+        return period_servo(self.record, self.theta, self.bench, goal, q, v, 1.0, NO_LOG,
+                            self.drive.cycle, False)
 
     def _run(self) -> None:
         period = self.drive.cycle

@@ -1,11 +1,10 @@
 """The physics behind the virtual servo: firmware, motor, friction and pendulum in real time.
 
-The joint is advanced with the compiled fixed-step kernel
-(:func:`frictionsim.solvers.fixed_step.step`, the one place the physics is written) in
-sub-steps of ``physics_dt``; its firmware runs at that rate on the last goal
-received. Reads return what a real servo reports: the encoder angle
-quantised to its resolution with a little noise, and the velocity at the
-servo's velocity resolution.
+The joint is advanced in steps of ``physics_dt`` by
+:func:`frictionsim.solvers.fixed_step.servo_step`: a control period of the servo bank (the
+firmware runs at that rate on the last goal received) and one fixed step of the bench.
+Reads return what a real servo reports: the encoder angle quantised to its resolution with
+a little noise, and the velocity at the servo's velocity resolution.
 """
 
 from __future__ import annotations
@@ -17,6 +16,7 @@ from collections.abc import Callable
 import numpy as np
 
 from frictionsim import layout, plausibility, schema
+from frictionsim.firmware import firmware_settings
 from frictionsim.params import ParameterSet
 from frictionsim.servo_unit import NO_LOG, reported_supply, servo_state
 from frictionsim.solvers.fixed_step import servo_step
@@ -46,8 +46,9 @@ class SimulatedJoint:
             raise ValueError(f"noise = {noise!r} rad must be in [0, 1] (a standard deviation)")
         self.params = params
         self.theta = params.theta()
-        self.bench = layout.bench_vector(mass=mass, length=length, arm_mass=arm_mass, kp=act.kp,
-                                         vin=vin, damping=act.damping, dt=physics_dt)
+        self.bench = firmware_settings(act, {"mass": mass, "length": length,
+                                             "arm_mass": arm_mass, "kp": act.kp, "vin": vin},
+                                       physics_dt)
         self.hardware = act.hardware
         self.physics_dt = physics_dt
         self.noise = noise
