@@ -33,11 +33,15 @@ from typing import NamedTuple
 import numpy as np
 
 from frictionsim import layout, schema
+from frictionsim.errors import ConfigurationError
 from frictionsim.firmware import firmware_settings
+from frictionsim.limits import check_budget
 from frictionsim.logs import Log, load_log
 from frictionsim.params import ParameterSet, load_params
+from frictionsim.solvers.engines import engine_names
 
-ENGINES = ("fixed_step", "event_driven", "mujoco")
+#: The engines that simulate a bench log (:data:`frictionsim.solvers.engines.ENGINES`).
+ENGINES = engine_names("bench")
 
 
 def load_logs(paths: Sequence[str | os.PathLike] | str | os.PathLike, *,
@@ -63,41 +67,27 @@ def simulate(logs: Log | Sequence[Log], params: ParameterSet | str | os.PathLike
     """Simulate processed logs with a parameter set (a ParameterSet or a file's path).
 
     ``scheme``: ``"reference"`` or ``"semi_implicit"`` (default: the parameter set's);
-    ``engine``: ``"fixed_step"`` (the compiled rollout), ``"event_driven"`` (exact stick–slip,
-    slower) or ``"mujoco"`` (the bench as an MJCF model stepped by MuJoCo with the servo
-    adapter; needs the ``mujoco`` extra, semi-implicit scheme). Returns a
+    ``engine``: a bench engine of :data:`frictionsim.solvers.engines.ENGINES`:
+    ``"fixed_step"`` (the compiled rollout), ``"event_driven"`` (exact stick–slip, slower),
+    ``"mujoco"`` or ``"mujoco_frictionloss"`` (the bench as an MJCF model stepped by MuJoCo
+    with the servo adapter; needs the ``mujoco`` extra, semi-implicit scheme). Returns a
     :class:`~frictionsim.solvers.rollouts.Rollout` (``.q``, ``.v``, ``.mae``…) for one log, a
     list of them for several; SimulationError naming the log when a rollout diverges.
     """
-    from frictionsim.solvers.rollouts import Rollout, check_finite, rollout_inputs
-    from frictionsim.solvers.rollouts import simulate as fixed_step
+    from frictionsim.solvers.engines import get_engine
 
     if not isinstance(params, ParameterSet):
         params = load_params(params)
     if scheme is not None:
         params = params.with_scheme(scheme)
-    if engine not in ENGINES:
-        raise ValueError(f"engine {engine!r}: expected one of {', '.join(ENGINES)}")
+    chosen = get_engine(engine, "bench")
     single = isinstance(logs, Log)
     runs = []
     for log in [logs] if single else list(logs):
         if not isinstance(log, Log):
             raise TypeError(f"simulate takes Log objects (frictionsim.load_log), got "
                             f"{type(log).__name__}")
-        if engine == "fixed_step":
-            runs.append(fixed_step(log, params))
-        elif engine == "mujoco":
-            from frictionsim.solvers.mujoco_adapter import simulate_bench
-
-            runs.append(simulate_bench(log, params))
-        else:
-            from frictionsim.solvers.one_joint import simulate_log_events
-
-            x = rollout_inputs(log, params)
-            result = simulate_log_events(x.goal, x.enable, x.position[0], x.v0, x.theta,
-                                         x.bench, log.dt, supply=x.supply)
-            check_finite(log, result.q, x.what)
-            runs.append(Rollout(log, result.t, result.q, result.v, x.position))
+        runs.append(chosen.bench(log, params))
     return runs[0] if single else runs
 
 
@@ -174,22 +164,20 @@ def identify(logs: Sequence[Log], *, actuator: str, models: Sequence[str] = ("m1
     asked = [models] if isinstance(models, str) else list(models)
     unknown = sorted(set(asked) - set(schema.MODELS))
     if not asked or unknown:
-        raise ValueError(f"models {unknown or asked}: expected some of {', '.join(schema.MODELS)}")
+        raise ConfigurationError(f"models {unknown or asked}: expected some of {', '.join(schema.MODELS)}")
     models = tuple(m for m in schema.MODELS if m in asked)
-    if not isinstance(budget, int) or not 10 <= budget <= 10_000_000:
-        raise ValueError(f"budget {budget!r}: an integer number of loss evaluations in "
-                         "[10, 10 000 000]")
+    check_budget(budget, "budget", low=10)
     logs, validation = list(logs), list(validation)
     if not logs:
-        raise ValueError("identify needs at least one training log")
+        raise ConfigurationError("identify needs at least one training log")
     for log in logs + validation:
         if not isinstance(log, Log):
             raise TypeError(f"identify takes Log objects, got {type(log).__name__}")
     trained = {content_digest(log) for log in logs}  # by content: a copy is the same log
     for log in validation:
         if content_digest(log) in trained:
-            raise ValueError(f"validation log {log.name} is also a training log; a validation "
-                             "error must come from logs the fit has not seen")
+            raise ConfigurationError(f"validation log {log.name} is also a training log; a validation "
+                                     "error must come from logs the fit has not seen")
     settings = IdentifySettings(models, actuator, FitSettings(budget, seed),
                                 fixed=dict(fixed or {}), init=init, progress=progress,
                                 scheme=scheme, extensions=schema.check_extensions(extensions))
@@ -242,11 +230,11 @@ class Servo:
         self.bench = firmware_settings(act, {"mass": mass, "length": length, "arm_mass": arm_mass,
                                              "kp": kp, "vin": vin, "damping": damping}, dt)
         if not kp > 0:
-            raise ValueError(f"Servo: kp = {kp!r} must be positive (the firmware gain)")
+            raise ConfigurationError(f"Servo: kp = {kp!r} must be positive (the firmware gain)")
         if not dt <= 1.0:
-            raise ValueError(f"Servo: dt = {dt!r} s must be in (0, 1]")
+            raise ConfigurationError(f"Servo: dt = {dt!r} s must be in (0, 1]")
         if act.law == "voltage" and not vin > 0:
-            raise ValueError(f"Servo: vin = {vin!r} V must be positive")
+            raise ConfigurationError(f"Servo: vin = {vin!r} V must be positive")
         self.params = params
         self.theta = params.theta()
         self.theta.flags.writeable = False
@@ -275,7 +263,7 @@ class Servo:
         n = goal.shape[0]
         enable = np.ones(n) if enable is None else _vector("enable", enable, n)
         if not np.isin(enable, (0.0, 1.0)).all():
-            raise ValueError("enable must hold 0 or 1 per period")
+            raise ConfigurationError("enable must hold 0 or 1 per period")
         supply = np.full(n, math.nan) if supply is None else _vector("supply", supply, n)
         check_inertia(self.theta, self.bench, "Servo.rollout")
         q, v = np.empty(n), np.empty(n)
@@ -289,13 +277,13 @@ def _vector(name: str, values, n: int | None = None) -> np.ndarray:
     try:
         array = np.ascontiguousarray(values, dtype=np.float64)
     except (TypeError, ValueError):
-        raise ValueError(f"{name} must be numbers") from None
+        raise ConfigurationError(f"{name} must be numbers") from None
     if array.ndim != 1 or array.shape[0] == 0:
-        raise ValueError(f"{name} must be a non-empty 1-D sequence, got shape {array.shape}")
+        raise ConfigurationError(f"{name} must be a non-empty 1-D sequence, got shape {array.shape}")
     if n is not None and array.shape[0] != n:
-        raise ValueError(f"{name} has {array.shape[0]} values; goal has {n}")
+        raise ConfigurationError(f"{name} has {array.shape[0]} values; goal has {n}")
     if name != "supply" and not np.isfinite(array).all():
-        raise ValueError(f"{name}[{int(np.argmax(~np.isfinite(array)))}] is not finite")
+        raise ConfigurationError(f"{name}[{int(np.argmax(~np.isfinite(array)))}] is not finite")
     return array
 
 

@@ -16,7 +16,14 @@ Parameter schema (:mod:`~frictionsim.schema`) and flat-vector layout
 bench trajectories (:mod:`~frictionsim.trajectories`).
 """
 
-from frictionsim import kernel_cache
+import sys as _sys
+
+from frictionsim import startup as _startup
+
+if _sys.argv and _startup.starting_cli(_sys.argv, getattr(_sys, "orig_argv", [])):
+    _startup.guard(_sys.argv)  # a Ctrl-C from here on: one line and 130, not a traceback
+
+from frictionsim import kernel_cache  # noqa: E402
 
 kernel_cache.purge_stale()  # before any kernel is loaded from Numba's cache
 
@@ -32,6 +39,8 @@ schema.ACTUATORS.builtins = actuator_files.builtin_actuators
 _LAZY = {
     **dict.fromkeys(("Identification", "ModelResult", "Servo", "identify", "load_actuator",
                      "load_logs", "simulate"), "frictionsim.experiments.api"),
+    **dict.fromkeys(("FrictionsimError", "ConfigurationError", "MissingExtra"),
+                    "frictionsim.errors"),
     **dict.fromkeys(("Log", "LogError", "load_log", "process", "save_log"), "frictionsim.logs"),
     **dict.fromkeys(("ParameterFileError", "ParameterSet", "load_params", "save_params"),
                     "frictionsim.params"),

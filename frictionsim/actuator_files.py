@@ -52,6 +52,7 @@ import tomllib
 from pathlib import Path
 
 from frictionsim import schema
+from frictionsim.errors import FrictionsimError
 from frictionsim.jsonfile import check_regular_file
 from frictionsim.schema import Actuator, Hardware, Parameter
 
@@ -98,7 +99,7 @@ LARGEST = 1e9
 MIN_PWM = 0.01
 
 
-class ActuatorFileError(ValueError):
+class ActuatorFileError(FrictionsimError, ValueError):
     """An actuator file that cannot be used; the message names the file and the key."""
 
 

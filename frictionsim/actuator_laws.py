@@ -60,6 +60,7 @@ from typing import NamedTuple
 import numpy as np
 from numba import njit
 
+from frictionsim.errors import ConfigurationError
 from frictionsim.layout import (
     ACCELERATION,
     CURRENT_LIMIT,
@@ -227,17 +228,17 @@ def firmware_control(
     velocity, so it refuses (ValueError naming the feature) a ``theta``/``bench`` that enables
     one rather than ignore it. :func:`frictionsim.servo_unit.servo_control` honours them all."""
     if theta[LATENCY] != 0.0:
-        raise ValueError("firmware_control cannot honour the latency extension (it keeps no "
-                         "measurement history): use frictionsim.servo_unit.servo_control")
+        raise ConfigurationError("firmware_control cannot honour the latency extension (it keeps no "
+                                 "measurement history): use frictionsim.servo_unit.servo_control")
     if theta[SUPPLY] != 0.0:
-        raise ValueError("firmware_control cannot honour the supply extension (it keeps no "
-                         "supply state): use frictionsim.servo_unit.servo_control")
+        raise ConfigurationError("firmware_control cannot honour the supply extension (it keeps no "
+                                 "supply state): use frictionsim.servo_unit.servo_control")
     if bench[KD] * theta[DERIVATIVE_TIME] != 0.0:
-        raise ValueError("firmware_control cannot honour the D term (it keeps no last error): "
-                         "use frictionsim.servo_unit.servo_control")
+        raise ConfigurationError("firmware_control cannot honour the D term (it keeps no last error): "
+                                 "use frictionsim.servo_unit.servo_control")
     if bench[ACCELERATION] != 0.0:
-        raise ValueError("firmware_control cannot honour the acceleration limit (it keeps no "
-                         "target velocity): use frictionsim.servo_unit.servo_control")
+        raise ConfigurationError("firmware_control cannot honour the acceleration limit (it keeps no "
+                                 "target velocity): use frictionsim.servo_unit.servo_control")
     out = firmware_law(q_target, q, v, q_smooth, 0.0, math.nan, bench[VIN], theta, bench)
     return Control(out.u, out.q_smooth)
 

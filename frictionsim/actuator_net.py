@@ -36,6 +36,7 @@ import math
 import numpy as np
 from numba import njit
 
+from frictionsim.errors import ConfigurationError
 from frictionsim.layout import NET_HISTORY, NET_STRIDE
 
 #: Samples of the error and velocity history, and the control periods between two of them
@@ -121,19 +122,19 @@ def pack_net(weights: list[np.ndarray], biases: list[np.ndarray], mean: np.ndarr
     n = len(mean)
     if not (len(std) == len(low) == len(high) == n) or len(weights) != len(biases) \
             or len(weights) < 2:
-        raise ValueError("a network needs one hidden layer at least, and n-long input arrays")
+        raise ConfigurationError("a network needs one hidden layer at least, and n-long input arrays")
     hidden = [w.shape[1] for w in weights[:-1]]
     width = n
     for w, b in zip(weights, biases):
         if w.shape[0] != width or b.shape != (w.shape[1],):
-            raise ValueError(f"layer shapes disagree: {w.shape} after width {width}")
+            raise ConfigurationError(f"layer shapes disagree: {w.shape} after width {width}")
         width = w.shape[1]
     if width != 1 or max(hidden + [n]) > MAX_WIDTH:
-        raise ValueError(f"one output and layers of at most {MAX_WIDTH} units")
+        raise ConfigurationError(f"one output and layers of at most {MAX_WIDTH} units")
     if not (np.all(np.asarray(std) > 0) and scale_out > 0
             and (authority is None or authority >= 0)):
-        raise ValueError("the standard deviations and the output scale must be positive, the "
-                         "authority ≥ 0")
+        raise ConfigurationError("the standard deviations and the output scale must be positive, the "
+                                 "authority ≥ 0")
     bound = -1.0 if authority is None else authority
     parts = [np.array([n, len(hidden), *hidden, bound], dtype=float),
              np.asarray(mean, float), np.asarray(std, float), np.asarray(low, float),

@@ -13,14 +13,16 @@ import secrets
 from pathlib import Path
 from typing import Any
 
+from frictionsim.errors import ConfigurationError
+
 
 def write_text(path: str | os.PathLike, text: str) -> Path:
     """Write ``text`` to ``path`` atomically (temporary file in the same folder, fsync, rename)."""
     path = Path(path)
     if path.is_symlink() or (path.exists() and not path.is_file()):
         # the rename would replace the link or the special file itself (as root, /dev/stdout)
-        raise ValueError(f"{path} is {'a symbolic link' if path.is_symlink() else 'not a regular file'}"
-                         "; it is not replaced")
+        kind = "a symbolic link" if path.is_symlink() else "not a regular file"
+        raise ConfigurationError(f"{path} is {kind}; it is not replaced")
     path.parent.mkdir(parents=True, exist_ok=True)
     # The temporary file is created inside the ``try``: a Ctrl-C landing between its creation
     # and the ``try`` (inside tempfile.mkstemp, say) would leave it behind.
@@ -48,5 +50,5 @@ def write_json(path: str | os.PathLike, data: Any, indent: int | None = 4) -> Pa
     try:
         text = json.dumps(data, indent=indent, allow_nan=False)
     except (ValueError, TypeError) as e:
-        raise ValueError(f"{path}: not written, the data cannot be stored as JSON ({e})") from None
+        raise ConfigurationError(f"{path}: not written, the data cannot be stored as JSON ({e})") from None
     return write_text(path, text + "\n")

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from frictionsim import plausibility
+from frictionsim.errors import ConfigurationError
 from frictionsim.firmware import firmware_settings
 
 
@@ -35,8 +36,8 @@ class BenchSetup:
                 continue
             if isinstance(value, bool) or not isinstance(value, (int, float)) \
                     or not math.isfinite(value):
-                raise ValueError(f"{name} = {value!r} must be a finite number")
-            plausibility.HEADER[name].check(value, name, ValueError)
+                raise ConfigurationError(f"{name} = {value!r} must be a finite number")
+            plausibility.HEADER[name].check(value, name, ConfigurationError)
 
     def header(self) -> dict:
         """The log header fields of this set-up (``vin``, ``damping`` only when known)."""

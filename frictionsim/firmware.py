@@ -30,6 +30,7 @@ from collections.abc import Mapping
 import numpy as np
 
 from frictionsim import layout, schema
+from frictionsim.errors import ConfigurationError
 
 #: The set-up keys :func:`firmware_settings` reads (a log header may hold more).
 SETUP_KEYS = ("mass", "length", "arm_mass", "kp", "vin", "damping", "kd", "torque_limit",
@@ -47,12 +48,12 @@ def firmware_settings(actuator: str | schema.Actuator, setup: Mapping[str, float
     act = schema.get_actuator(actuator) if isinstance(actuator, str) else actuator
     unknown = set(overrides) - set(SETUP_KEYS)
     if unknown:
-        raise ValueError(f"firmware_settings: unknown setting(s) {', '.join(sorted(unknown))} "
-                         f"(known: {', '.join(SETUP_KEYS)})")
+        raise ConfigurationError(f"firmware_settings: unknown setting(s) {', '.join(sorted(unknown))} "
+                                 f"(known: {', '.join(SETUP_KEYS)})")
     given = {k: setup.get(k) for k in SETUP_KEYS}
     given.update({k: v for k, v in overrides.items() if v is not None})
     if given["kp"] is None:
-        raise ValueError("firmware_settings: the firmware gain kp is required")
+        raise ConfigurationError("firmware_settings: the firmware gain kp is required")
 
     def value(key: str, default: float) -> float:
         v = given[key]

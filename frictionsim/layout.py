@@ -217,18 +217,20 @@ def bench_vector(*, mass: float = 0.0, length: float = 0.0, arm_mass: float = 0.
 
     import numpy as np  # here: importing the layout's constants needs no numpy
 
+    from frictionsim.errors import ConfigurationError
+
     named = {"mass": mass, "length": length, "arm_mass": arm_mass, "kp": kp, "vin": vin,
              "damping": damping, "dt": dt, "kd": kd, "torque_limit": torque_limit,
              "acceleration": acceleration}
     for name, value in named.items():
         if isinstance(value, bool) or not isinstance(value, numbers.Real) \
                 or not math.isfinite(value) or value < 0:
-            raise ValueError(f"bench_vector: {name} = {value!r} must be a finite number ≥ 0")
+            raise ConfigurationError(f"bench_vector: {name} = {value!r} must be a finite number ≥ 0")
     if dt == 0:
-        raise ValueError("bench_vector: dt must be positive (the control period, s)")
+        raise ConfigurationError("bench_vector: dt must be positive (the control period, s)")
     if torque_limit > 1:
-        raise ValueError(f"bench_vector: torque_limit = {torque_limit!r} is a fraction of the "
-                         "full duty cycle, at most 1")
+        raise ConfigurationError(f"bench_vector: torque_limit = {torque_limit!r} is a fraction of the "
+                                 "full duty cycle, at most 1")
     bench = np.zeros(BENCH_SIZE)
     bench[MASS] = mass
     bench[LENGTH] = length

@@ -31,6 +31,7 @@ import numpy as np
 
 from frictionsim import atomic, schema
 from frictionsim.actuator_net import INPUT_NAMES, N_INPUTS, net_size
+from frictionsim.errors import ConfigurationError
 from frictionsim.jsonfile import read_json
 from frictionsim.params import ParameterFileError, ParameterSet, from_dict
 
@@ -105,8 +106,8 @@ class LearnedActuator:
         """Itself (``scheme`` None or its own); ValueError for another: a learned model runs the
         position update it was trained with."""
         if scheme is not None and scheme != self.scheme:
-            raise ValueError(f"{self.source or self.model}: a learned model runs the scheme it "
-                             f"was trained with ({self.scheme}), not --scheme {scheme}")
+            raise ConfigurationError(f"{self.source or self.model}: a learned model runs the scheme it "
+                                     f"was trained with ({self.scheme}), not --scheme {scheme}")
         return self
 
     def to_dict(self) -> dict:

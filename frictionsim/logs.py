@@ -17,6 +17,7 @@ from pathlib import Path
 import numpy as np
 
 from frictionsim import atomic, jsonfile, plausibility
+from frictionsim.errors import FrictionsimError
 from frictionsim.firmware import firmware_settings
 from frictionsim.jsonfile import first_non_finite, read_json
 
@@ -25,7 +26,7 @@ REQUIRED_ENTRY = ("position", "goal_position", "torque_enable", "timestamp")
 DEFAULT_DT = 0.005
 
 
-class LogError(ValueError):
+class LogError(FrictionsimError, ValueError):
     """A log that cannot be used; the message names the file, the entry, the field and the value."""
 
 

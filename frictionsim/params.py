@@ -19,6 +19,7 @@ from pathlib import Path
 import numpy as np
 
 from frictionsim import atomic, layout, plausibility, schema
+from frictionsim.errors import ConfigurationError, FrictionsimError
 from frictionsim.jsonfile import json_files, read_json
 
 #: Friction coefficients: a negative one makes the budget inject energy instead of dissipating it.
@@ -30,7 +31,7 @@ FRICTION_COEFFICIENTS = (
 )
 
 
-class ParameterFileError(ValueError):
+class ParameterFileError(FrictionsimError, ValueError):
     """A parameter file (or dictionary) that cannot be used; the message names file, key and value."""
 
 
@@ -183,10 +184,10 @@ class ParameterSet:
         inside it (independently, seeded by ``seed``), the others as they are. ValueError
         when the set has no ranges (``identify --uncertainty`` writes them)."""
         if not self.ranges:
-            raise ValueError(f"{self._where()}: no ranges to draw servos within (identify "
-                             "--uncertainty writes them into the parameter file)")
+            raise ConfigurationError(f"{self._where()}: no ranges to draw servos within (identify "
+                                     "--uncertainty writes them into the parameter file)")
         if not 1 <= n <= 1_000_000:
-            raise ValueError(f"variants: n = {n} must be 1 to 1,000,000")
+            raise ConfigurationError(f"variants: n = {n} must be 1 to 1,000,000")
         rng = np.random.default_rng(seed)
         names = sorted(self.ranges)
         low = np.array([self.ranges[k][0] for k in names])

@@ -45,6 +45,7 @@ from pathlib import Path
 
 from frictionsim import schema
 from frictionsim.actuator_files import TomlReader, read_toml
+from frictionsim.errors import ConfigurationError, FrictionsimError
 
 #: Where the built-in robot files live.
 BUILTIN_DIR = Path(__file__).with_name("robots")
@@ -57,7 +58,7 @@ _TOP = {"name", "title", "mjcf", "recordings", "control_period", "bus_period",
 _JOINT = {"mjcf", "actuator", "sign", "offset", "left_out", "firmware"}
 
 
-class RobotFileError(ValueError):
+class RobotFileError(FrictionsimError, ValueError):
     """A robot file that cannot be used; the message names the file and the key."""
 
 
@@ -129,8 +130,8 @@ class RobotDescription:
         for j in self.joints:
             if name in (j.name, j.mjcf):
                 return j
-        raise ValueError(f"{self.name}: no joint {name!r} (joints: "
-                         f"{', '.join(j.name for j in self.joints)})")
+        raise ConfigurationError(f"{self.name}: no joint {name!r} (joints: "
+                                 f"{', '.join(j.name for j in self.joints)})")
 
     def mjcf_path(self, data: Path | None, override: str | os.PathLike | None = None) -> Path:
         """The MJCF to load: ``override`` (``--mjcf``) when given, else the file's ``mjcf``,

@@ -28,6 +28,7 @@ from pathlib import Path
 
 import numpy as np
 
+from frictionsim.errors import ConfigurationError, FrictionsimError
 from frictionsim.jsonfile import check_regular_file
 
 #: Largest plausible joint angle (rad) and speed (rad/s) in a recording.
@@ -37,7 +38,7 @@ MAX_SPEED = 100.0
 MAX_GAP = 1.0
 
 
-class RecordingError(ValueError):
+class RecordingError(FrictionsimError, ValueError):
     """A recording that cannot be used; the message names the file and the row."""
 
 
@@ -64,8 +65,8 @@ class Recording:
         try:
             return self.joints.index(joint)
         except ValueError:
-            raise ValueError(f"{self.name}: no joint {joint!r} recorded (joints: "
-                             f"{', '.join(self.joints)})") from None
+            raise ConfigurationError(f"{self.name}: no joint {joint!r} recorded (joints: "
+                                     f"{', '.join(self.joints)})") from None
 
 
 def _rows(path: Path, header: tuple[str, ...], kind: str) -> list[list[str]]:

@@ -14,6 +14,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, replace
 
 from frictionsim import layout
+from frictionsim.errors import ConfigurationError
 
 
 @dataclass(frozen=True)
@@ -166,9 +167,9 @@ class ActuatorRegistry(Mapping):
         known = self._all().get(actuator.name)
         if known is not None and replace(known, source="") != replace(actuator, source=""):
             if not self._is_builtin(known):
-                raise ValueError(f"{actuator.source or 'actuator'}: an actuator named "
-                                 f"{actuator.name!r} is already declared ({known.source}); "
-                                 "choose another name")
+                raise ConfigurationError(f"{actuator.source or 'actuator'}: an actuator named "
+                                         f"{actuator.name!r} is already declared ({known.source}); "
+                                         "choose another name")
             import warnings
 
             warnings.warn(f"{actuator.source or 'actuator'} replaces the built-in declaration "
@@ -293,8 +294,8 @@ def check_extensions(names) -> tuple[str, ...]:
     names = tuple(names or ())
     for name in names:
         if name not in EXTENSIONS:
-            raise ValueError(f"unknown extension {name!r} (expected one of "
-                             f"{', '.join(EXTENSIONS)})")
+            raise ConfigurationError(f"unknown extension {name!r} (expected one of "
+                                     f"{', '.join(EXTENSIONS)})")
     return tuple(n for n in EXTENSIONS if n in names)
 
 
@@ -347,8 +348,8 @@ def parameters(model: str, actuator: str, extensions=()) -> dict[str, Parameter]
         out[name] = friction_parameter(name, act)
     for extension in check_extensions(extensions):
         if act.law != "voltage" and extension not in ANY_LAW:
-            raise ValueError(f"extension {extension!r} applies to voltage-controlled servos; "
-                             f"{actuator} is current-controlled")
+            raise ConfigurationError(f"extension {extension!r} applies to voltage-controlled servos; "
+                                     f"{actuator} is current-controlled")
         for p in extension_parameters(extension, act):
             out[p.name] = p
     return out
@@ -358,7 +359,7 @@ def get_model(name: str) -> FrictionModel:
     try:
         return MODELS[name]
     except (KeyError, TypeError):
-        raise ValueError(
+        raise ConfigurationError(
             f"unknown friction model {name!r} (expected one of {', '.join(MODELS)})"
         ) from None
 
@@ -368,7 +369,7 @@ def get_actuator(name: str) -> Actuator:
     try:
         return ACTUATORS[name]
     except (KeyError, TypeError):
-        raise ValueError(
+        raise ConfigurationError(
             f"unknown actuator {name!r} (known: {', '.join(ACTUATORS)}; declare another one "
             "with --actuator-file FILE)"
         ) from None

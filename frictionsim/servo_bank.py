@@ -57,6 +57,7 @@ from numba import njit
 
 from frictionsim.actuator_laws import motor_torque, supply_voltage, voltage_control, voltage_motor_torque
 from frictionsim.actuator_net import MAX_WIDTH, N_INPUTS, net_torque
+from frictionsim.errors import ConfigurationError
 from frictionsim.layout import (
     BENCH_SIZE,
     HISTORY_SIZE,
@@ -108,7 +109,7 @@ def record_view(records: np.ndarray) -> np.ndarray:
     fields are named (``view["u"]``, ``view["reported"]``…): a view, no copy."""
     records = np.ascontiguousarray(records)
     if records.shape[-1] != SERVO_STATE_SIZE or records.dtype != np.float64:
-        raise ValueError(f"servo records are float64 rows of {SERVO_STATE_SIZE} doubles")
+        raise ConfigurationError(f"servo records are float64 rows of {SERVO_STATE_SIZE} doubles")
     return records.view(RECORD_DTYPE)[..., 0]
 
 
@@ -125,13 +126,13 @@ def new_bank(thetas: np.ndarray, firmware: np.ndarray, nets: np.ndarray | None =
                         dtype=np.float64, order="C") \
         if np.atleast_2d(firmware).shape[-1] == BENCH_SIZE else None
     if thetas.shape[1] != THETA_SIZE or firmware is None:
-        raise ValueError(f"a bank takes thetas of {THETA_SIZE} and firmware settings of "
-                         f"{BENCH_SIZE} doubles per servo")
+        raise ConfigurationError(f"a bank takes thetas of {THETA_SIZE} and firmware settings of "
+                                 f"{BENCH_SIZE} doubles per servo")
     if nets is None:
         nets = np.zeros((n, 1))
     nets = np.array(np.atleast_2d(nets), dtype=np.float64, order="C")
     if nets.shape[0] != n:
-        raise ValueError(f"{nets.shape[0]} network rows for {n} servos")
+        raise ConfigurationError(f"{nets.shape[0]} network rows for {n} servos")
     work = np.zeros(WORK_SIZE) if (nets[:, 0] > 0).any() else np.zeros(0)
     bank = ServoBank(thetas, firmware, np.zeros((n, SERVO_STATE_SIZE)), nets, work)
     bank_reset(bank, np.zeros(n), np.zeros(n))

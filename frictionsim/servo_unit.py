@@ -46,6 +46,7 @@ from frictionsim.actuator_laws import (
     plain_voltage_law,
     supply_voltage,
 )
+from frictionsim.errors import ConfigurationError
 from frictionsim.layout import (
     CURRENT_LIMIT,
     LATENCY,
@@ -116,7 +117,7 @@ def servo_reset(servo: np.ndarray, q: float, v: float) -> None:
     velocity v (rad/s): no control yet, the limiter at q, the history full of (q, v), torque
     enabled, no network torque and an empty network history."""
     if servo.shape[0] != SERVO_STATE_SIZE:
-        raise ValueError(SERVO_MESSAGE)
+        raise ConfigurationError(SERVO_MESSAGE)
     reset_record(servo, q, v)
 
 
@@ -164,7 +165,7 @@ def servo_observe(servo: np.ndarray, q: float, period: float, theta: np.ndarray)
     d reaches back more than ``MAX_OBSERVATION_PERIODS`` periods."""
     check_record_theta(servo, theta)
     if delay_too_long(theta, period):
-        raise ValueError(DELAY_MESSAGE)
+        raise ConfigurationError(DELAY_MESSAGE)
     return observe(servo, q, period, theta)
 
 
@@ -283,7 +284,7 @@ def draw_current(servo: np.ndarray, enable: float, v: float, theta: np.ndarray) 
 def share_supply(servos: np.ndarray) -> None:
     """Servos (rows of ``servos``) on one supply: each sees the sum of their currents."""
     if servos.shape[1] != SERVO_STATE_SIZE:
-        raise ValueError(SERVO_MESSAGE)
+        raise ConfigurationError(SERVO_MESSAGE)
     total = 0.0
     for j in range(servos.shape[0]):
         total += servos[j, SERVO_CURRENT]

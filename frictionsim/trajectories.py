@@ -12,6 +12,8 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 
+from frictionsim.errors import ConfigurationError
+
 DURATION = 6.0
 
 
@@ -97,6 +99,6 @@ def get_trajectory(name: str) -> Callable[[float], tuple[float, bool]]:
     try:
         return TRAJECTORIES[name]
     except KeyError:
-        raise ValueError(
+        raise ConfigurationError(
             f"unknown trajectory {name!r} (expected one of {', '.join(TRAJECTORIES)})"
         ) from None

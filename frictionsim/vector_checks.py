@@ -14,6 +14,7 @@ from numba import njit, types
 from numba.core.errors import TypingError
 from numba.extending import overload
 
+from frictionsim.errors import ConfigurationError
 from frictionsim.layout import BENCH_SIZE, SERVO_STATE_SIZE, THETA_SIZE
 
 THETA_MESSAGE = f"theta must hold layout.THETA_SIZE = {THETA_SIZE} doubles (ParameterSet.theta())"
@@ -47,9 +48,9 @@ def check_theta_bench(theta: np.ndarray, bench: np.ndarray) -> None:
     check_float64(theta)
     check_float64(bench)
     if theta.shape[0] != THETA_SIZE:
-        raise ValueError(THETA_MESSAGE)
+        raise ConfigurationError(THETA_MESSAGE)
     if bench.shape[0] != BENCH_SIZE:
-        raise ValueError(BENCH_MESSAGE)
+        raise ConfigurationError(BENCH_MESSAGE)
 
 
 @njit(cache=True, inline="always")
@@ -59,9 +60,9 @@ def check_record_theta(servo: np.ndarray, theta: np.ndarray) -> None:
     check_float64(servo)
     check_float64(theta)
     if servo.shape[0] != SERVO_STATE_SIZE:
-        raise ValueError(SERVO_MESSAGE)
+        raise ConfigurationError(SERVO_MESSAGE)
     if theta.shape[0] != THETA_SIZE:
-        raise ValueError(THETA_MESSAGE)
+        raise ConfigurationError(THETA_MESSAGE)
 
 
 @njit(cache=True, inline="always")
@@ -70,5 +71,5 @@ def check_servo(servo: np.ndarray, theta: np.ndarray, bench: np.ndarray) -> None
     TypeError unless they are float64 arrays)."""
     check_float64(servo)
     if servo.shape[0] != SERVO_STATE_SIZE:
-        raise ValueError(SERVO_MESSAGE)
+        raise ConfigurationError(SERVO_MESSAGE)
     check_theta_bench(theta, bench)

@@ -9,6 +9,7 @@ port (``/dev/ttyUSB0``); ``ethercat`` drives (the eRob) on a network interface
 from __future__ import annotations
 
 from frictionsim import schema
+from frictionsim.errors import ConfigurationError
 from frictionsim.hw.servo import BenchServo
 
 FAMILIES = ("dynamixel", "feetech", "ethercat")
@@ -26,11 +27,11 @@ def open_servo(motor: str, port: str, servo_id: int = 1, protocol: int | None = 
     seconds a serial servo's reply is waited for (None: the bus's default)."""
     family = schema.get_actuator(motor).hardware.family
     if protocol is not None and family != "dynamixel":
-        raise ValueError(f"{motor} is a {family or 'non-serial'} servo; --protocol applies to "
-                         "Dynamixel servos")
+        raise ConfigurationError(f"{motor} is a {family or 'non-serial'} servo; --protocol applies to "
+                                 "Dynamixel servos")
     if reply_timeout is not None and family not in ("dynamixel", "feetech"):
-        raise ValueError(f"{motor} is a {family or 'non-serial'} servo; --reply-timeout applies "
-                         "to serial servos")
+        raise ConfigurationError(f"{motor} is a {family or 'non-serial'} servo; --reply-timeout applies "
+                                 "to serial servos")
     timeout = {} if reply_timeout is None else {"timeout": reply_timeout}
     if family == "dynamixel":
         from frictionsim.hw.dynamixel.servo import DynamixelServo
@@ -45,5 +46,5 @@ def open_servo(motor: str, port: str, servo_id: int = 1, protocol: int | None = 
         from frictionsim.hw.ethercat.servo import open_erob
 
         return open_erob(port, motor, slave=servo_id - 1)
-    raise ValueError(f"{motor} cannot be driven: its declaration names no hardware family "
-                     f"(one of {', '.join(FAMILIES)})")
+    raise ConfigurationError(f"{motor} cannot be driven: its declaration names no hardware family "
+                             f"(one of {', '.join(FAMILIES)})")

@@ -25,6 +25,7 @@ import numpy as np
 from frictionsim import trajectories
 from frictionsim.atomic import write_json
 from frictionsim.bench_setup import BenchSetup
+from frictionsim.errors import ConfigurationError
 from frictionsim.hw.servo import BenchServo, ServoError
 from frictionsim.logs import load_log
 
@@ -117,7 +118,7 @@ def record(servo: BenchServo, trajectory: str, setup: BenchSetup, path: Path, ra
     the partial log and making the servo safe.
     """
     if not rate > 0:
-        raise ValueError(f"rate = {rate!r} must be positive")
+        raise ConfigurationError(f"rate = {rate!r} must be positive")
     target = trajectories.get_trajectory(trajectory)
     clock = clock or Clock()
     header = {**setup.header(), "motor": servo.motor, "trajectory": trajectory, "rate": rate}

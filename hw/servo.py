@@ -10,8 +10,10 @@ from __future__ import annotations
 
 from typing import Protocol
 
+from frictionsim.errors import FrictionsimError
 
-class ServoError(RuntimeError):
+
+class ServoError(FrictionsimError, RuntimeError):
     """A servo that did not answer, answered garbage, or reported an error."""
 
 

@@ -16,6 +16,7 @@ from functools import cached_property
 import numpy as np
 from numba import njit, prange
 
+from frictionsim.errors import ConfigurationError
 from frictionsim.layout import ARMATURE, DT, SUPPLY, THETA_SIZE
 from frictionsim.logs import Log
 from frictionsim.pendulum import load_inertia
@@ -85,7 +86,7 @@ class PackedLogs:
         """
         thetas = np.ascontiguousarray(np.atleast_2d(thetas), dtype=np.float64)
         if thetas.shape[1] != THETA_SIZE:
-            raise ValueError(f"theta vectors must have length {THETA_SIZE}, got {thetas.shape[1]}")
+            raise ConfigurationError(f"theta vectors must have length {THETA_SIZE}, got {thetas.shape[1]}")
         inertia = self.load_inertia[None, :] + thetas[:, ARMATURE, None]
         if not (inertia > 0).all():
             j = int(np.argmax((inertia <= 0).any(axis=0)))
@@ -109,7 +110,7 @@ class PackedLogs:
         elif kernel == "scalar":
             batched_errors(*args)
         else:
-            raise ValueError(f"kernel must be 'lockstep' or 'scalar', got {kernel!r}")
+            raise ConfigurationError(f"kernel must be 'lockstep' or 'scalar', got {kernel!r}")
         return out
 
 

@@ -6,11 +6,12 @@ import math
 
 import numpy as np
 
+from frictionsim.errors import FrictionsimError
 from frictionsim.layout import ARMATURE
 from frictionsim.pendulum import load_inertia
 
 
-class SimulationError(ArithmeticError):
+class SimulationError(FrictionsimError, ArithmeticError):
     """A simulation that cannot give a meaningful result: zero inertia, a non-finite state,
     or an event-driven run that exceeded its work bound. The message names the log (and
     the parameters when known) and what went wrong."""

@@ -51,6 +51,7 @@ from enum import StrEnum
 import numpy as np
 from scipy.integrate import solve_ivp
 
+from frictionsim.errors import ConfigurationError
 from frictionsim.solvers import METHODS
 from frictionsim.solvers.errors import SimulationError
 from frictionsim.solvers.joint_friction import clip_friction
@@ -185,17 +186,17 @@ class Tolerances:
 
     def __post_init__(self) -> None:
         if self.method not in METHODS:
-            raise ValueError(f"method {self.method!r}: expected one of {', '.join(METHODS)}")
+            raise ConfigurationError(f"method {self.method!r}: expected one of {', '.join(METHODS)}")
         if not (0 < self.rtol < 1 and 0 < self.atol < 1):
-            raise ValueError(f"tolerances must be positive and below 1 (rtol={self.rtol}, "
-                             f"atol={self.atol})")
+            raise ConfigurationError(f"tolerances must be positive and below 1 (rtol={self.rtol}, "
+                                     f"atol={self.atol})")
         if self.max_nfev < 1 or self.max_events < 1:
-            raise ValueError(f"max_nfev ({self.max_nfev}) and max_events ({self.max_events}) "
-                             "must be at least 1")
+            raise ConfigurationError(f"max_nfev ({self.max_nfev}) and max_events ({self.max_events}) "
+                                     "must be at least 1")
         if self.delta is None:
             self.delta = max(1e4 * self.atol, 1e-8)
         if self.delta <= 10 * self.atol:
-            raise ValueError(
+            raise ConfigurationError(
                 f"velocity margin delta={self.delta:g} must exceed 10·atol = {10 * self.atol:g}: "
                 "below it, the zero-velocity event could re-detect the rest it starts from"
             )

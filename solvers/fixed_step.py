@@ -53,6 +53,7 @@ import numpy as np
 from numba import njit
 
 from frictionsim.actuator_laws import motor_torque
+from frictionsim.errors import ConfigurationError
 from frictionsim.layout import SCHEME, SEMI_IMPLICIT, SERVO_REPORTED, SERVO_STATE_SIZE
 from frictionsim.plant import bench_torques
 from frictionsim.servo_bank import period_servo, reset_servo, step_servo
@@ -101,7 +102,7 @@ def step(
     not positive."""
     check_theta_bench(theta, bench)
     if not dt > 0.0:
-        raise ValueError("step: dt must be positive (s)")
+        raise ConfigurationError("step: dt must be positive (s)")
     return bench_step(q, v, u, enable, dt, theta, bench)
 
 
@@ -145,7 +146,7 @@ def servo_step(servo: np.ndarray, q_target: float, q: float, v: float, enable: f
     has the wrong length or dt is not positive."""
     check_servo(servo, theta, bench)
     if not dt > 0.0:
-        raise ValueError("servo_step: dt must be positive (s)")
+        raise ConfigurationError("servo_step: dt must be positive (s)")
     u = period_servo(servo, theta, bench, q_target, q, v, enable, logged_vin, dt, False)
     step_servo(servo, theta, v)
     return bench_step(q, v, u, enable, dt, theta, bench)
@@ -186,16 +187,16 @@ def check_log_arrays(goal: np.ndarray, enable: np.ndarray, supply: np.ndarray,
     check_float64(supply)
     n = goal.shape[0]
     if n == 0:
-        raise ValueError("the goal has no entry")
+        raise ConfigurationError("the goal has no entry")
     if enable.shape[0] != n:
-        raise ValueError("enable must have the length of goal")
+        raise ConfigurationError("enable must have the length of goal")
     if supply.shape[0] != n:
-        raise ValueError("supply must have the length of goal (NaN where none was logged)")
+        raise ConfigurationError("supply must have the length of goal (NaN where none was logged)")
     check_theta_bench(theta, bench)
     if not dt > 0.0:
-        raise ValueError("dt must be positive (s)")
+        raise ConfigurationError("dt must be positive (s)")
     if delay_too_long(theta, dt):
-        raise ValueError(DELAY_MESSAGE)
+        raise ConfigurationError(DELAY_MESSAGE)
 
 
 @njit(cache=True)
@@ -216,7 +217,7 @@ def rollout_error(
     """
     check_log_arrays(goal, enable, supply, theta, bench, dt)
     if position.shape[0] != goal.shape[0]:
-        raise ValueError("position must have the length of goal")
+        raise ConfigurationError("position must have the length of goal")
     return log_error(goal, enable, supply, position, v0, theta, bench, dt)
 
 
@@ -265,9 +266,9 @@ def rollout_substeps(
     check_float64(out_q)
     check_float64(out_v)
     if out_q.shape[0] < goal.shape[0] or out_v.shape[0] < goal.shape[0]:
-        raise ValueError("out_q and out_v must hold at least as many entries as goal")
+        raise ConfigurationError("out_q and out_v must hold at least as many entries as goal")
     if substeps < 1:
-        raise ValueError("substeps must be at least 1")
+        raise ConfigurationError("substeps must be at least 1")
     q = q0
     v = v0
     servo = np.empty(SERVO_STATE_SIZE)

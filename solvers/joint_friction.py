@@ -34,6 +34,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+from frictionsim.errors import ConfigurationError
 from frictionsim.vector_checks import check_float64
 
 #: Most joints a problem may have (scratch arrays are sized for it).
@@ -200,18 +201,18 @@ def clip_friction(mass_matrix: np.ndarray, tau: np.ndarray, v: np.ndarray, budge
     check_float64(mass_matrix)
     n = tau.shape[0]
     if n > MAX_JOINTS:
-        raise ValueError("clip_friction takes at most MAX_JOINTS = 32 joints")
+        raise ConfigurationError("clip_friction takes at most MAX_JOINTS = 32 joints")
     if not dt > 0.0:
-        raise ValueError("clip_friction: dt must be positive (s)")
+        raise ConfigurationError("clip_friction: dt must be positive (s)")
     out = np.empty(n)
     work = np.empty(WORK_SIZE)
     status = clip_friction_into(mass_matrix, tau, v, budget, dt, out, work)
     if status == BAD_SIZES:
-        raise ValueError("clip_friction: mass_matrix must be n × n and v, budget of length n "
-                         "(n = len(tau), 1 to 32)")
+        raise ConfigurationError("clip_friction: mass_matrix must be n × n and v, budget of length n "
+                                 "(n = len(tau), 1 to 32)")
     if status == NOT_CONVERGED:
-        raise ValueError("clip_friction: the active-set solve did not converge (a degenerate "
-                         "problem: check that M is symmetric positive definite)")
+        raise ConfigurationError("clip_friction: the active-set solve did not converge (a degenerate "
+                                 "problem: check that M is symmetric positive definite)")
     return out
 
 

@@ -26,6 +26,7 @@ from __future__ import annotations
 import math
 
 from frictionsim import schema
+from frictionsim.errors import ConfigurationError
 from frictionsim.params import ParameterSet
 
 STOP_IN_ONE_STEP = 0.9999
@@ -34,7 +35,7 @@ STOP_IN_ONE_STEP = 0.9999
 DCMOTOR_MUJOCO = "3.12"
 
 
-class NotExportable(ValueError):
+class NotExportable(ConfigurationError):
     """A parameter set MuJoCo's attributes cannot express (M2–M6)."""
 
 
@@ -45,13 +46,13 @@ def check_export_arguments(joint: str, kp: float | None, vin: float | None,
     number, a timestep outside (0, 1] s."""
     if not isinstance(joint, str) or not joint.strip() or joint != joint.strip() \
             or any(c in joint for c in '"<>&\'') or not joint.isprintable():
-        raise ValueError(f"joint name {joint!r}: give the joint's name as in your model (not "
-                         "empty; no quotes, <, >, & or surrounding spaces)")
+        raise ConfigurationError(f"joint name {joint!r}: give the joint's name as in your model (not "
+                                 "empty; no quotes, <, >, & or surrounding spaces)")
     for name, value in (("kp", kp), ("vin", vin)):
         if value is not None and not (math.isfinite(value) and value > 0):
-            raise ValueError(f"{name} {value!r} must be a positive finite number")
+            raise ConfigurationError(f"{name} {value!r} must be a positive finite number")
     if not (math.isfinite(timestep) and 0 < timestep <= 1.0):
-        raise ValueError(f"timestep {timestep!r} s must be in (0, 1]")
+        raise ConfigurationError(f"timestep {timestep!r} s must be in (0, 1]")
 
 
 def _comment(text: str) -> str:
@@ -215,7 +216,7 @@ def export_dcmotor(params: ParameterSet, joint: str = "servo", kp: float | None 
     if lugre is not None:
         if len(lugre) != 5 or not all(math.isfinite(x) and x >= 0 for x in lugre) \
                 or not lugre[0] > 0:
-            raise ValueError(f"lugre {lugre!r}: five numbers ≥ 0, the stiffness > 0")
+            raise ConfigurationError(f"lugre {lugre!r}: five numbers ≥ 0, the stiffness > 0")
         attributes["lugre"] = " ".join(f"{x:.9g}" for x in lugre)
         attributes["damping"] = f"{v['friction_viscous']:.9g}"
         friction = 'frictionloss="0" damping="0"'

@@ -73,6 +73,7 @@ from numba import carray, cfunc, types
 from numba.extending import intrinsic
 
 from frictionsim import schema
+from frictionsim.errors import ConfigurationError
 from frictionsim.friction import friction_budget
 from frictionsim.layout import (
     ARMATURE,
@@ -83,6 +84,7 @@ from frictionsim.layout import (
     THETA_SIZE,
 )
 from frictionsim.learned_files import LearnedActuator
+from frictionsim.limits import control_substeps
 from frictionsim.params import ParameterSet
 from frictionsim.servo_bank import WORK_SIZE as BANK_WORK_SIZE
 from frictionsim.servo_bank import ServoBank, bank_period, bank_reset, bank_step
@@ -454,9 +456,9 @@ class ServoModel:
     def __init__(self, mjcf, servos: list[JointServo], friction: str = "budget",
                  control_period: float = 0.005) -> None:
         if friction not in MODES:
-            raise ValueError(f"friction mode {friction!r}: expected one of {', '.join(MODES)}")
+            raise ConfigurationError(f"friction mode {friction!r}: expected one of {', '.join(MODES)}")
         if not servos or len(servos) > MAX_JOINTS:
-            raise ValueError(f"1 to {MAX_JOINTS} servos, got {len(servos)}")
+            raise ConfigurationError(f"1 to {MAX_JOINTS} servos, got {len(servos)}")
         self.servos = list(servos)
         self.friction = friction
         self._warn_scheme()
@@ -466,8 +468,8 @@ class ServoModel:
         for servo, theta in zip(self.servos, self._thetas):
             joint = joints.get(servo.joint)
             if joint is None:
-                raise ValueError(f"the model has no joint {servo.joint!r} (joints: "
-                                 f"{', '.join(joints)})")
+                raise ConfigurationError(f"the model has no joint {servo.joint!r} (joints: "
+                                         f"{', '.join(joints)})")
             physics = _physics(servo)
             values = physics.values if physics is not None else {}
             # The servo's reflected rotor inertia adds to what the model already gives the
@@ -495,13 +497,10 @@ class ServoModel:
         self.model = spec.compile()
         self.qpos_adr, self.dofs = check_hinges(self.model, [s.joint for s in self.servos])
         if self.model.nv > MAX_JOINTS:
-            raise ValueError(f"the model has {self.model.nv} dofs; the adapter takes up to "
-                             f"{MAX_JOINTS}")
+            raise ConfigurationError(f"the model has {self.model.nv} dofs; the adapter takes up to "
+                                     f"{MAX_JOINTS}")
         dt = float(self.model.opt.timestep)
-        substeps = control_period / dt
-        if not (control_period > 0 and abs(substeps - round(substeps)) < 1e-9 and substeps >= 1):
-            raise ValueError(f"control period {control_period:g} s must be a multiple of the "
-                             f"model's timestep {dt:g} s")
+        control_substeps(control_period, dt)
         self.period = control_period
         check_delay_reach(self.servos, control_period)
         self._row = self._register(user0, size, dt)
@@ -675,7 +674,7 @@ def _spec(mjcf):
             return mujoco.MjSpec.from_string(text)
         return mujoco.MjSpec.from_file(text)
     except (ValueError, OSError) as e:
-        raise ValueError(f"{text[:80]}: not a usable MJCF model ({e})") from None
+        raise ConfigurationError(f"{text[:80]}: not a usable MJCF model ({e})") from None
 
 
 def bench_mjcf(mass: float, length: float, arm_mass: float, dt: float) -> str:
@@ -684,7 +683,7 @@ def bench_mjcf(mass: float, length: float, arm_mass: float, dt: float) -> str:
     g = −9.80665, timestep ``dt``, no joint limit."""
     total = mass + arm_mass
     if not total > 0:
-        raise ValueError(f"the bench has no mass (mass {mass} kg, arm mass {arm_mass} kg)")
+        raise ConfigurationError(f"the bench has no mass (mass {mass} kg, arm mass {arm_mass} kg)")
     com = (mass * length + arm_mass * length / 2) / total
     about_joint = mass * length**2 + (arm_mass / 3) * length**2
     inertia = max(about_joint - total * com**2, 1e-10 * about_joint)

@@ -24,10 +24,12 @@ from pathlib import Path
 import numpy as np
 from numba import njit
 
+from frictionsim.errors import ConfigurationError, MissingExtra
+
 try:
     import mujoco
 except ImportError:  # pragma: no cover - exercised only without the extra
-    raise ImportError("MuJoCo is not installed: pip install 'frictionsim[mujoco]'") from None
+    raise MissingExtra("MuJoCo is not installed: pip install 'frictionsim[mujoco]'") from None
 
 
 def library_path() -> Path:
@@ -37,7 +39,7 @@ def library_path() -> Path:
         found = sorted(folder.glob(pattern))
         if found:
             return found[0]
-    raise ImportError(f"MuJoCo's shared library was not found in {folder}")
+    raise MissingExtra(f"MuJoCo's shared library was not found in {folder}")
 
 
 _lib = ctypes.CDLL(os.fspath(library_path()))
@@ -99,12 +101,13 @@ def check_hinges(model, joints: list[str]) -> tuple[np.ndarray, np.ndarray]:
         jid = mujoco.mj_name2id(model, mujoco.mjtObj.mjOBJ_JOINT, name)
         if jid < 0:
             names = [mujoco.mj_id2name(model, mujoco.mjtObj.mjOBJ_JOINT, i) for i in range(model.njnt)]
-            raise ValueError(f"the model has no joint {name!r} (joints: {', '.join(map(str, names))})")
+            raise ConfigurationError(f"the model has no joint {name!r} (joints: "
+                                     f"{', '.join(map(str, names))})")
         if int(model.jnt_type[jid]) != int(mujoco.mjtJoint.mjJNT_HINGE):
-            raise ValueError(f"joint {name!r} is not a hinge joint: a servo is rotary (a slide "
-                             "joint would take its torque as a force and its angle as metres)")
+            raise ConfigurationError(f"joint {name!r} is not a hinge joint: a servo is rotary (a slide "
+                                     "joint would take its torque as a force and its angle as metres)")
         if int(model.jnt_qposadr[jid]) in qpos:
-            raise ValueError(f"joint {name!r} has two servos; one servo drives one joint")
+            raise ConfigurationError(f"joint {name!r} has two servos; one servo drives one joint")
         qpos.append(int(model.jnt_qposadr[jid]))
         dofs.append(int(model.jnt_dofadr[jid]))
     return np.array(qpos, dtype=np.int64), np.array(dofs, dtype=np.int64)

@@ -30,10 +30,12 @@ import numpy as np
 from numba import njit
 
 from frictionsim import layout
+from frictionsim.errors import ConfigurationError
 from frictionsim.firmware import firmware_settings
 from frictionsim.friction import friction_budget
 from frictionsim.layout import ARMATURE, SERVO_REPORTED
 from frictionsim.learned_files import LearnedActuator
+from frictionsim.limits import control_substeps
 from frictionsim.params import ParameterSet
 from frictionsim.servo_bank import (
     ServoBank,
@@ -110,8 +112,8 @@ def draw_servos(servos: list[JointServo], n: int, seed: int = 0) -> list[list[Jo
     (``Robot(model, servos)``) and MuJoCo (``ServoModel(mjcf, servos)``) alike. ValueError
     when no servo has ranges."""
     if not any(isinstance(s.params, ParameterSet) and s.params.ranges for s in servos):
-        raise ValueError("no servo's parameters have ranges to draw within (identify "
-                         "--uncertainty writes them into the parameter file)")
+        raise ConfigurationError("no servo's parameters have ranges to draw within (identify "
+                                 "--uncertainty writes them into the parameter file)")
     rng = np.random.default_rng(seed)
     out = []
     for _ in range(n):
@@ -256,10 +258,10 @@ def check_delay_reach(servos: list[JointServo], period: float) -> None:
     ``layout.MAX_OBSERVATION_PERIODS`` control periods of ``period`` s."""
     for s in servos:
         if delay_too_long(s.theta(), period):
-            raise ValueError(f"servo on {s.joint}: observation_delay "
-                             f"{s.params.values['observation_delay']:g} s reaches back more than "
-                             f"{layout.MAX_OBSERVATION_PERIODS} control periods "
-                             f"({layout.MAX_OBSERVATION_PERIODS * period:g} s)")
+            raise ConfigurationError(f"servo on {s.joint}: observation_delay "
+                                     f"{s.params.values['observation_delay']:g} s reaches back more than "
+                                     f"{layout.MAX_OBSERVATION_PERIODS} control periods "
+                                     f"({layout.MAX_OBSERVATION_PERIODS * period:g} s)")
 
 
 @dataclass
@@ -288,22 +290,18 @@ class Robot:
                  scheme: str | None = None) -> None:
         self.model = load_model(model)
         if not 1 <= self.model.nv <= MAX_JOINTS:
-            raise ValueError(f"the model has {self.model.nv} dofs; frictionsim's simulators take "
-                             f"1 to {MAX_JOINTS}")
+            raise ConfigurationError(f"the model has {self.model.nv} dofs; frictionsim's simulators take "
+                                     f"1 to {MAX_JOINTS}")
         self.data = mujoco.MjData(self.model)
         self.servos = list(servos)
         self.qadr, self.dofs = check_hinges(self.model, [s.joint for s in self.servos])
         self.dt = float(self.model.opt.timestep)
-        substeps = control_period / self.dt
-        if not (control_period > 0 and abs(substeps - round(substeps)) < 1e-9 and substeps >= 1):
-            raise ValueError(f"control period {control_period:g} s must be a multiple of the "
-                             f"model's timestep {self.dt:g} s")
-        self.substeps = int(round(substeps))
+        self.substeps = control_substeps(control_period, self.dt)
         self.period = control_period
         schemes = {s.params.scheme for s in self.servos}
         if scheme is None and len(schemes) > 1:
-            raise ValueError("the servos' parameter files were identified with different schemes "
-                             f"({', '.join(sorted(schemes))}); choose one")
+            raise ConfigurationError("the servos' parameter files were identified with different schemes "
+                                     f"({', '.join(sorted(schemes))}); choose one")
         self.scheme = scheme or schemes.pop()
         self.thetas = np.array([s.theta(self.scheme) for s in self.servos])
         self.benches = np.array([s.firmware(self.period) for s in self.servos])
@@ -322,19 +320,19 @@ class Robot:
         q = self.model.qpos0.copy() if q0 is None else np.asarray(q0, dtype=float).copy()
         v = np.zeros(self.nv) if v0 is None else np.asarray(v0, dtype=float).copy()
         if q.shape != (self.nq,) or v.shape != (self.nv,):
-            raise ValueError(f"q0 needs {self.nq} values (the model's positions, qpos) and v0 "
-                             f"{self.nv} (its dofs)")
+            raise ConfigurationError(f"q0 needs {self.nq} values (the model's positions, qpos) and v0 "
+                                     f"{self.nv} (its dofs)")
         if not (np.all(np.isfinite(q)) and np.all(np.isfinite(v))):
-            raise ValueError("q0 and v0 must be finite")
+            raise ConfigurationError("q0 and v0 must be finite")
         return q, v
 
     def _inputs(self, goals, enable) -> tuple[np.ndarray, np.ndarray]:
         goals = np.ascontiguousarray(goals, dtype=float)
         if goals.ndim != 2 or goals.shape[1] != len(self.servos):
-            raise ValueError(f"goals must be (steps, {len(self.servos)}): one column per servo")
+            raise ConfigurationError(f"goals must be (steps, {len(self.servos)}): one column per servo")
         enable = np.ones_like(goals) if enable is None else np.ascontiguousarray(enable, float)
         if enable.shape != goals.shape:
-            raise ValueError("enable must have the shape of goals")
+            raise ConfigurationError("enable must have the shape of goals")
         return goals, enable
 
     def fixed_step(self, goals, enable=None, q0=None, v0=None) -> RobotRun:
@@ -368,8 +366,8 @@ class Robot:
         import time
 
         if self.nq != self.nv:
-            raise ValueError("the event-driven engine takes models whose positions are their "
-                             "dofs; this one has free or ball joints (nq ≠ nv): use fixed_step")
+            raise ConfigurationError("the event-driven engine takes models whose positions are their "
+                                     "dofs; this one has free or ball joints (nq ≠ nv): use fixed_step")
         goals, enable = self._inputs(goals, enable)
         q, v = self._initial(q0, v0)
         mech = RobotMechanism(self)
@@ -437,4 +435,4 @@ def load_model(model):
     try:
         return mujoco.MjModel.from_xml_path(text)
     except (ValueError, OSError) as e:
-        raise ValueError(f"{text}: not a usable MJCF model ({e})") from None
+        raise ConfigurationError(f"{text}: not a usable MJCF model ({e})") from None

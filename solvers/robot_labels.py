@@ -26,6 +26,7 @@ import numpy as np
 from numba import njit
 
 from frictionsim.actuator_net import HISTORY, N_INPUTS, STRIDE
+from frictionsim.errors import ConfigurationError
 from frictionsim.servo_bank import ServoBank, bank_period, bank_reset, new_bank
 from frictionsim.servo_unit import NO_LOG
 from frictionsim.solvers.robot import Robot, gather, physics_scratch, physics_steps
@@ -38,9 +39,9 @@ def residual_labels(robot: Robot, goals: np.ndarray, counts: np.ndarray, q: np.n
     ``v``: rows × servos in the model's convention; ``counts``: control periods each row's
     goal is held (:func:`frictionsim.experiments.robots.recorded.hold_counts`)."""
     if robot.nv != len(robot.servos) or robot.nq != robot.nv:
-        raise ValueError("torque labels need every dof of the model to carry a servo (a passive "
-                         f"dof's state is not recorded): {robot.nv} dofs, "
-                         f"{len(robot.servos)} servos")
+        raise ConfigurationError("torque labels need every dof of the model to carry a servo (a passive "
+                                 f"dof's state is not recorded): {robot.nv} dofs, "
+                                 f"{len(robot.servos)} servos")
     goals, q, v = (np.ascontiguousarray(a, dtype=float) for a in (goals, q, v))
     out = np.empty((len(goals) - 1, len(robot.servos)))
     # the physical model only: a network's torque is what the labels measure

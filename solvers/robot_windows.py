@@ -29,6 +29,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from frictionsim import layout
+from frictionsim.errors import ConfigurationError
 from frictionsim.servo_bank import new_bank
 from frictionsim.solvers.mujoco_dynamics import mujoco
 from frictionsim.solvers.robot import Robot, fixed_step_run
@@ -53,28 +54,28 @@ class RecordedWindow:
         ns = self.goals.shape[1] if self.goals.ndim == 2 else -1
         if ns < 1 or self.q0.shape != (ns,) or self.v0.shape != (ns,) \
                 or self.measured.shape != (len(self.rows), ns):
-            raise ValueError(f"window {self.name}: goals (steps × servos), q0, v0 (servos) and "
-                             "measured (rows × servos) disagree in shape")
+            raise ConfigurationError(f"window {self.name}: goals (steps × servos), q0, v0 (servos) and "
+                                     "measured (rows × servos) disagree in shape")
         if len(self.rows) < 2 or self.rows[0] != 0 or np.any(np.diff(self.rows) < 1) \
                 or self.rows[-1] >= len(self.goals):
-            raise ValueError(f"window {self.name}: rows must start at 0, increase, and fall "
-                             "inside the goals")
+            raise ConfigurationError(f"window {self.name}: rows must start at 0, increase, and fall "
+                                     "inside the goals")
 
 
 class RobotWindows:
     """The windows' errors for candidate rows ``[theta | δ]`` (see the module docstring), on
     ``robot``'s model, firmware settings and scheme, with ``threads`` threads (each its own
-    ``MjData``). Duck-types :class:`~frictionsim.solvers.batch.PackedLogs` for the fitter:
-    ``errors``, ``names``, ``n_logs``."""
+    ``MjData``): an :class:`~frictionsim.experiments.identification.fitter.Evaluator` of the
+    fitter, as the bench's :class:`~frictionsim.solvers.batch.PackedLogs` is."""
 
     def __init__(self, robot: Robot, windows: list[RecordedWindow], threads: int = 2) -> None:
         if not windows:
-            raise ValueError("no windows to fit on")
+            raise ConfigurationError("no windows to fit on")
         ns = len(robot.servos)
         for w in windows:
             if w.goals.shape[1] != ns:
-                raise ValueError(f"window {w.name}: {w.goals.shape[1]} servo columns, the robot "
-                                 f"has {ns} servos")
+                raise ConfigurationError(f"window {w.name}: {w.goals.shape[1]} servo columns, the robot "
+                                         f"has {ns} servos")
         self.robot = robot
         self.windows = list(windows)
         self.threads = max(1, int(threads))
@@ -101,13 +102,13 @@ class RobotWindows:
         physics (a hybrid; for a pure network, candidates of the bare joint); None: none."""
         candidates = np.atleast_2d(np.asarray(candidates, dtype=float))
         if candidates.shape[1] != self.width:
-            raise ValueError(f"candidates need {self.width} columns (theta and one offset per "
-                             f"servo), got {candidates.shape[1]}")
+            raise ConfigurationError(f"candidates need {self.width} columns (theta and one offset per "
+                                     f"servo), got {candidates.shape[1]}")
         if nets is None:
             nets = np.zeros((len(candidates), 1))
         nets = np.atleast_2d(np.asarray(nets, dtype=float))
         if len(nets) != len(candidates):
-            raise ValueError(f"{len(nets)} networks for {len(candidates)} candidates")
+            raise ConfigurationError(f"{len(nets)} networks for {len(candidates)} candidates")
         out = np.full((len(candidates), len(self.windows)), np.inf)
         jobs = [(c, w) for c in range(len(candidates)) for w in range(len(self.windows))]
         if self.threads == 1:

@@ -140,20 +140,21 @@ def test_the_installed_cli_finds_data_from_the_environment_only(wheel_env, user_
     assert missing.returncode != 0 and "FRICTIONSIM_DATA" in missing.stderr
 
 
-def readme_python_blocks() -> list[str]:
-    text = (ROOT / "README.md").read_text()
+def python_blocks(page: str) -> list[str]:
+    """The Python examples of a page of the documentation (README.md, docs/…)."""
+    text = (ROOT / page).read_text()
     return re.findall(r"```python\n(.*?)```", text, flags=re.DOTALL)
 
 
-def test_the_readme_python_examples_run_as_written_from_the_wheel(wheel_env, user_project):
+def test_the_documented_python_examples_run_as_written_from_the_wheel(wheel_env, user_project):
     if not DATA.is_dir():
         pytest.skip("shared data not found")
     python, _, _, _ = wheel_env
-    blocks = readme_python_blocks()
+    blocks = [(page, b) for page in ("README.md", "docs/python.md") for b in python_blocks(page)]
     assert len(blocks) >= 3
-    for i, block in enumerate(blocks):
-        script = user_project / f"readme_{i}.py"
+    for i, (page, block) in enumerate(blocks):
+        script = user_project / f"example_{i}.py"
         script.write_text(block)
         out = run([python, script], user_project, FRICTIONSIM_DATA=str(DATA),
                   MPLBACKEND="Agg")
-        assert out.returncode == 0, f"README example {i} failed:\n{block}\n{out.stderr}"
+        assert out.returncode == 0, f"{page} example {i} failed:\n{block}\n{out.stderr}"

@@ -47,10 +47,12 @@ def commands(out: Path) -> dict[str, list[str]]:
     }
 
 
-def python_runs(proc: subprocess.Popen) -> None:
-    """Wait until the interpreter handles SIGINT (its bit in /proc's SigCgt): before that, in
-    the first milliseconds of the interpreter's own start, no program can handle a signal (on
-    a busy machine those milliseconds can stretch)."""
+def handlers_in_place(proc: subprocess.Popen) -> None:
+    """Wait until frictionsim handles the signals: its SIGTERM bit in /proc's SigCgt, which
+    only frictionsim's own handlers set (the interpreter catches SIGINT alone). They are in
+    place from the first line of ``frictionsim/__init__.py`` (frictionsim.startup), before
+    the package's imports; before that, in the interpreter's own start, no program can handle
+    a signal (on a busy machine those milliseconds can stretch)."""
     status = Path(f"/proc/{proc.pid}/status")
     deadline = time.monotonic() + 30
     while time.monotonic() < deadline and proc.poll() is None:
@@ -59,9 +61,9 @@ def python_runs(proc: subprocess.Popen) -> None:
                           if line.startswith("SigCgt:"))
         except (OSError, StopIteration):
             return  # no /proc: the random delays start at 0.2 s anyway
-        if int(caught.split()[1], 16) & (1 << (signal.SIGINT - 1)):
+        if int(caught.split()[1], 16) & (1 << (signal.SIGTERM - 1)):
             return
-        time.sleep(0.005)
+        time.sleep(0.001)
 
 
 def check_outputs(folder: Path) -> None:
@@ -81,8 +83,8 @@ def test_an_interrupt_at_any_moment_exits_130_with_one_line(name, busy_cores, tm
         out.mkdir()
         proc = subprocess.Popen([*FRICTIONSIM, *commands(out)[name]], cwd=out,
                                 stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
-        python_runs(proc)
-        time.sleep(rng.uniform(0.2, 3.0))
+        handlers_in_place(proc)
+        time.sleep(rng.uniform(0.0, 3.0))
         proc.send_signal(signal.SIGINT)
         _, err = proc.communicate(timeout=120)
         lines = [line for line in err.splitlines() if line.strip() and
@@ -98,6 +100,36 @@ def test_an_interrupt_at_any_moment_exits_130_with_one_line(name, busy_cores, tm
                             str(XL330 / "processed" / "2026-01-15_10h28m42.json")],
                            capture_output=True, text=True, timeout=300)
     assert again.returncode == 0, again.stderr
+
+
+@pytest.mark.parametrize("sig,code", [(signal.SIGINT, 130), (signal.SIGTERM, 143)],
+                         ids=["SIGINT", "SIGTERM"])
+def test_a_signal_while_frictionsim_is_still_importing_exits_with_one_line(sig, code,
+                                                                           busy_cores):
+    """The signal lands as soon as frictionsim's start-up handlers are in place, while
+    ``import frictionsim`` is still loading (numpy, the kernel cache's check, the actuator
+    declarations): one line and 128 + signal, not a traceback and −2. The handlers come
+    before every import of the package but ``sys`` and the stdlib-only start-up module."""
+    import ast
+
+    import frictionsim
+
+    body = ast.parse(Path(frictionsim.__file__).read_text()).body
+    first_if = next(i for i, node in enumerate(body) if isinstance(node, ast.If))
+    before = [node for node in body[:first_if] if isinstance(node, (ast.Import, ast.ImportFrom))]
+    assert [ast.unparse(n) for n in before] == ["import sys as _sys",
+                                                "from frictionsim import startup as _startup"]
+    assert "_startup.guard" in ast.unparse(body[first_if])
+    for _ in range(3):
+        proc = subprocess.Popen([*FRICTIONSIM, "demo", "--budget", "10"],
+                                stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+        handlers_in_place(proc)
+        proc.send_signal(sig)
+        _, err = proc.communicate(timeout=120)
+        assert proc.returncode == code, err
+        assert [line for line in err.splitlines() if line.strip()] == [
+            f"frictionsim demo: {'interrupted' if sig == signal.SIGINT else 'terminated (SIGTERM)'}"
+        ], err
 
 
 @pytest.mark.skipif(not XL330.is_dir(), reason="shared data not found")

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from frictionsim.errors import ConfigurationError
 from frictionsim.experiments.common.output import table
 from frictionsim.learned_files import LearnedActuator
 from frictionsim.logs import Log
@@ -55,7 +56,7 @@ def labels(files: list[Path]) -> list[str]:
             return names
         deeper = [f for f in files if label(f) in clash]
         if all(depth[f] >= len(f.resolve().parts) - 1 for f in deeper):
-            raise ValueError(f"parameter file {deeper[0]} is given twice")
+            raise ConfigurationError(f"parameter file {deeper[0]} is given twice")
         for f in deeper:
             depth[f] += 1
 

@@ -17,6 +17,7 @@ from pathlib import Path
 
 import numpy as np
 
+from frictionsim.errors import ConfigurationError
 from frictionsim.experiments.common.output import save_figure
 from frictionsim.experiments.common.plots import figure_legend, shade_torque_off
 from frictionsim.experiments.common.progress import progress
@@ -128,13 +129,13 @@ def substeps_of(dts: list[float] | None, period: float) -> list[int]:
     out = []
     for dt in dts:
         if not (math.isfinite(dt) and dt > 0):
-            raise ValueError(f"--dts {dt:g}: a step must be a positive number of seconds")
+            raise ConfigurationError(f"--dts {dt:g}: a step must be a positive number of seconds")
         n = period / dt
         if abs(n - round(n)) > 1e-6 or round(n) < 1:
-            raise ValueError(f"--dts {dt:g}: must divide the log period {period:g} s exactly")
+            raise ConfigurationError(f"--dts {dt:g}: must divide the log period {period:g} s exactly")
         if round(n) > MAX_SUBSTEPS:
-            raise ValueError(f"--dts {dt:g}: {round(n)} steps per log period; at most "
-                             f"{MAX_SUBSTEPS} (dt ≥ {period / MAX_SUBSTEPS:g} s)")
+            raise ConfigurationError(f"--dts {dt:g}: {round(n)} steps per log period; at most "
+                                     f"{MAX_SUBSTEPS} (dt ≥ {period / MAX_SUBSTEPS:g} s)")
         out.append(int(round(n)))
     return out
 
@@ -169,7 +170,7 @@ def crosscheck(params: ParameterSet, logs: list[Log], dts: list[float] | None,
     """Cross-check ``params`` on ``logs`` (one common dt) at the fixed steps ``dts``."""
     periods = {log.dt for log in logs}
     if len(periods) != 1:
-        raise ValueError(f"the logs have different dt ({sorted(periods)}); cross-check them apart")
+        raise ConfigurationError(f"the logs have different dt ({sorted(periods)}); cross-check them apart")
     period = periods.pop()
     substeps = substeps_of(dts, period)
     per_log, shown = {}, None

@@ -12,6 +12,7 @@ import os
 
 import numpy as np
 
+from frictionsim.errors import ConfigurationError
 from frictionsim.logs import Log
 
 #: Percentiles reported (of the periods).
@@ -31,7 +32,7 @@ def period_statistics(dt: np.ndarray, t: np.ndarray | None = None) -> dict:
     """Statistics of the periods ``dt`` (s; reported in ms); ``t``: the timestamps (s) at
     which each period starts, for the worst gaps."""
     if dt.size == 0:
-        raise ValueError("a log with fewer than two entries has no period")
+        raise ConfigurationError("a log with fewer than two entries has no period")
     median = float(np.median(dt))
     stats = {
         "periods": int(dt.size),
@@ -57,16 +58,16 @@ def jitter_report(logs: list[Log]) -> dict:
     per_log = {}
     for log in logs:
         if log.processed:
-            raise ValueError(f"{log.name} is a processed log (resampled every {log.dt:g} s): its "
-                             "timestamps are the grid, not the recording; give the raw logs")
+            raise ConfigurationError(f"{log.name} is a processed log (resampled every {log.dt:g} s): its "
+                                     "timestamps are the grid, not the recording; give the raw logs")
         t = log.column("timestamp")
         dt = np.diff(t)
         if dt.size == 0:
-            raise ValueError(f"{log.name}: fewer than two entries, no period to measure")
+            raise ConfigurationError(f"{log.name}: fewer than two entries, no period to measure")
         if (dt <= 0).any():
             k = int(np.argmax(dt <= 0))
-            raise ValueError(f"{log.name}: timestamps do not increase at entry {k + 1} "
-                             f"({t[k]:g} s then {t[k + 1]:g} s)")
+            raise ConfigurationError(f"{log.name}: timestamps do not increase at entry {k + 1} "
+                                     f"({t[k]:g} s then {t[k + 1]:g} s)")
         per_log[log.name] = period_statistics(dt, t[:-1])
     overall = period_statistics(np.concatenate([periods(log) for log in logs]))
     return {"per_log": per_log, "overall": overall}

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 
+from frictionsim.errors import ConfigurationError
 from frictionsim.experiments.runner.arguments import FIGURE, JSON, add_output_argument, add_progress_argument
 
 DESCRIPTION = (
@@ -44,7 +45,7 @@ def run(args: argparse.Namespace) -> int:
     from frictionsim.experiments.robots.arm2r import arm2r, plot_arm2r
 
     if args.seconds is not None and not 0 < args.seconds <= 60:
-        raise ValueError(f"--seconds {args.seconds:g}: must be in (0, 60]")
+        raise ConfigurationError(f"--seconds {args.seconds:g}: must be in (0, 60]")
     arms = ["mx", "erob"] if args.arm == "both" else [args.arm]
     result = arm2r(arms, args.paths, args.gains, args.models, args.engines, args.seconds,
                    not args.no_progress, args.data)

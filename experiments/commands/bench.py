@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import argparse
 
+from frictionsim.errors import ConfigurationError
 from frictionsim.experiments.runner.arguments import (
     JSON,
     add_output_argument,
     add_progress_argument,
     add_workers_argument,
 )
+from frictionsim.limits import check_budget, check_count
 from frictionsim.schema import MODELS
 
 DESCRIPTION = (
@@ -50,8 +52,8 @@ def run(args: argparse.Namespace) -> int:
     from frictionsim.experiments.common.output import table, write_json
 
     if not (1 <= args.candidates <= MAX_CANDIDATES and 1 <= args.repeats <= MAX_REPEATS):
-        raise ValueError(f"--candidates must be 1 … {MAX_CANDIDATES} and --repeats 1 … "
-                         f"{MAX_REPEATS} (got {args.candidates} and {args.repeats})")
+        raise ConfigurationError(f"--candidates must be 1 … {MAX_CANDIDATES} and --repeats 1 … "
+                                 f"{MAX_REPEATS} (got {args.candidates} and {args.repeats})")
     packed = synthetic_logs()
     print(f"{packed.n_logs} synthetic logs, {packed.n_steps} steps; "
           f"{numba.get_num_threads()} threads")
@@ -75,9 +77,9 @@ def run(args: argparse.Namespace) -> int:
         from frictionsim.experiments.identification.scale import scale_rows
 
         sizes = tuple(args.scale) or (12, 100, 400)
-        if min(sizes) < 1 or max(sizes) > 5000 or not 1 <= args.budget <= 1_000_000:
-            raise ValueError(f"--scale sizes must be 1 … 5000 logs and --budget 1 … 1000000 "
-                             f"(got {', '.join(map(str, sizes))} and {args.budget})")
+        for size in sizes:
+            check_count("--scale", size, 1, 5000, "logs")
+        check_budget(args.budget)
         models = tuple(m for m in args.models if m in ("m1", "m6")) or ("m1", "m6")
         scale = scale_rows(sizes, models, args.budget, show_progress=not args.no_progress)
         print(f"\nscale: six-second virtual-bench logs, identify --budget {args.budget}, "

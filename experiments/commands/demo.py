@@ -21,6 +21,7 @@ from frictionsim.experiments.runner.arguments import (
     recorded,
     seed,
 )
+from frictionsim.limits import check_budget
 from frictionsim.schema import MODELS
 
 DESCRIPTION = (
@@ -73,8 +74,7 @@ def run(args: argparse.Namespace) -> int:
     from frictionsim.params import save_params
     from frictionsim.solvers.rollouts import simulate
 
-    if not 1 <= args.budget <= 1_000_000:
-        raise ValueError(f"--budget must be in [1, 1,000,000] loss evaluations, got {args.budget}")
+    check_budget(args.budget)
     start = time.perf_counter()
     if args.out is None:
         out = fresh_directory(DEFAULT_OUT)

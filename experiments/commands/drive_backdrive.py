@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from frictionsim.errors import ConfigurationError
 from frictionsim.experiments.runner.arguments import FIGURE, JSON, add_actuator_arguments, add_output_argument
 
 DESCRIPTION = (
@@ -51,16 +52,16 @@ def run(args: argparse.Namespace) -> int:
     from frictionsim.params import load_params
 
     if not 3 <= args.points <= MAX_POINTS:
-        raise ValueError(f"--points must be in [3, {MAX_POINTS}], got {args.points}")
+        raise ConfigurationError(f"--points must be in [3, {MAX_POINTS}], got {args.points}")
     if any(not math.isfinite(v) for v in args.velocity) or len(args.velocity) > 100:
-        raise ValueError(f"--velocity must be at most 100 finite speeds in rad/s, got "
-                         f"{args.velocity[:5]}{' …' if len(args.velocity) > 5 else ''}")
+        raise ConfigurationError(f"--velocity must be at most 100 finite speeds in rad/s, got "
+                                 f"{args.velocity[:5]}{' …' if len(args.velocity) > 5 else ''}")
     if args.tau_e_max is not None and not (math.isfinite(args.tau_e_max) and args.tau_e_max > 0):
-        raise ValueError(f"--tau-e-max must be a positive torque in N·m, got {args.tau_e_max}")
+        raise ConfigurationError(f"--tau-e-max must be a positive torque in N·m, got {args.tau_e_max}")
     sets = [load_params(p) for p in args.params]
     limit = args.tau_e_max if args.tau_e_max is not None else max(stall_torque(p) for p in sets)
     if not (math.isfinite(limit) and limit > 0):
-        raise ValueError(f"--tau-e-max must be a positive torque (N·m), got {limit:g}")
+        raise ConfigurationError(f"--tau-e-max must be a positive torque (N·m), got {limit:g}")
     tau_e = torque_grid(limit, args.points)
     diagrams = [diagram(label, p, tau_e, tuple(args.velocity))
                 for label, p in zip(labels_for(args.params), sets)]

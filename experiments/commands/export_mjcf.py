@@ -6,6 +6,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from frictionsim.errors import ConfigurationError
 from frictionsim.experiments.runner.arguments import (
     JSON,
     TEXT,
@@ -13,6 +14,7 @@ from frictionsim.experiments.runner.arguments import (
     add_output_argument,
     add_progress_argument,
 )
+from frictionsim.limits import check_budget
 
 DESCRIPTION = (
     "Print a parameter file as plain MuJoCo, no frictionsim in the step. --target position "
@@ -64,7 +66,7 @@ def run(args: argparse.Namespace) -> int:
     params = load_params(args.params)
     if args.target == "position":
         if args.logs:
-            raise ValueError("--logs measures a --target dcmotor export")
+            raise ConfigurationError("--logs measures a --target dcmotor export")
         snippet = export_m1(params, args.joint, args.kp, args.vin, args.timestep)
     else:
         snippet = _dcmotor(args, params, export_dcmotor)
@@ -84,8 +86,8 @@ def _dcmotor(args: argparse.Namespace, params, export_dcmotor) -> str:
 
     native, note = params, ""
     if params.model != "m1" and not args.logs:
-        raise ValueError(f"{args.params}: model {params.model}'s friction has no MuJoCo "
-                         "attribute; name --logs to fit and measure the closest native M1 on")
+        raise ConfigurationError(f"{args.params}: model {params.model}'s friction has no MuJoCo "
+                                 "attribute; name --logs to fit and measure the closest native M1 on")
     if args.logs:
         from frictionsim.experiments.common.loading import load_logs
         from frictionsim.experiments.common.output import write_json
@@ -94,8 +96,7 @@ def _dcmotor(args: argparse.Namespace, params, export_dcmotor) -> str:
             native_fidelity,
         )
 
-        if not 1 <= args.budget <= 1_000_000:
-            raise ValueError(f"--budget must be in [1, 1,000,000], got {args.budget}")
+        check_budget(args.budget)
         logs = load_logs(args.logs, processed=True, show_progress=not args.no_progress)
         native, candidates = closest_native(params, logs, args.budget,
                                             progress=not args.no_progress)
@@ -117,5 +118,5 @@ def _dcmotor(args: argparse.Namespace, params, export_dcmotor) -> str:
         if args.json:
             write_json(args.json, fid)
     elif args.json:
-        raise ValueError("--json holds the fidelity measured on --logs")
+        raise ConfigurationError("--json holds the fidelity measured on --logs")
     return export_dcmotor(native, args.joint, args.kp, args.vin, args.timestep, note=note)

@@ -7,6 +7,7 @@ import math
 import sys
 from pathlib import Path
 
+from frictionsim.errors import ConfigurationError
 from frictionsim.experiments.runner.arguments import (
     JSON,
     actuator_name,
@@ -21,6 +22,7 @@ from frictionsim.experiments.runner.arguments import (
     recorded,
     seed,
 )
+from frictionsim.limits import check_budget, check_count
 
 DESCRIPTION = (
     "Identify the parameters of friction models M1-M6 (and of the motor) from processed "
@@ -33,7 +35,6 @@ DESCRIPTION = (
 )
 
 #: Loss evaluations per model: far beyond any fit's convergence (a few thousand).
-MAX_BUDGET = 10_000_000
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -102,13 +103,13 @@ def parse_fixed(items: list[str]) -> dict[str, float]:
     for item in items:
         name, sep, value = item.partition("=")
         if not sep or not name:
-            raise ValueError(f"--fix {item!r}: expected NAME=VALUE")
+            raise ConfigurationError(f"--fix {item!r}: expected NAME=VALUE")
         try:
             fixed[name.strip()] = float(value)
         except ValueError:
-            raise ValueError(f"--fix {item!r}: {value!r} is not a number") from None
+            raise ConfigurationError(f"--fix {item!r}: {value!r} is not a number") from None
         if not math.isfinite(fixed[name.strip()]):
-            raise ValueError(f"--fix {item!r}: the value must be finite")
+            raise ConfigurationError(f"--fix {item!r}: the value must be finite")
     return fixed
 
 
@@ -122,11 +123,11 @@ def check_fixed(fixed: dict[str, float], models: list[str], actuator: str,
         specs = [schema.parameters(m, actuator, extensions).get(name) for m in models]
         spec = next((s for s in specs if s is not None), None)
         if spec is None:
-            raise ValueError(f"--fix {name}: not a parameter of {', '.join(models)} on {actuator}")
+            raise ConfigurationError(f"--fix {name}: not a parameter of {', '.join(models)} on {actuator}")
         if not spec.lower <= value <= spec.upper:
-            raise ValueError(f"--fix {name}={value:g}: outside its bounds [{spec.lower:g}, "
-                             f"{spec.upper:g}] on {actuator}; a fit holds parameters inside "
-                             "them (declare other bounds in an actuator file)")
+            raise ConfigurationError(f"--fix {name}={value:g}: outside its bounds [{spec.lower:g}, "
+                                     f"{spec.upper:g}] on {actuator}; a fit holds parameters inside "
+                                     "them (declare other bounds in an actuator file)")
 
 
 def parse_models(names: list[str]) -> tuple[list[str], list[str]]:
@@ -142,13 +143,13 @@ def parse_models(names: list[str]) -> tuple[list[str], list[str]]:
     for n in physical:
         schema.get_model(n)
     if "hybrid" in learned and "m6" not in physical:
-        raise ValueError("--model hybrid is m6 plus a learned residual: add m6 to --model")
+        raise ConfigurationError("--model hybrid is m6 plus a learned residual: add m6 to --model")
     if learned:
         try:
             import sklearn  # noqa: F401
         except ImportError:
-            raise ValueError("--model net/hybrid need scikit-learn: pip install "
-                             "'frictionsim[learn]'") from None
+            raise ConfigurationError("--model net/hybrid need scikit-learn: pip install "
+                                     "'frictionsim[learn]'") from None
     return [m for m in MODELS if m in physical], learned
 
 
@@ -189,20 +190,17 @@ def run(args: argparse.Namespace) -> int:
 
     actuator = actuator_name(args)
     if args.dask is not None and not args.dask.strip():
-        raise ValueError("--dask: empty address; give the scheduler's, e.g. tcp://host:8786")
+        raise ConfigurationError("--dask: empty address; give the scheduler's, e.g. tcp://host:8786")
     models, learned = parse_models(args.model)
     fixed = parse_fixed(args.fix)
     check_fixed(fixed, models, actuator, args.extensions)
     learning = net_settings(args, 2000)
-    if not 1 <= args.budget <= MAX_BUDGET:
-        raise ValueError(f"--budget must be in [1, {MAX_BUDGET:,}] loss evaluations, got "
-                         f"{args.budget}")
-    if args.uncertainty is not None and not 2 <= args.uncertainty <= 10_000:
-        raise ValueError(f"--uncertainty {args.uncertainty}: 2 to 10,000 bootstrap "
-                         "identifications")
+    check_budget(args.budget)
+    if args.uncertainty is not None:
+        check_count("--uncertainty", args.uncertainty, 2, 10_000, "bootstrap identifications")
     init = load_params(args.init, args.extensions) if args.init else None
     if init is not None and init.actuator != actuator:
-        raise ValueError(f"--init {args.init}: actuator {init.actuator}, not {actuator}")
+        raise ConfigurationError(f"--init {args.init}: actuator {init.actuator}, not {actuator}")
     if init is not None:
         check_init_bounds(init, models, str(args.init))
     show = not args.no_progress

@@ -7,6 +7,7 @@ import argparse
 import sys
 from pathlib import Path
 
+from frictionsim.errors import ConfigurationError
 from frictionsim.experiments.runner.arguments import (
     FIGURE,
     JSON,
@@ -17,6 +18,7 @@ from frictionsim.experiments.runner.arguments import (
     add_progress_argument,
     seed,
 )
+from frictionsim.limits import check_budget
 
 DESCRIPTION = (
     "Compare identified physical models (M1, M6) with a learned actuator network (an MLP on "
@@ -75,30 +77,29 @@ def _check(args: argparse.Namespace) -> None:
 
     bench = args.logs is not None
     if bench == (args.robot is not None):
-        raise ValueError("give bench logs (--actuator, --logs) or a robot's recordings "
-                         "(--robot, --recordings)")
+        raise ConfigurationError("give bench logs (--actuator, --logs) or a robot's recordings "
+                                 "(--robot, --recordings)")
     if bench and (args.recordings or args.validation or args.held_out is not None):
-        raise ValueError("--recordings, --validation and --held-out are a robot's (--robot)")
+        raise ConfigurationError("--recordings, --validation and --held-out are a robot's (--robot)")
     if not bench and not args.recordings:
-        raise ValueError("--robot needs --recordings")
+        raise ConfigurationError("--robot needs --recordings")
     if args.budget is None:
         args.budget = 3000 if bench else 800
-    if not 1 <= args.budget <= 1_000_000:
-        raise ValueError(f"--budget must be in [1, 1,000,000] evaluations, got {args.budget}")
+    check_budget(args.budget)
     args.net = net_settings(args, 2000 if bench else 600)
     try:
         import sklearn  # noqa: F401
     except ImportError:
-        raise ValueError("the learned models need scikit-learn: pip install "
-                         "'frictionsim[learn]'") from None
+        raise ConfigurationError("the learned models need scikit-learn: pip install "
+                                 "'frictionsim[learn]'") from None
 
 
 def _prepare(out: Path, folders: dict[str, Path], overwrite: bool, prepare) -> None:
     """Each split's folder ready; an earlier run refused unless ``overwrite``."""
     for folder in folders.values():
         if folder.is_dir() and any(folder.iterdir()) and not overwrite:
-            raise ValueError(f"--out {out}: {folder} holds an earlier run; pass "
-                             "--overwrite to replace it, or another --out")
+            raise ConfigurationError(f"--out {out}: {folder} holds an earlier run; pass "
+                                     "--overwrite to replace it, or another --out")
         prepare(folder)
 
 
@@ -156,8 +157,8 @@ def _bench_run(args: argparse.Namespace) -> tuple[dict, bool]:
     for name, reason in why.items():
         print(f"{name}: not possible with these logs ({reason})")
     if not splits:
-        raise ValueError("these logs allow no held-out split: they need repeated conditions, "
-                         "two gains or two masses")
+        raise ConfigurationError("these logs allow no held-out split: they need repeated conditions, "
+                                 "two gains or two masses")
     folders = {name: args.out / name for name in splits}
     _prepare(args.out, folders, args.overwrite,
              lambda f: prepare_out(f, actuator, overwrite=args.overwrite))

@@ -7,6 +7,7 @@ import os
 import sys
 from pathlib import Path
 
+from frictionsim.errors import ConfigurationError
 from frictionsim.experiments.runner.arguments import add_overwrite_argument, add_progress_argument
 
 DESCRIPTION = (
@@ -58,23 +59,23 @@ def plan_outputs(inputs: list[Path], out_dir: Path, overwrite: bool) -> list[Pat
     output that exists.
     """
     if out_dir.exists() and not out_dir.is_dir():
-        raise ValueError(f"{out_dir} is a file; the output must be a directory")
+        raise ConfigurationError(f"{out_dir} is a file; the output must be a directory")
     outputs = [out_dir / path.name for path in inputs]
     for out in outputs:
         clash = next((i for i in inputs if _same_file(out, i)), None)
         if clash is not None:
-            raise ValueError(
+            raise ConfigurationError(
                 f"{out} would overwrite the input log {clash}: write the processed logs to "
                 "another directory (the raw logs are the recording; they are never replaced)"
             )
     names = [o.name for o in outputs]
     duplicate = next((n for n in names if names.count(n) > 1), None)
     if duplicate:
-        raise ValueError(f"two input logs are named {duplicate}; their outputs would collide")
+        raise ConfigurationError(f"two input logs are named {duplicate}; their outputs would collide")
     existing = [o for o in outputs if o.exists()]
     if existing and not overwrite:
         shown = ", ".join(o.name for o in existing[:5]) + (" …" if len(existing) > 5 else "")
-        raise ValueError(
+        raise ConfigurationError(
             f"{len(existing)} of the {len(outputs)} processed logs exist in {out_dir} ({shown}); "
             "pass --overwrite to replace them, or choose another output directory"
         )
@@ -114,7 +115,7 @@ def run(args: argparse.Namespace) -> int:
     from frictionsim.logs import LogError, json_files, load_log, process, save_log
 
     if not args.dt > 0:
-        raise ValueError(f"--dt must be positive, got {args.dt}")
+        raise ConfigurationError(f"--dt must be positive, got {args.dt}")
     files = json_files([args.raw_dir])
     outputs = plan_outputs(files, args.out_dir, args.overwrite)
     failed = []

@@ -6,6 +6,7 @@ import argparse
 from pathlib import Path
 
 from frictionsim import trajectories
+from frictionsim.errors import ConfigurationError
 from frictionsim.experiments.runner.arguments import (
     FIGURE,
     add_actuator_arguments,
@@ -65,17 +66,17 @@ def check_timing(args: argparse.Namespace) -> None:
     """Refuse a rate, duration or rest that no recording can use, before the servo is touched
     (the set-up itself is checked by :class:`frictionsim.bench_setup.BenchSetup`)."""
     if not MIN_RATE <= args.rate <= MAX_RATE:
-        raise ValueError(f"--rate {args.rate:g}: must be in [{MIN_RATE:g}, {MAX_RATE:g}] Hz")
+        raise ConfigurationError(f"--rate {args.rate:g}: must be in [{MIN_RATE:g}, {MAX_RATE:g}] Hz")
     baud = getattr(args, "baud", None)
     if baud is not None and not 0 < baud <= MAX_BAUD:
-        raise ValueError(f"--baud {baud}: must be a serial baud rate in (0, {MAX_BAUD}]")
+        raise ConfigurationError(f"--baud {baud}: must be a serial baud rate in (0, {MAX_BAUD}]")
     timeout = getattr(args, "reply_timeout", None)
     if timeout is not None and not 0 < timeout <= MAX_REPLY_TIMEOUT:
-        raise ValueError(f"--reply-timeout {timeout:g}: must be in (0, {MAX_REPLY_TIMEOUT:g}] s")
+        raise ConfigurationError(f"--reply-timeout {timeout:g}: must be in (0, {MAX_REPLY_TIMEOUT:g}] s")
     if not 0 < args.duration <= MAX_DURATION:
-        raise ValueError(f"--duration {args.duration:g}: must be in (0, {MAX_DURATION:g}] s")
+        raise ConfigurationError(f"--duration {args.duration:g}: must be in (0, {MAX_DURATION:g}] s")
     if not 0 <= getattr(args, "rest", 0.0) <= MAX_DURATION:
-        raise ValueError(f"--rest {args.rest:g}: must be in [0, {MAX_DURATION:g}] s")
+        raise ConfigurationError(f"--rest {args.rest:g}: must be in [0, {MAX_DURATION:g}] s")
 
 
 def open_servo(args: argparse.Namespace):
@@ -83,8 +84,8 @@ def open_servo(args: argparse.Namespace):
     from frictionsim.hw.connect import motors, open_servo
 
     if args.motor not in motors():
-        raise ValueError(f"--motor {args.motor}: not a servo that can be driven (known: "
-                         f"{', '.join(motors())}; declare one with --actuator-file)")
+        raise ConfigurationError(f"--motor {args.motor}: not a servo that can be driven (known: "
+                                 f"{', '.join(motors())}; declare one with --actuator-file)")
     return open_servo(args.motor, args.port, servo_id=args.servo_id, protocol=args.protocol,
                       baudrate=args.baud, reply_timeout=args.reply_timeout)
 

@@ -7,6 +7,7 @@ import time
 from pathlib import Path
 
 from frictionsim import trajectories
+from frictionsim.errors import ConfigurationError
 from frictionsim.experiments.commands.record import (
     add_servo_arguments,
     check_timing,
@@ -70,8 +71,8 @@ def run(args: argparse.Namespace) -> int:
                             input(f"mount {setup.mass:g} kg at {setup.length:g} m, let the arm "
                                   f"hang still, then press Enter (Ctrl-C stops) ")
                         except EOFError:
-                            raise ValueError("no terminal to confirm the next set-up on; pass "
-                                             "--yes to record unattended") from None
+                            raise ConfigurationError("no terminal to confirm the next set-up on; pass "
+                                                     "--yes to record unattended") from None
                     current = (setup.mass, setup.length)
                 for trajectory in args.trajectories:
                     done.append(record_new(servo, trajectory, setup, args.logdir, args.rate,

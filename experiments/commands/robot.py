@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from frictionsim.errors import ConfigurationError
 from frictionsim.experiments.runner.arguments import (
     FIGURE,
     JSON,
@@ -15,6 +16,7 @@ from frictionsim.experiments.runner.arguments import (
     add_progress_argument,
     seed,
 )
+from frictionsim.limits import check_budget, check_count
 
 DESCRIPTION = (
     "A robot described by a robot file (--robot so101, built in, or a TOML file; docs/model.md "
@@ -39,6 +41,7 @@ IDENTIFY = (
     "net hybrid) are trained after the physical models and written as OUT/net.json, "
     "OUT/hybrid.json, robot parameter files 'robot simulate --params' takes too."
 )
+#: The engines a recording replays on, from the registry (frictionsim.solvers.engines).
 ENGINES = ("fixed_step", "mujoco", "event_driven", "mjcf")
 
 
@@ -174,11 +177,11 @@ def simulate(args: argparse.Namespace) -> int:
     robot, mjcf = load_robot(args)
     plain = args.engine == "mjcf"
     if plain and args.params is not None:
-        raise ValueError("--engine mjcf simulates the MJCF as shipped, without frictionsim's "
-                         "servos: it takes no --params")
+        raise ConfigurationError("--engine mjcf simulates the MJCF as shipped, without frictionsim's "
+                                 "servos: it takes no --params")
     if not plain and args.params is None:
-        raise ValueError(f"--engine {args.engine} needs --params (a robot parameter file or a "
-                         "plain parameter file)")
+        raise ConfigurationError(f"--engine {args.engine} needs --params (a robot parameter file or a "
+                                 "plain parameter file)")
     servos = {}
     if not plain:
         robot, sets = load_robot_params(args.params, args.extensions).for_robot(robot)
@@ -227,9 +230,8 @@ def _variants(args: argparse.Namespace, robot, mjcf, servos: dict, recordings: l
     from frictionsim.experiments.robots.recorded import Replay, robot_spec
 
     if args.engine == "mjcf":
-        raise ValueError("--variants draws frictionsim's servos; --engine mjcf has none")
-    if not 1 <= args.variants <= 10_000:
-        raise ValueError(f"--variants must be 1 to 10,000, got {args.variants}")
+        raise ConfigurationError("--variants draws frictionsim's servos; --engine mjcf has none")
+    check_count("--variants", args.variants, 1, 10_000)
     seeds = [int(x) for x in np.random.default_rng(args.seed).integers(2**63, size=args.variants)]
     spec = robot_spec(robot, mjcf)
     rows = []
@@ -258,8 +260,8 @@ def _check_apart(train: list, held: list) -> None:
             same_path = h.path is not None and t.path is not None \
                 and h.path.resolve() == t.path.resolve()
             if same_path or (len(h.t) == len(t.t) and np.array_equal(h.position, t.position)):
-                raise ValueError(f"--validation: {h.name} is the training recording {t.name}; a "
-                                 "held-out error must come from motions the fit has not seen")
+                raise ConfigurationError(f"--validation: {h.name} is the training recording {t.name}; a "
+                                         "held-out error must come from motions the fit has not seen")
 
 
 def identify(args: argparse.Namespace) -> int:
@@ -267,7 +269,6 @@ def identify(args: argparse.Namespace) -> int:
 
     from frictionsim import schema
     from frictionsim.experiments.commands.identify import (
-        MAX_BUDGET,
         check_fixed,
         parse_fixed,
         parse_models,
@@ -289,26 +290,25 @@ def identify(args: argparse.Namespace) -> int:
     actuator = actuator_of(robot)
     models, learned = parse_models(args.model)
     if learned and args.cross_validate:
-        raise ValueError("--cross-validate motion decides the per-joint terms of the physical "
-                         "models; train learned actuators in the final fit (without it) or "
-                         "compare them with 'frictionsim run physics-vs-learned --robot'")
+        raise ConfigurationError("--cross-validate motion decides the per-joint terms of the physical "
+                                 "models; train learned actuators in the final fit (without it) or "
+                                 "compare them with 'frictionsim run physics-vs-learned --robot'")
     learning = net_settings(args, 600)
     extensions = schema.check_extensions(args.extensions)
     fixed = parse_fixed(args.fix)
     if "q_offset" in fixed:
-        raise ValueError("--fix q_offset: not fitted on a robot (held at 0: the goals are "
-                         "joint angles; --per-joint offsets fits the joints' calibration)")
+        raise ConfigurationError("--fix q_offset: not fitted on a robot (held at 0: the goals are "
+                                 "joint angles; --per-joint offsets fits the joints' calibration)")
     check_fixed(fixed, models, actuator, extensions)
-    if not 1 <= args.budget <= MAX_BUDGET:
-        raise ValueError(f"--budget must be in [1, {MAX_BUDGET:,}], got {args.budget}")
+    check_budget(args.budget)
     if not 0.1 <= args.window <= 600:
-        raise ValueError(f"--window must be 0.1 to 600 s, got {args.window:g}")
+        raise ConfigurationError(f"--window must be 0.1 to 600 s, got {args.window:g}")
     if not 1 <= args.stride <= 1000:
-        raise ValueError(f"--stride must be 1 to 1000, got {args.stride}")
+        raise ConfigurationError(f"--stride must be 1 to 1000, got {args.stride}")
     if args.folds != 5 and not args.cross_validate:
-        raise ValueError("--folds applies to --cross-validate motion only")
+        raise ConfigurationError("--folds applies to --cross-validate motion only")
     if not 1 <= args.threads <= 256:
-        raise ValueError(f"--threads must be 1 to 256, got {args.threads}")
+        raise ConfigurationError(f"--threads must be 1 to 256, got {args.threads}")
     show = not args.no_progress
     train = read_recordings(args.recordings, show)
     validation = read_recordings(args.validation, show) if args.validation else []

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from frictionsim.errors import ConfigurationError
 from frictionsim.experiments.runner.arguments import (
     FIGURE,
     JSON,
@@ -48,37 +49,31 @@ def run(args: argparse.Namespace) -> int:
     from frictionsim.experiments.common.loading import load_logs, warn_motor_mismatch
     from frictionsim.experiments.common.output import table, write_json
     from frictionsim.learned_files import LearnedActuator, load_servo_model
-    from frictionsim.solvers.rollouts import simulate
+    from frictionsim.solvers.engines import get_engine
 
     params = load_servo_model(args.params, args.extensions).with_scheme(args.scheme)
     learned = isinstance(params, LearnedActuator)
     logs = load_logs(args.logs, processed=True, show_progress=not args.no_progress)
     warn_motor_mismatch(logs, params.actuator)
     if args.friction is not None and args.engine != "mujoco":
-        raise ValueError(f"--friction {args.friction} applies to --engine mujoco only (the fixed "
-                         "step always clips by the friction budget)")
+        raise ConfigurationError(f"--friction {args.friction} applies to --engine mujoco only (the fixed "
+                                 "step always clips by the friction budget)")
     friction = args.friction or "budget"
     if learned and args.engine != "fixed_step":
-        raise ValueError(f"{args.params} is a learned {params.model} model: on a bench log it "
-                         "runs on the fixed step only (--engine fixed_step); in MuJoCo, put it "
-                         "on a robot's joints (robot simulate --engine mujoco, ServoModel)")
+        raise ConfigurationError(f"{args.params} is a learned {params.model} model: on a bench log it "
+                                 "runs on the fixed step only (--engine fixed_step); in MuJoCo, put it "
+                                 "on a robot's joints (robot simulate --engine mujoco, ServoModel)")
     if args.engine == "mujoco":
         if args.scheme == "reference":
-            raise ValueError("--engine mujoco steps with semi-implicit Euler; --scheme reference "
-                             "applies to the fixed step only")
+            raise ConfigurationError("--engine mujoco steps with semi-implicit Euler; --scheme reference "
+                                     "applies to the fixed step only")
         if "supply" in params.extensions:
-            raise ValueError("--with supply: inside MuJoCo the supply is a source with internal "
-                             "resistance (supply_emf, supply_resistance), not the log's "
-                             "input_volts; simulate the logged supply with --engine fixed_step")
-        from frictionsim.solvers.mujoco_adapter import simulate_bench
-
-        rollouts = [simulate_bench(log, params, friction) for log in logs]
-    elif learned:
-        from frictionsim.solvers.learned_rollout import simulate_learned
-
-        rollouts = [simulate_learned(log, params) for log in logs]
-    else:
-        rollouts = [simulate(log, params) for log in logs]
+            raise ConfigurationError("--with supply: inside MuJoCo the supply is a source with internal "
+                                     "resistance (supply_emf, supply_resistance), not the log's "
+                                     "input_volts; simulate the logged supply with --engine fixed_step")
+    name = args.engine if args.engine != "mujoco" or friction == "budget" \
+        else "mujoco_frictionloss"
+    rollouts = [get_engine(name, "bench").bench(log, params) for log in logs]
     rows = [[r.log.name, r.log.trajectory, f"{r.log.kp:g}", f"{1e3 * r.mae:.2f}"] for r in rollouts]
     engine = "" if args.engine == "fixed_step" else f", MuJoCo ({friction})"
     print(f"{params.model} on {params.actuator} ({args.params}{engine})")

@@ -6,6 +6,7 @@ import argparse
 import os
 from pathlib import Path
 
+from frictionsim.errors import ConfigurationError
 from frictionsim.experiments.runner.arguments import add_actuator_arguments, add_extensions_argument, seed
 
 DESCRIPTION = (
@@ -56,12 +57,12 @@ def run(args: argparse.Namespace) -> int:
     params = load_params(args.params, args.extensions)
     motor = args.motor or params.actuator
     if motor != params.actuator:
-        raise ValueError(f"--motor {motor} but {args.params} describes a {params.actuator}")
+        raise ConfigurationError(f"--motor {motor} but {args.params} describes a {params.actuator}")
     joint = SimulatedJoint(params, args.mass, args.length, args.arm_mass, vin=args.vin,
                            physics_dt=args.physics_dt, noise=args.noise, seed=args.seed)
     device = make_device(motor, joint, servo_id=args.servo_id, protocol=args.protocol)
     if args.link is not None and os.path.lexists(args.link) and not os.path.islink(args.link):
-        raise ValueError(f"--link {args.link} exists and is not a symbolic link; it is not replaced")
+        raise ConfigurationError(f"--link {args.link} exists and is not a symbolic link; it is not replaced")
     stop = threading.Event()
     for sig in (signal.SIGTERM, signal.SIGINT):  # also when started in the background
         signal.signal(sig, lambda *_: stop.set())

@@ -7,6 +7,7 @@ import argparse
 import sys
 from pathlib import Path
 
+from frictionsim.errors import ConfigurationError
 from frictionsim.experiments.runner.arguments import (
     FIGURE,
     JSON,
@@ -16,6 +17,7 @@ from frictionsim.experiments.runner.arguments import (
     add_progress_argument,
     seed,
 )
+from frictionsim.limits import check_budget, check_count
 
 DESCRIPTION = (
     "Why not just use MuJoCo? MuJoCo's <dcmotor> configured as the servo's firmware (exact: "
@@ -65,17 +67,17 @@ def run(args: argparse.Namespace) -> int:
 
     actuator = actuator_name(args)
     if schema_law(actuator) != "voltage":
-        raise ValueError(f"{actuator}: vs-mujoco compares voltage servos (the dcmotor as their "
-                         "firmware); the current law has no friction of MuJoCo's to fit against")
-    if not 1 <= args.budget <= 1_000_000 or not 1 <= args.max_iters <= 100_000:
-        raise ValueError("--budget must be in [1, 1,000,000] and --max-iters in [1, 100,000]")
+        raise ConfigurationError(f"{actuator}: vs-mujoco compares voltage servos (the dcmotor as their "
+                                 "firmware); the current law has no friction of MuJoCo's to fit against")
+    check_budget(args.budget)
+    check_count("--max-iters", args.max_iters, 1, 100_000)
     try:
         from mujoco import sysid
         if not hasattr(sysid, "optimize"):
             raise ImportError
     except ImportError:
-        raise ValueError("vs-mujoco needs MuJoCo's sysid toolbox: pip install "
-                         "'mujoco[sysid]>=3.12'") from None
+        raise ConfigurationError("vs-mujoco needs MuJoCo's sysid toolbox: pip install "
+                                 "'mujoco[sysid]>=3.12'") from None
     show = not args.no_progress
     logs = load_logs(args.logs, processed=True, show_progress=show)
     if args.validation:
@@ -84,16 +86,16 @@ def run(args: argparse.Namespace) -> int:
     else:
         gains = sorted({log.kp for log in logs})
         if len(gains) < 2:
-            raise ValueError(f"--cross-validate kp needs two gains at least; every log has kp "
-                             f"{gains[0]:g}")
+            raise ConfigurationError(f"--cross-validate kp needs two gains at least; every log has kp "
+                                     f"{gains[0]:g}")
         folds = {f"kp_{g:g}": ([lg for lg in logs if lg.kp != g], [lg for lg in logs if lg.kp == g])
                  for g in gains}
     warn_motor_mismatch(logs, actuator)
     for name in folds:
         folder = args.out / name
         if folder.is_dir() and any(folder.iterdir()) and not args.overwrite:
-            raise ValueError(f"--out {args.out}: {folder} holds an earlier run; pass --overwrite "
-                             "to replace it, or another --out")
+            raise ConfigurationError(f"--out {args.out}: {folder} holds an earlier run; pass --overwrite "
+                                     "to replace it, or another --out")
         prepare_out(folder, actuator, overwrite=args.overwrite)
         prepare_out(folder / "m6_current_limit", actuator, overwrite=args.overwrite)
     section: dict[str, dict] = {}

@@ -6,6 +6,7 @@ import os
 import sys
 from pathlib import Path
 
+from frictionsim.errors import ConfigurationError
 from frictionsim.experiments.common.progress import progress
 from frictionsim.logs import Log, disambiguate, json_files, load_log
 
@@ -22,19 +23,19 @@ def shared_data(data: str | os.PathLike | None = None) -> Path:
     if data is not None:
         path = Path(data)
         if not path.is_dir():
-            raise ValueError(f"--data {data}: not a folder")
+            raise ConfigurationError(f"--data {data}: not a folder")
         return path
     env = os.environ.get(DATA_ENV)
     if env:
         path = Path(env)
         if not path.is_dir():
-            raise ValueError(f"{DATA_ENV}={env}: not a folder")
+            raise ConfigurationError(f"{DATA_ENV}={env}: not a folder")
         return path
     for candidate in (Path("shared") / "data", Path("..") / "shared" / "data"):
         if candidate.is_dir():
             return candidate.resolve()
-    raise ValueError(f"the published data folder was not found: pass --data DIR or set "
-                     f"{DATA_ENV} (tried ./shared/data and ../shared/data)")
+    raise ConfigurationError(f"the published data folder was not found: pass --data DIR or set "
+                             f"{DATA_ENV} (tried ./shared/data and ../shared/data)")
 
 
 def load_logs(paths: list[str | os.PathLike], processed: bool | None = True,

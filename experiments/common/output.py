@@ -8,6 +8,7 @@ import os
 from pathlib import Path
 
 from frictionsim import atomic
+from frictionsim.errors import ConfigurationError
 
 
 def json_safe(data):
@@ -33,20 +34,20 @@ def check_writable(path: Path, overwrite: bool) -> None:
     ``overwrite``, when it is a regular file: a symlink, a device or a FIFO is never replaced
     by the atomic rename, which would replace the link itself)."""
     if path.is_dir():
-        raise ValueError(f"{path} is a directory; give a file name")
+        raise ConfigurationError(f"{path} is a directory; give a file name")
     if path.is_symlink() or (path.exists() and not path.is_file()):
         kind = "a symbolic link" if path.is_symlink() else "not a regular file"
-        raise ValueError(f"{path} is {kind}; an output is written as a new regular file and "
-                         "never replaces one, even with --overwrite: choose another name")
+        raise ConfigurationError(f"{path} is {kind}; an output is written as a new regular file and "
+                                 "never replaces one, even with --overwrite: choose another name")
     if path.exists() and not overwrite:
-        raise ValueError(f"{path} exists; pass --overwrite to replace it, or choose another name")
+        raise ConfigurationError(f"{path} exists; pass --overwrite to replace it, or choose another name")
     folder = path.parent
     while not folder.exists():
         folder = folder.parent
     if not folder.is_dir():
-        raise ValueError(f"{path}: {folder} is a file, not a folder")
+        raise ConfigurationError(f"{path}: {folder} is a file, not a folder")
     if not os.access(folder, os.W_OK | os.X_OK):
-        raise ValueError(f"{path}: cannot write in {folder} (permission denied)")
+        raise ConfigurationError(f"{path}: cannot write in {folder} (permission denied)")
 
 
 def check_figure_path(path: Path) -> None:
@@ -56,7 +57,7 @@ def check_figure_path(path: Path) -> None:
     if suffix not in formats:
         known = ", ".join(sorted(formats))
         what = f"suffix .{suffix}" if suffix else "no suffix"
-        raise ValueError(f"{path}: {what}; a figure needs one of {known} (e.g. {path.stem}.png)")
+        raise ConfigurationError(f"{path}: {what}; a figure needs one of {known} (e.g. {path.stem}.png)")
 
 
 def fresh_directory(path: Path) -> Path:
@@ -71,10 +72,10 @@ def fresh_directory(path: Path) -> Path:
 def check_directory(path: Path, overwrite: bool, flag: str = "--out") -> None:
     """``ValueError`` unless ``path`` is a missing or empty folder (any folder with ``overwrite``)."""
     if path.exists() and not path.is_dir():
-        raise ValueError(f"{flag} {path} is a file; it must be a directory")
+        raise ConfigurationError(f"{flag} {path} is a file; it must be a directory")
     if path.exists() and any(path.iterdir()) and not overwrite:
-        raise ValueError(f"{flag} {path} is not empty; pass --overwrite to write into it "
-                         "(files of the same name are replaced), or choose another directory")
+        raise ConfigurationError(f"{flag} {path} is not empty; pass --overwrite to write into it "
+                                 "(files of the same name are replaced), or choose another directory")
 
 
 def write_json(path: str | os.PathLike, data) -> Path:

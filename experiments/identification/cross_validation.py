@@ -20,6 +20,7 @@ from pathlib import Path
 
 import numpy as np
 
+from frictionsim.errors import ConfigurationError
 from frictionsim.experiments.identification.pipeline import (
     FOLDS_DIR,
     IdentifySettings,
@@ -41,8 +42,8 @@ def cross_validate_by_gain(logs: list[Log], settings: IdentifySettings, out: Pat
     fold was interrupted). Each fold's files go to ``out/cross_validation/kp_<G>/``."""
     gains = sorted({log.kp for log in logs})
     if len(gains) < 2:
-        raise ValueError(f"--cross-validate kp needs logs of at least two firmware gains; "
-                         f"these {len(logs)} logs all have kp {gains[0]:g}")
+        raise ConfigurationError(f"--cross-validate kp needs logs of at least two firmware gains; "
+                                 f"these {len(logs)} logs all have kp {gains[0]:g}")
     section: dict[str, dict] = {}
     for gain in gains:
         train = [log for log in logs if log.kp != gain]

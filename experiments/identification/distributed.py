@@ -22,6 +22,7 @@ import uuid
 from pathlib import Path
 
 from frictionsim import schema
+from frictionsim.errors import ConfigurationError, FrictionsimError
 from frictionsim.experiments.identification.fitter import FitResult, FitSettings
 from frictionsim.experiments.identification.search_space import CONTAINS
 from frictionsim.experiments.identification.starts import fit_model, start_for
@@ -51,7 +52,7 @@ def connect(address: str, timeout: float = CONNECT_TIMEOUT):
     try:
         from distributed import Client
     except ImportError:
-        raise ValueError("--dask needs the 'dask' extra: pip install 'frictionsim[dask]'") from None
+        raise ConfigurationError("--dask needs the 'dask' extra: pip install 'frictionsim[dask]'") from None
     box: dict = {}
 
     def attempt() -> None:
@@ -68,8 +69,8 @@ def connect(address: str, timeout: float = CONNECT_TIMEOUT):
                            f"{timeout + 5.0:g} s (is a Dask scheduler listening there? "
                            "`dask scheduler` prints its tcp:// address)")
     if "error" in box:
-        raise ValueError(f"--dask {address}: cannot connect to a Dask scheduler "
-                         f"({type(box['error']).__name__}: {box['error']})")
+        raise ConfigurationError(f"--dask {address}: cannot connect to a Dask scheduler "
+                                 f"({type(box['error']).__name__}: {box['error']})")
     return box["client"]
 
 
@@ -103,7 +104,7 @@ def _wait_for_results(client, futures: dict, address: str, worker_timeout: float
                                "best parameters so far, if any, are saved)")
 
 
-class DaskLost(RuntimeError):
+class DaskLost(FrictionsimError, RuntimeError):
     """The Dask cluster failed under a fit (a killed worker or scheduler)."""
 
 

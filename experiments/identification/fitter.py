@@ -14,8 +14,9 @@ from __future__ import annotations
 
 import math
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from typing import Protocol
 
 import numpy as np
 
@@ -23,11 +24,30 @@ from frictionsim.experiments.common.progress import progress as progress_display
 from frictionsim.experiments.identification.cma_run import cma_run
 from frictionsim.experiments.identification.schedule import Exploration, FitSettings, SearchSchedule
 from frictionsim.experiments.identification.search_space import SearchSpace
+from frictionsim.limits import check_budget
 from frictionsim.params import ParameterSet
-from frictionsim.solvers.batch import PackedLogs
 from frictionsim.solvers.errors import SimulationError
 
-__all__ = ["FitResult", "FitSettings", "fit", "loss_of"]
+__all__ = ["Evaluator", "FitResult", "FitSettings", "fit", "loss_of"]
+
+
+class Evaluator(Protocol):
+    """What :func:`fit` needs from its training data: the loss of many candidates at once.
+
+    Implemented by the bench's logs packed once
+    (:class:`frictionsim.solvers.batch.PackedLogs`: a candidate is a ``theta``, an item a
+    log) and by a robot's recorded windows
+    (:class:`frictionsim.solvers.robot_windows.RobotWindows`: a candidate is
+    ``[theta | joint offsets]``, an item a window). The fitter takes the mean over the items
+    as a candidate's loss and never looks inside."""
+
+    @property
+    def names(self) -> Sequence[str]:
+        """The training items (logs, windows), for messages."""
+
+    def errors(self, thetas: np.ndarray) -> np.ndarray:
+        """Candidates (rows) → (candidates × items) mean absolute position errors (rad),
+        non-finite where a candidate's simulation diverged."""
 
 
 @dataclass
@@ -54,15 +74,15 @@ class FitResult:
         return self.seconds - self.rollout_seconds
 
 
-def loss_of(packed: PackedLogs, thetas: np.ndarray) -> np.ndarray:
-    """Mean per-log MAE (rad) of each candidate; non-finite losses become +inf."""
-    losses = packed.errors(thetas).mean(axis=1)
+def loss_of(evaluator: Evaluator, thetas: np.ndarray) -> np.ndarray:
+    """Mean per-item MAE (rad) of each candidate; non-finite losses become +inf."""
+    losses = evaluator.errors(thetas).mean(axis=1)
     return np.where(np.isfinite(losses), losses, np.inf)
 
 
 def fit(
     space: SearchSpace,
-    packed: PackedLogs,
+    evaluator: Evaluator,
     settings: FitSettings = FitSettings(),
     start: dict[str, float] | None = None,
     centre: dict[str, float] | None = None,
@@ -72,7 +92,8 @@ def fit(
     label: str = "",
     alternatives: tuple[dict[str, float], ...] = (),
 ) -> FitResult:
-    """Minimise the mean per-log MAE over ``space`` within ``settings.budget`` evaluations.
+    """Minimise the mean per-item MAE of ``evaluator`` (:class:`Evaluator`: the bench's logs,
+    a robot's windows) over ``space`` within ``settings.budget`` evaluations.
 
     ``start`` (named values, e.g. a simpler model's optimum embedded in this one)
     and the ``alternatives`` (e.g. this model's parameters from an earlier run)
@@ -85,8 +106,7 @@ def fit(
     (``interrupted`` set). Raises :class:`~frictionsim.solvers.errors.SimulationError` when no
     candidate at all gives a finite loss.
     """
-    if settings.budget < 1:
-        raise ValueError(f"budget must be at least 1, got {settings.budget}")
+    check_budget(settings.budget, "budget")
     t_start = time.perf_counter()
     rollout_seconds = 0.0
     rng = np.random.RandomState(settings.seed)
@@ -94,7 +114,7 @@ def fit(
     def evaluate(thetas: np.ndarray) -> np.ndarray:
         nonlocal rollout_seconds
         t0 = time.perf_counter()
-        out = loss_of(packed, thetas)
+        out = loss_of(evaluator, thetas)
         rollout_seconds += time.perf_counter() - t0
         return out
 
@@ -150,7 +170,8 @@ def fit(
     if not math.isfinite(best_loss):
         raise SimulationError(
             f"{label or space.model}: no candidate of {evaluations} gave a finite loss on the "
-            f"training logs ({', '.join(packed.names[:5])}{' …' if packed.n_logs > 5 else ''}); "
+            f"training data ({', '.join(list(evaluator.names)[:5])}"
+            f"{' …' if len(evaluator.names) > 5 else ''}); "
             "nothing was saved"
         )
     return FitResult(

@@ -38,6 +38,7 @@ from pathlib import Path
 import numpy as np
 
 from frictionsim.actuator_net import GAIN_INPUT, N_INPUTS, pack_net, with_authority
+from frictionsim.errors import ConfigurationError
 from frictionsim.experiments.identification.pipeline import PerLogScores
 from frictionsim.learned_files import LearnedActuator
 from frictionsim.logs import Log
@@ -202,7 +203,7 @@ def train_learned(kind: str, logs: list[Log], actuator: str, physics: ParameterS
     net with, or logs too short to learn from. A Ctrl-C during a hybrid's closed-loop search
     keeps the best residual found so far."""
     if (kind == "hybrid") != (physics is not None):
-        raise ValueError("a hybrid is trained over a physical model, a net over none")
+        raise ConfigurationError("a hybrid is trained over a physical model, a net over none")
     theta = physics.theta() if physics is not None else bare_theta(actuator, armature)
     x, y = training_set(logs, actuator, theta, settings.horizon)
     subset = closed_loop_subset(logs, settings.closed_loop_logs)
@@ -230,7 +231,7 @@ def train_network(kind: str, x: np.ndarray, y: np.ndarray, actuator: str,
     keep = np.isfinite(y) & np.all(np.isfinite(x), axis=1)
     x, y = x[keep], y[keep]
     if len(y) < 50:
-        raise ValueError(f"{len(y)} samples: too few to train a network on")
+        raise ConfigurationError(f"{len(y)} samples: too few to train a network on")
     start = time.perf_counter()
     hidden = settings.hidden if kind == "net" else settings.hybrid_hidden
     blind = (GAIN_INPUT,) if kind == "hybrid" and not settings.hybrid_sees_gain else ()

@@ -22,8 +22,9 @@ from pathlib import Path
 import numpy as np
 
 from frictionsim import MODELS, schema
+from frictionsim.errors import ConfigurationError
 from frictionsim.experiments.identification.fitter import FitResult, FitSettings
-from frictionsim.experiments.identification.starts import fit_model, start_for
+from frictionsim.experiments.identification.starts import fit_chain, fit_model, start_for
 from frictionsim.logs import Log
 from frictionsim.params import ParameterFileError, ParameterSet, load_params, save_params
 from frictionsim.solvers.batch import PackedLogs
@@ -105,17 +106,17 @@ def split_logs(logs: list[Log], held_out: list[Log] | None = None,
         shared = [(log, twin) for log, twin in twins if twin is not None]
         if shared:
             first, twin = shared[0]
-            raise ValueError(f"--validation: {first.path} is the training log {twin.path} "
-                             f"(same recording); {len(shared)} of {len(held_out)} validation "
-                             "logs are training logs, and a validation error must come from "
-                             "logs the fit has not seen")
+            raise ConfigurationError(f"--validation: {first.path} is the training log {twin.path} "
+                                     f"(same recording); {len(shared)} of {len(held_out)} validation "
+                                     "logs are training logs, and a validation error must come from "
+                                     "logs the fit has not seen")
         return logs, held_out
     if validation_kp is not None:
         held = [log for log in logs if log.kp == validation_kp]
         train = [log for log in logs if log.kp != validation_kp]
         gains = sorted({log.kp for log in logs})
         if not held or not train:
-            raise ValueError(
+            raise ConfigurationError(
                 f"--validation-kp {validation_kp:g} leaves "
                 f"{len(train)} training and {len(held)} validation logs (gains in the logs: "
                 f"{', '.join(f'{g:g}' for g in gains)})"
@@ -123,10 +124,10 @@ def split_logs(logs: list[Log], held_out: list[Log] | None = None,
         return train, held
     if fraction is not None:
         if not 0 < fraction < 1:
-            raise ValueError(f"--split must be between 0 and 1, got {fraction}")
+            raise ConfigurationError(f"--split must be between 0 and 1, got {fraction}")
         n_val = max(1, round(fraction * len(logs)))
         if n_val >= len(logs):
-            raise ValueError(f"--split {fraction} leaves no training log out of {len(logs)}")
+            raise ConfigurationError(f"--split {fraction} leaves no training log out of {len(logs)}")
         order = np.random.default_rng(seed).permutation(len(logs))
         held = sorted(order[:n_val])
         return ([log for i, log in enumerate(logs) if i not in held],
@@ -158,23 +159,23 @@ def check_resumable(path: Path, params: ParameterSet, scheme: str | None,
     model, and it was fitted with the same scheme and electrical extensions (a fit kept or
     compared under other settings would be misreported, or replaced by a fit it beats)."""
     if path.stem != params.model:
-        raise ValueError(f"--resume: {path} holds a {params.model} fit, not {path.stem}; the "
-                         "folder is not an identification's output (use another --out)")
+        raise ConfigurationError(f"--resume: {path} holds a {params.model} fit, not {path.stem}; the "
+                                 "folder is not an identification's output (use another --out)")
     if scheme is not None and params.scheme != scheme:
-        raise ValueError(f"--resume: {path} was fitted with --scheme {params.scheme}, this run "
-                         f"asks for {scheme}; resume with the same settings or use another --out")
+        raise ConfigurationError(f"--resume: {path} was fitted with --scheme {params.scheme}, this run "
+                                 f"asks for {scheme}; resume with the same settings or use another --out")
     if extensions is not None and tuple(params.extensions) != tuple(extensions):
         saved = " ".join(params.extensions) or "none"
         asked = " ".join(extensions) or "none"
-        raise ValueError(f"--resume: {path} was fitted with --with {saved}, this run asks for "
-                         f"--with {asked}; resume with the same settings or use another --out")
+        raise ConfigurationError(f"--resume: {path} was fitted with --with {saved}, this run asks for "
+                                 f"--with {asked}; resume with the same settings or use another --out")
 
 
 def existing_outputs(out: Path, ours: re.Pattern) -> tuple[list[Path], list[Path]]:
     """What an output folder already holds (hidden files aside), and which of it a run writes
     (names matching ``ours``); ValueError when ``out`` is a file."""
     if out.exists() and not out.is_dir():
-        raise ValueError(f"--out {out} is a file; it must be a directory")
+        raise ConfigurationError(f"--out {out} is a file; it must be a directory")
     present = sorted(p for p in out.iterdir() if not p.name.startswith(".")) if out.exists() else []
     return present, [p for p in present if ours.match(p.name)]
 
@@ -200,10 +201,10 @@ def prepare_out(out: Path, actuator: str, resume: bool = False, overwrite: bool 
                 try:
                     params = load_params(p)
                 except ParameterFileError as e:
-                    raise ValueError(f"--resume: {e}") from None
+                    raise ConfigurationError(f"--resume: {e}") from None
                 if params.actuator != actuator:
-                    raise ValueError(f"--resume: {p} is for actuator {params.actuator}, not "
-                                     f"{actuator}; use another --out")
+                    raise ConfigurationError(f"--resume: {p} is for actuator {params.actuator}, not "
+                                             f"{actuator}; use another --out")
                 check_resumable(p, params, scheme, extensions)
                 earlier[params.model] = params
         print(f"resuming from {out}: saved " + (", ".join(sorted(earlier)) or "no model")
@@ -215,14 +216,14 @@ def prepare_out(out: Path, actuator: str, resume: bool = False, overwrite: bool 
                 try:
                     load_params(p)
                 except ParameterFileError:
-                    raise ValueError(f"--overwrite: {p} is not a parameter file; it is not "
-                                     "replaced (choose another --out)") from None
+                    raise ConfigurationError(f"--overwrite: {p} is not a parameter file; it is not "
+                                             "replaced (choose another --out)") from None
         fold_files = sorted(folds.rglob("*")) if folds.is_dir() else []
         foreign = [p for p in fold_files if p.is_file() and not OUTPUT_FILES.match(p.name)]
         if foreign:
-            raise ValueError(f"--overwrite: {foreign[0]} is not a file an identification "
-                             "writes; the cross-validation folder is not replaced (choose "
-                             "another --out)")
+            raise ConfigurationError(f"--overwrite: {foreign[0]} is not a file an identification "
+                                     "writes; the cross-validation folder is not replaced (choose "
+                                     "another --out)")
         for p in ours:
             p.unlink()
         if folds.is_dir():
@@ -233,7 +234,7 @@ def prepare_out(out: Path, actuator: str, resume: bool = False, overwrite: bool 
                   + ", ".join(p.name for p in ours) + ")")
         return {}
     shown = ", ".join(p.name for p in present[:6]) + (" …" if len(present) > 6 else "")
-    raise ValueError(
+    raise ConfigurationError(
         f"--out {out} is not empty ({shown}): refusing to replace what it holds. Pass --resume "
         "to continue from the parameter files there (each model keeps the better of its saved "
         "and its new fit), --overwrite to replace the earlier identification, or another --out"
@@ -271,24 +272,24 @@ def identify(train: list[Log], validation: list[Log], settings: IdentifySettings
         from frictionsim.experiments.identification.distributed import fit_on_dask
 
         if s.coordinates != "parameters":
-            raise ValueError("--coordinates identifiable runs locally; --dask searches k_t and "
-                             "R as themselves")
+            raise ConfigurationError("--coordinates identifiable runs locally; --dask searches k_t and "
+                                     "R as themselves")
         results, interrupted = fit_on_dask(s.dask, list(s.models), s.actuator, s.fixed, packed,
                                            s.fit, out, s.init, s.chain, earlier,
                                            scheme=s.scheme, extensions=s.extensions)
     else:
-        results = {}
-        fitted: dict[str, ParameterSet] = {}
-        for model in s.models:
+        paths: dict[str, Path] = {}
+
+        def one(model: str, fitted: dict[str, ParameterSet]) -> FitResult:
             start = start_for(model, fitted if s.chain else {}, s.init, earlier.get(model))
-            result, path = fit_model(model, s.actuator, s.fixed, packed, s.fit, out, start,
-                                     progress=s.progress, scheme=s.scheme,
-                                     extensions=s.extensions, coordinates=s.coordinates)
-            results[model] = (result, path)
-            fitted[model] = result.params
-            if result.interrupted:
-                interrupted = True
-                break
+            result, paths[model] = fit_model(model, s.actuator, s.fixed, packed, s.fit, out,
+                                             start, progress=s.progress, scheme=s.scheme,
+                                             extensions=s.extensions,
+                                             coordinates=s.coordinates)
+            return result
+
+        chain, interrupted = fit_chain(s.models, one)
+        results = {model: (result, paths[model]) for model, result in chain.items()}
     fits = {}
     for model, (result, path) in results.items():
         save_params(path, result.params)

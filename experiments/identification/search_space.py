@@ -24,6 +24,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from frictionsim import layout, schema
+from frictionsim.errors import ConfigurationError
 from frictionsim.params import ParameterSet, theta_from_values
 
 #: Dynamic range of the log0 scale (resolution near 0 ≈ upper bound / R0).
@@ -60,12 +61,12 @@ class SearchSpace:
 
     def __post_init__(self) -> None:
         if self.coordinates not in COORDINATES:
-            raise ValueError(f"coordinates {self.coordinates!r}: expected one of "
-                             f"{', '.join(COORDINATES)}")
+            raise ConfigurationError(f"coordinates {self.coordinates!r}: expected one of "
+                                     f"{', '.join(COORDINATES)}")
         spec = self.spec
         for name in self.fixed:
             if name not in spec:
-                raise ValueError(
+                raise ConfigurationError(
                     f"--fix {name}: not a parameter of {self.model} on {self.actuator} "
                     f"(parameters: {', '.join(spec)})"
                 )

@@ -1,4 +1,5 @@
-"""Where each model's search starts, and fitting one model with its best saved as it improves.
+"""Where each model's search starts; fitting one model (its best saved as it improves) and a
+chain of models, the bench's and a robot's alike.
 
 A richer model starts from the best of the nearest simpler model it contains
 (M1 ⊂ M2, M1 ⊂ M3 ⊂ M4 ⊂ M5 ⊂ M6), embedded so that it reproduces it exactly, so it
@@ -9,11 +10,12 @@ the model's own saved parameters are one more exact candidate.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
 from frictionsim import layout, schema
-from frictionsim.experiments.identification.fitter import FitResult, FitSettings, fit
+from frictionsim.experiments.identification.fitter import Evaluator, FitResult, FitSettings, fit
 from frictionsim.experiments.identification.search_space import CONTAINS, SearchSpace, embed
 from frictionsim.params import ParameterSet, save_params
 from frictionsim.plausibility import warn
@@ -80,43 +82,86 @@ def better_of(best: FitResult | None, result: FitResult) -> FitResult:
     return kept
 
 
+def latency_tries(extensions, fixed) -> list[dict[str, float]]:
+    """The fits one model needs: one, or with ``latency`` (and ``latency_steps`` not fixed)
+    one per latency 0 … MAX_LATENCY (CMA does not search an integer)."""
+    if "latency" in extensions and "latency_steps" not in fixed:
+        return [{"latency_steps": float(lag)} for lag in range(layout.MAX_LATENCY + 1)]
+    return [{}]
+
+
+def fit_one_model(model: str, tries: list[dict[str, float]], space_for: Callable,
+                  start_in: Callable, evaluator: Evaluator, settings: FitSettings,
+                  save: Callable, progress: bool = True) -> FitResult:
+    """One model, the bench's or a robot's: one fit per entry of ``tries`` (the values it
+    holds, :func:`latency_tries`), each of the whole budget, the best kept.
+
+    ``space_for(values)`` builds the search space with those values held; ``start_in(space)``
+    gives the :class:`Start` (its values restricted to that space); ``evaluator`` is the
+    training data (:class:`~frictionsim.experiments.identification.fitter.Evaluator`);
+    ``save(params, loss)`` is called whenever the best so far improves, never with a later
+    try's early candidates worse than an earlier try's best. Stops at an interrupt."""
+    best: FitResult | None = None
+    saved = [math.inf]
+
+    def keep(params, loss: float) -> None:
+        if loss < saved[0]:
+            saved[0] = loss
+            save(params, loss)
+
+    for extra in tries:
+        space = space_for(extra)
+        start = start_in(space)
+        label = model + (f" L={int(extra['latency_steps'])}" if extra else "")
+        result = fit(space, evaluator, settings, start=start.point, centre=start.centre,
+                     inherited=start.inherited, on_improve=keep, progress=progress, label=label,
+                     alternatives=start.alternatives)
+        best = better_of(best, result)
+        if result.interrupted:
+            break
+    return best
+
+
+def fit_chain(models, fit_model: Callable[[str, dict], FitResult]
+              ) -> tuple[dict[str, FitResult], bool]:
+    """The models in chain order, the bench's or a robot's: ``fit_model(model, fitted)`` with
+    the parameters fitted so far (a richer model starts from a simpler one's,
+    :func:`start_for`). Returns the fits, and whether an interrupt ended the chain (the
+    models fitted so far are in it, the interrupted one with its best so far)."""
+    fits: dict[str, FitResult] = {}
+    fitted: dict = {}
+    for model in models:
+        result = fit_model(model, fitted)
+        fits[model] = result
+        fitted[model] = result.params
+        if result.interrupted:
+            return fits, True
+    return fits, False
+
+
 def fit_model(model: str, actuator: str, fixed: dict[str, float], train: PackedLogs,
               settings: FitSettings, out: Path, start: Start, progress: bool = True,
               scheme: str = "reference", extensions: tuple[str, ...] = (),
               coordinates: str = "parameters") -> tuple[FitResult, Path]:
-    """Fit one model (simulated with ``scheme``, with the docs/model.md §9 ``extensions``), saving the
-    best so far to ``out/<model>.json`` on every improvement.
-
-    With ``latency`` (and ``latency_steps`` not fixed) the model is fitted once per latency
-    0 … MAX_LATENCY, each with the whole budget; the best fit is kept and saved.
-    ``coordinates``: how k_t and R are searched (:attr:`SearchSpace.coordinates`).
-    """
+    """Fit one bench model (simulated with ``scheme``, with the docs/model.md §9
+    ``extensions``; :func:`fit_one_model`), saving the best so far to ``out/<model>.json`` on
+    every improvement. ``coordinates``: how k_t and R are searched
+    (:attr:`SearchSpace.coordinates`)."""
     names = schema.parameters(model, actuator, extensions)
     own_fixed = {k: v for k, v in fixed.items() if k in names}
     path = out / f"{model}.json"
-    tries = [{}]
-    if "latency" in extensions and "latency_steps" not in own_fixed:
-        tries = [{"latency_steps": float(lag)} for lag in range(layout.MAX_LATENCY + 1)]
-    best: FitResult | None = None
-    saved = [math.inf]
 
-    def save(params: ParameterSet, loss: float) -> None:
-        if loss < saved[0]:  # a later latency's early candidates never replace a better fit
-            saved[0] = loss
-            save_params(path, params)
+    def space_for(extra: dict) -> SearchSpace:
+        return SearchSpace(model, actuator, {**own_fixed, **extra}, scheme, extensions,
+                           coordinates)
 
-    for extra in tries:
-        space = SearchSpace(model, actuator, {**own_fixed, **extra}, scheme, extensions,
-                            coordinates)
-        point, centre = ({k: v for k, v in d.items() if k not in space.fixed} if d else d
-                         for d in (start.point, start.centre))
-        alternatives = tuple({k: v for k, v in a.items() if k not in space.fixed}
-                             for a in start.alternatives)
-        label = model + (f" L={int(extra['latency_steps'])}" if extra else "")
-        result = fit(space, train, settings, start=point, centre=centre,
-                     inherited=start.inherited, on_improve=save, progress=progress, label=label,
-                     alternatives=alternatives)
-        best = better_of(best, result)
-        if result.interrupted:
-            break
+    def start_in(space: SearchSpace) -> Start:
+        def own(d: dict | None) -> dict | None:
+            return {k: v for k, v in d.items() if k not in space.fixed} if d else d
+
+        return Start(own(start.point), own(start.centre), start.inherited,
+                     tuple(own(a) for a in start.alternatives))
+
+    best = fit_one_model(model, latency_tries(extensions, own_fixed), space_for, start_in, train,
+                         settings, lambda params, loss: save_params(path, params), progress)
     return best, path

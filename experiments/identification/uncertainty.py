@@ -31,6 +31,7 @@ from pathlib import Path
 import numpy as np
 
 from frictionsim import schema
+from frictionsim.errors import ConfigurationError
 from frictionsim.experiments.identification.fitter import FitSettings
 from frictionsim.experiments.identification.identifiability import combinations
 from frictionsim.logs import Log
@@ -90,7 +91,7 @@ def bootstrap(train: list[Log], settings, fitted: dict[str, ParameterSet],
     from frictionsim.experiments.identification.starts import fit_model, start_for
 
     if not 2 <= replicates <= 10_000:
-        raise ValueError(f"--uncertainty {replicates}: 2 to 10,000 replicates")
+        raise ConfigurationError(f"--uncertainty {replicates}: 2 to 10,000 replicates")
     result = Uncertainty(level, {m: [] for m in fitted})
     rng = np.random.default_rng(settings.fit.seed)
     t0 = time.perf_counter()

@@ -27,17 +27,20 @@ from __future__ import annotations
 
 import math
 import sys
-import time
 from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 
+from frictionsim.errors import ConfigurationError
 from frictionsim.experiments.common.loading import shared_data
 
 PERIOD = 0.005
 PATHS = ("circle", "square", "square_wave", "triangle_wave")
 ENGINES = ("event_driven", "fixed_step", "mujoco_budget", "mujoco_frictionloss")
+#: Each of them in the registry of engines (frictionsim.solvers.engines).
+REGISTRY_NAMES = {"event_driven": "event_driven", "fixed_step": "fixed_step",
+                  "mujoco_budget": "mujoco", "mujoco_frictionloss": "mujoco_frictionloss"}
 
 
 @dataclass(frozen=True)
@@ -139,7 +142,7 @@ def path_points(name: str, reach: float, t: np.ndarray) -> np.ndarray:
     elif name == "triangle_wave":
         p0, duration = (0.55 * L, -0.7 * L), 15.0
     else:
-        raise ValueError(f"unknown path {name!r} (paths: {', '.join(PATHS)})")
+        raise ConfigurationError(f"unknown path {name!r} (paths: {', '.join(PATHS)})")
     out = _segments(t, [(0.0, -L), p0, p0], [2.0, 1.0])
     later = t >= 3.0
     tp = t[later] - 3.0
@@ -199,34 +202,14 @@ def servos_of(arm: Arm, model: str, gain: str, data: Path | None = None):
             for joint, actuator in zip(("R1", "R2"), arm.actuators)]
 
 
-def run_mujoco(mjcf: Path, servos, goals: np.ndarray, friction: str) -> tuple[np.ndarray, float]:
-    """The arm in MuJoCo through the adapter: joint angles before each control update."""
-    import warnings
-
-    import mujoco
-
-    from frictionsim.solvers.mujoco_adapter import SchemeWarning, ServoModel
-
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", SchemeWarning)
-        sm = ServoModel(mjcf, servos, friction=friction, control_period=PERIOD)
-    data = sm.make_data()
-    substeps = int(round(PERIOD / sm.model.opt.timestep))
-    q = np.empty((len(goals), 2))
-    start = time.perf_counter()
-    for k, goal in enumerate(goals):
-        q[k] = data.qpos[sm.qpos_adr]
-        sm.set_goals(data, goal)
-        mujoco.mj_step(sm.model, data, nstep=substeps)
-    seconds = time.perf_counter() - start
-    sm.check(data)  # a step whose coupled friction was not solved exactly is an error
-    return q, seconds
-
-
 def simulate_arm(arm: Arm, path: str, gain: str, model: str, engines=ENGINES,
                  data: Path | None = None, seconds: float | None = None,
                  tolerances=None) -> list[Run]:
     """Every engine on one (arm, path, gain, model); ``seconds`` cuts the path short."""
+    import warnings
+
+    from frictionsim.solvers.engines import get_engine
+    from frictionsim.solvers.mujoco_adapter import SchemeWarning
     from frictionsim.solvers.robot import Robot
 
     mjcf = arm.path(data)
@@ -237,15 +220,14 @@ def simulate_arm(arm: Arm, path: str, gain: str, model: str, engines=ENGINES,
     goals = geometry.inverse(path_points(path, geometry.reach, t))
     runs = []
     for engine in engines:
-        if engine == "event_driven":
+        if engine == "event_driven":  # its tolerances: the one engine with settings
             result = robot.event_driven(goals, tolerances=tolerances)
-            q, cost = result.q, result.seconds
-        elif engine == "fixed_step":
-            result = robot.fixed_step(goals)
-            q, cost = result.q, result.seconds
         else:
-            q, cost = run_mujoco(mjcf, servos, goals, engine.removeprefix("mujoco_"))
-        runs.append(Run(arm.name, path, gain, model, engine, q, cost))
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", SchemeWarning)
+                sim = get_engine(REGISTRY_NAMES[engine]).robot(mjcf, servos, PERIOD)
+            result = sim.run(goals)
+        runs.append(Run(arm.name, path, gain, model, engine, result.q, result.seconds))
     return runs
 
 

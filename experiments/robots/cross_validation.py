@@ -16,6 +16,7 @@ from pathlib import Path
 
 import numpy as np
 
+from frictionsim.errors import ConfigurationError
 from frictionsim.experiments.robots.identify import (
     PER_JOINT,
     RobotFitSettings,
@@ -29,7 +30,7 @@ from frictionsim.robot_recordings import Recording
 def motion_folds(recordings: list[Recording], folds: int, seed: int) -> list[list[int]]:
     """Indices of the recordings in each of ``folds`` groups (seeded, sizes within one)."""
     if not 2 <= folds <= len(recordings):
-        raise ValueError(f"--folds {folds}: needs 2 to {len(recordings)} (the recordings)")
+        raise ConfigurationError(f"--folds {folds}: needs 2 to {len(recordings)} (the recordings)")
     order = np.random.default_rng(seed).permutation(len(recordings))
     return [sorted(order[k::folds].tolist()) for k in range(folds)]
 

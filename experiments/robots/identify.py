@@ -14,7 +14,6 @@ closed loop from their first state, as ``robot simulate`` does.
 
 from __future__ import annotations
 
-import math
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -23,10 +22,17 @@ import numpy as np
 
 from frictionsim import layout, schema
 from frictionsim.atomic import write_json
-from frictionsim.experiments.identification.fitter import FitResult, FitSettings, fit
+from frictionsim.errors import ConfigurationError
+from frictionsim.experiments.identification.fitter import FitResult, FitSettings
 from frictionsim.experiments.identification.learned import NetSettings
 from frictionsim.experiments.identification.search_space import CONTAINS, SearchSpace
-from frictionsim.experiments.identification.starts import better_of, start_for
+from frictionsim.experiments.identification.starts import (
+    Start,
+    fit_chain,
+    fit_one_model,
+    latency_tries,
+    start_for,
+)
 from frictionsim.experiments.robots.recorded import (
     Replay,
     hold_counts,
@@ -75,8 +81,8 @@ def actuator_of(robot: RobotDescription) -> str:
     """The one actuator type of the robot's simulated servos (a fit shares its parameters)."""
     kinds = sorted({j.actuator for j in robot.servo_joints})
     if len(kinds) != 1:
-        raise ValueError(f"robot {robot.name}: its servos are of {len(kinds)} actuator types "
-                         f"({', '.join(kinds)}); robot identify fits one type at a time")
+        raise ConfigurationError(f"robot {robot.name}: its servos are of {len(kinds)} actuator types "
+                                 f"({', '.join(kinds)}); robot identify fits one type at a time")
     return kinds[0]
 
 
@@ -108,8 +114,8 @@ def training_windows(robot: RobotDescription, recordings: list[Recording], secon
     for i, rec in enumerate(recordings):
         out += recording_windows(robot, rec, seconds, stride, i)
     if not out:
-        raise ValueError(f"no window of {seconds:g} s fits in the {len(recordings)} training "
-                         "recordings; use a shorter --window")
+        raise ConfigurationError(f"no window of {seconds:g} s fits in the {len(recordings)} training "
+                                 "recordings; use a shorter --window")
     return out
 
 
@@ -224,10 +230,8 @@ def fit_robot(robot: RobotDescription, mjcf: Path, train: list[Recording],
           f"({evaluator.n_steps} control periods per evaluation); {len(validation)} held out")
     out.mkdir(parents=True, exist_ok=True)
     offset_joints = joints if settings.per_joint == "offsets" else ()
-    fitted: dict[str, RobotPoint] = {}
-    fits: dict[str, RobotModelFit] = {}
-    interrupted = False
-    for model in settings.models:
+
+    def one(model: str, fitted: dict[str, RobotPoint]) -> FitResult:
         saved = (earlier or {}).get(model)
         start = start_for(model, {m: p.params for m, p in fitted.items()}, None,
                           saved.servos[actuator] if saved is not None else None)
@@ -236,13 +240,12 @@ def fit_robot(robot: RobotDescription, mjcf: Path, train: list[Recording],
                    (simpler.offsets if simpler else {}).items()}
         saved_offsets = {f"offset:{j}": v for j, v in
                          (saved.joint_offsets if saved is not None else {}).items()}
-        result, path = _fit_model(robot, model, actuator, joints, offset_joints, evaluator,
-                                  settings, out, start, offsets, saved_offsets)
-        fitted[model] = result.params
-        fits[model] = RobotModelFit(model, result, path, {}, settings.per_joint)
-        if result.interrupted:
-            interrupted = True
-            break
+        return _fit_model(robot, model, actuator, joints, offset_joints, evaluator, settings,
+                          out, start, offsets, saved_offsets)
+
+    chain, interrupted = fit_chain(settings.models, one)
+    fits = {model: RobotModelFit(model, result, path_of(out, model), {}, settings.per_joint)
+            for model, result in chain.items()}
     learned: dict[str, RobotLearnedFit] = {}
     if settings.learned and not interrupted:
         learned = _train_learned(robot, mjcf, train, settings, fits, evaluator, out)
@@ -270,7 +273,7 @@ def _train_learned(robot: RobotDescription, mjcf: Path, train: list[Recording],
     from frictionsim.experiments.robots.learned import train_robot_learned
 
     if "hybrid" in settings.learned and "m6" not in fits:
-        raise ValueError("--model hybrid is m6 plus a learned residual: add m6 to --model")
+        raise ConfigurationError("--model hybrid is m6 plus a learned residual: add m6 to --model")
     point = fits["m6" if "m6" in fits else settings.models[-1]].result.params
     out_fits = {}
     for kind in settings.learned:
@@ -326,41 +329,32 @@ def _save(path: Path, robot: RobotDescription, f: RobotModelFit, settings: Robot
 
 
 def _fit_model(robot, model, actuator, joints, offset_joints, evaluator, settings, out,
-               start, offsets, saved_offsets) -> tuple[FitResult, Path]:
-    """One model, once per latency with ``latency`` (as the bench's fit); the best saved to
-    ``out/<model>.json`` whenever it improves."""
+               start, offsets, saved_offsets) -> FitResult:
+    """One model (:func:`~frictionsim.experiments.identification.starts.fit_one_model`, once
+    per latency with ``latency``, as the bench's fit); the best saved to ``out/<model>.json``
+    whenever it improves."""
     path = path_of(out, model)
     names = schema.parameters(model, actuator, settings.extensions)
-    tries = [{}]
-    if "latency" in settings.extensions and "latency_steps" not in settings.fixed:
-        tries = [{"latency_steps": float(lag)} for lag in range(layout.MAX_LATENCY + 1)]
-    best: FitResult | None = None
-    saved_loss = [math.inf]
 
-    def save(point: RobotPoint, loss: float) -> None:
-        if loss < saved_loss[0]:
-            saved_loss[0] = loss
-            write_json(path, robot_parameters(robot, point, {
-                "model": model, "window_loss_rad": loss, "in_progress": True}).to_dict())
+    def space_for(extra: dict) -> RobotSearchSpace:
+        return RobotSearchSpace(servo_space(model, actuator, settings, extra), joints,
+                                offset_joints)
 
-    for extra in tries:
-        space = RobotSearchSpace(servo_space(model, actuator, settings, extra), joints,
-                                 offset_joints)
+    def start_in(space: RobotSearchSpace) -> Start:
         point = _own(space, names, {**(start.point or {}), **offsets}) \
             if start.point or offsets else None
         centre = _own(space, names, {**(start.centre or {}), **offsets}) \
             if start.centre or offsets else None
         alternatives = tuple(_own(space, names, {**a, **saved_offsets})
                              for a in start.alternatives)
-        label = model + (f" L={int(extra['latency_steps'])}" if extra else "")
-        inherited = start.inherited | frozenset(offsets)
-        result = fit(space, evaluator, settings.fit, start=point, centre=centre,
-                     inherited=inherited, on_improve=save, progress=settings.progress,
-                     label=label, alternatives=alternatives)
-        best = better_of(best, result)
-        if result.interrupted:
-            break
-    return best, path
+        return Start(point, centre, start.inherited | frozenset(offsets), alternatives)
+
+    def save(point: RobotPoint, loss: float) -> None:
+        write_json(path, robot_parameters(robot, point, {
+            "model": model, "window_loss_rad": loss, "in_progress": True}).to_dict())
+
+    return fit_one_model(model, latency_tries(settings.extensions, settings.fixed), space_for,
+                         start_in, evaluator, settings.fit, save, settings.progress)
 
 
 def _own(space: RobotSearchSpace, names, values: dict) -> dict:

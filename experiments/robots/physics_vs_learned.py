@@ -16,6 +16,7 @@ from pathlib import Path
 
 import numpy as np
 
+from frictionsim.errors import ConfigurationError
 from frictionsim.experiments.robots.identify import RobotFitSettings, RobotLearnedFit, fit_robot
 from frictionsim.robot_files import RobotDescription
 from frictionsim.robot_recordings import Recording
@@ -29,8 +30,8 @@ def held_out_motions(recordings: list[Recording], count: int, seed: int
     """(training, held-out): the first ``count`` of a permutation seeded by ``seed`` of the
     recordings sorted by name are held out. ValueError unless 1 ≤ count < recordings."""
     if not 1 <= count < len(recordings):
-        raise ValueError(f"--held-out {count}: needs 1 to {len(recordings) - 1} of the "
-                         f"{len(recordings)} recordings (one at least must train)")
+        raise ConfigurationError(f"--held-out {count}: needs 1 to {len(recordings) - 1} of the "
+                                 f"{len(recordings)} recordings (one at least must train)")
     ordered = sorted(recordings, key=lambda r: r.name)
     held = set(np.random.default_rng(seed).permutation(len(ordered))[:count].tolist())
     return ([r for i, r in enumerate(ordered) if i not in held],

@@ -22,10 +22,13 @@ from pathlib import Path
 
 import numpy as np
 
+from frictionsim.errors import ConfigurationError
 from frictionsim.learned_files import LearnedActuator
 from frictionsim.robot_files import RobotDescription
 from frictionsim.robot_recordings import Recording
+from frictionsim.solvers.errors import SimulationError
 
+#: The engines a recording replays on (:data:`frictionsim.solvers.engines.ENGINES`).
 ENGINES = ("fixed_step", "mujoco", "event_driven", "mjcf")
 
 
@@ -41,8 +44,8 @@ def robot_spec(robot: RobotDescription, mjcf: Path, plain: bool = False):
     joints = {j.name: j for j in spec.joints}
     for joint in robot.joints:
         if joint.mjcf not in joints:
-            raise ValueError(f"{mjcf}: no joint {joint.mjcf!r} (robot {robot.name}, recorded "
-                             f"joint {joint.name}); joints: {', '.join(joints)}")
+            raise ConfigurationError(f"{mjcf}: no joint {joint.mjcf!r} (robot {robot.name}, recorded "
+                                     f"joint {joint.name}); joints: {', '.join(joints)}")
     left_out = {j.mjcf for j in robot.joints if j.left_out}
     for act in list(spec.actuators):
         if act.target in left_out:
@@ -151,8 +154,8 @@ def joint_servos(robot: RobotDescription, params: dict) -> list:
     out = []
     for joint in robot.servo_joints:
         if joint.actuator not in params:
-            raise ValueError(f"no parameters for actuator {joint.actuator!r} (joint "
-                             f"{joint.name}); have: {', '.join(params) or 'none'}")
+            raise ConfigurationError(f"no parameters for actuator {joint.actuator!r} (joint "
+                                     f"{joint.name}); have: {', '.join(params) or 'none'}")
         fw = joint.firmware
         out.append(JointServo(joint.mjcf, params[joint.actuator], kp=fw.kp, kd=fw.kd,
                               torque_limit=fw.torque_limit, acceleration=fw.acceleration))
@@ -169,13 +172,14 @@ class Replay:
 
     def __init__(self, robot: RobotDescription, spec, params: dict, engine: str = "fixed_step",
                  scheme: str | None = None, variant: int | None = None) -> None:
-        if engine not in ENGINES:
-            raise ValueError(f"engine {engine!r}: expected one of {', '.join(ENGINES)}")
+        from frictionsim.solvers.engines import get_engine
+
+        chosen = get_engine(engine)
         self.robot, self.engine = robot, engine
-        model = spec.compile()
-        self.timestep = robot.control_period
-        if engine == "mjcf":
-            self._sim = model
+        if chosen.name == "mjcf":  # the model as shipped: no servo of frictionsim's
+            self.timestep = robot.control_period
+            self._sim = chosen.robot(spec.compile(), [j.mjcf for j in robot.servo_joints],
+                                     robot.control_period)
             return
         servos = joint_servos(robot, params)
         if variant is not None:  # domain randomisation: every servo drawn within its ranges
@@ -183,46 +187,31 @@ class Replay:
 
             servos = draw_servos(servos, 1, variant)[0]
         self.servos = servos
-        self.timestep = stable_timestep(robot, model, servos)
-        if engine == "mujoco":
-            from frictionsim.solvers.mujoco_adapter import ServoModel
-
-            spec = spec.copy()
-            spec.option.timestep = self.timestep
-            self._sim = ServoModel(spec, servos, friction="budget",
-                                   control_period=robot.control_period)
-        else:
-            from frictionsim.solvers.robot import Robot
-
-            model.opt.timestep = self.timestep
-            self._sim = Robot(model, servos, control_period=robot.control_period, scheme=scheme)
+        self.timestep = stable_timestep(robot, spec.compile(), servos)
+        spec = spec.copy()
+        spec.option.timestep = self.timestep
+        self._sim = chosen.robot(spec.compile() if chosen.name in ("fixed_step", "event_driven")
+                                 else spec, servos, robot.control_period, scheme)
 
     def run(self, recording: Recording) -> RecordedRun:
         """Simulate ``recording`` in closed loop from its first recorded state."""
         import time
 
-        robot, engine = self.robot, self.engine
+        robot, engine, sim = self.robot, self.engine, self._sim
         goal, q_rec, v_rec = recorded_arrays(robot, recording)
         counts = hold_counts(recording, robot.control_period)
         counts[-1] = 1  # one more period, so that the last row has its prediction
+        q0, v0 = sim.model.qpos0.copy(), np.zeros(sim.model.nv)
+        q0[sim.qadr], v0[sim.dofs] = q_rec[0], v_rec[0]
+        goals = np.repeat(goal, counts, axis=0)
         start = time.perf_counter()
-        if engine == "mjcf":
-            q_model = _plain_run(self._sim, robot, goal, counts, q_rec[0], v_rec[0])
-        elif engine == "mujoco":
-            q_model = _mujoco_run(self._sim, robot, goal, counts, q_rec[0], v_rec[0])
-        else:
-            sim = self._sim
-            q0, v0 = sim.model.qpos0.copy(), np.zeros(sim.nv)
-            q0[sim.qadr], v0[sim.dofs] = q_rec[0], v_rec[0]
-            goals = np.repeat(goal, counts, axis=0)
-            run = sim.fixed_step(goals, q0=q0, v0=v0) if engine == "fixed_step" \
-                else sim.event_driven(goals, q0=q0, v0=v0)
-            starts = np.concatenate(([0], np.cumsum(counts)[:-1]))
-            q_model = run.q[starts][:, sim.qadr]
+        run = sim.run(goals, q0=q0, v0=v0)
         seconds = time.perf_counter() - start
+        starts = np.concatenate(([0], np.cumsum(counts)[:-1]))
+        q_model = run.q[starts][:, sim.qadr]
         if not np.all(np.isfinite(q_model)):
-            raise ValueError(f"{recording.name}: the {engine} simulation diverged (non-finite "
-                             "position)")
+            raise SimulationError(f"{recording.name}: the {engine} simulation diverged "
+                                  "(non-finite position)")
         cols = [recording.column(j.name) for j in robot.servo_joints]
         return RecordedRun(recording.name, tuple(j.name for j in robot.servo_joints),
                            to_recorded(robot, q_model), recording.position[:, cols],
@@ -233,49 +222,3 @@ def simulate_recording(robot: RobotDescription, spec, params: dict, recording: R
                        engine: str = "fixed_step", scheme: str | None = None) -> RecordedRun:
     """One recording replayed (:class:`Replay`; for several, build the Replay once)."""
     return Replay(robot, spec, params, engine, scheme).run(recording)
-
-
-def _plain_run(model, robot, goal, counts, q0, v0) -> np.ndarray:
-    """The MJCF's own actuators (one per servo joint, found by its target joint) driven by the
-    goals: the state before each bus cycle."""
-    import mujoco
-
-    data = mujoco.MjData(model)
-    names = [j.mjcf for j in robot.servo_joints]
-    jids = [mujoco.mj_name2id(model, mujoco.mjtObj.mjOBJ_JOINT, n) for n in names]
-    acts = []
-    for name, jid in zip(names, jids):
-        found = [a for a in range(model.nu) if model.actuator_trntype[a] == mujoco.mjtTrn.mjTRN_JOINT
-                 and model.actuator_trnid[a, 0] == jid]
-        if not found:
-            raise ValueError(f"the MJCF has no actuator on joint {name!r}: the mjcf engine "
-                             "drives the model's own actuators")
-        acts.append(found[0])
-    qadr = model.jnt_qposadr[jids]
-    dofs = model.jnt_dofadr[jids]
-    data.qpos[qadr] = q0
-    data.qvel[dofs] = v0
-    out = np.empty((len(counts), len(names)))
-    for k, n in enumerate(counts):
-        out[k] = data.qpos[qadr]
-        data.ctrl[acts] = goal[k]
-        mujoco.mj_step(model, data, nstep=int(n))
-    return out
-
-
-def _mujoco_run(sm, robot, goal, counts, q0, v0) -> np.ndarray:
-    """MuJoCo's own step with the servo adapter (``sm``, a ServoModel): the state before each
-    bus cycle."""
-    import mujoco
-
-    substeps = int(round(robot.control_period / sm.model.opt.timestep))
-    data = sm.make_data()
-    data.qpos[sm.qpos_adr] = q0
-    data.qvel[sm.dofs] = v0
-    out = np.empty((len(counts), len(sm.servos)))
-    for k, n in enumerate(counts):
-        out[k] = data.qpos[sm.qpos_adr]
-        sm.set_goals(data, goal[k])
-        mujoco.mj_step(sm.model, data, nstep=int(n) * substeps)
-    sm.check(data)
-    return out

@@ -16,6 +16,7 @@ from pathlib import Path
 import numpy as np
 
 from frictionsim.atomic import write_json, write_text
+from frictionsim.errors import ConfigurationError
 from frictionsim.experiments.identification.pipeline import existing_outputs
 from frictionsim.experiments.robots.identify import (
     RobotFitSettings,
@@ -44,11 +45,11 @@ def prepare_robot_out(out: Path, robot: str, resume: bool = False, overwrite: bo
             try:
                 params = load_robot_params(p)
             except ParameterFileError as e:
-                raise ValueError(f"{'--resume' if resume else '--overwrite'}: {e}; it is not "
-                                 "replaced (choose another --out)") from None
+                raise ConfigurationError(f"{'--resume' if resume else '--overwrite'}: {e}; it is not "
+                                         "replaced (choose another --out)") from None
             if params.robot != robot:
-                raise ValueError(f"{p} holds a fit of robot {params.robot or '(none)'}, not "
-                                 f"{robot}; choose another --out")
+                raise ConfigurationError(f"{p} holds a fit of robot {params.robot or '(none)'}, not "
+                                         f"{robot}; choose another --out")
             saved[p.stem] = params
     if resume:
         print(f"resuming from {out}: saved {', '.join(sorted(saved)) or 'no model'}; each model "
@@ -63,9 +64,9 @@ def prepare_robot_out(out: Path, robot: str, resume: bool = False, overwrite: bo
         print(f"--overwrite: removed the earlier robot identification in {out}")
         return {}
     shown = ", ".join(p.name for p in present[:6]) + (" …" if len(present) > 6 else "")
-    raise ValueError(f"--out {out} is not empty ({shown}): refusing to replace what it holds. "
-                     "Pass --resume to continue from the fits there, --overwrite to replace "
-                     "them, or another --out")
+    raise ConfigurationError(f"--out {out} is not empty ({shown}): refusing to replace what it holds. "
+                             "Pass --resume to continue from the fits there, --overwrite to replace "
+                             "them, or another --out")
 
 
 def goal_errors(recordings: list[Recording], joints: tuple[str, ...]) -> dict:

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from frictionsim.errors import ConfigurationError
 from frictionsim.experiments.identification.search_space import SearchSpace
 from frictionsim.params import ParameterSet
 
@@ -56,8 +57,8 @@ class RobotSearchSpace:
     def __post_init__(self) -> None:
         unknown = [j for j in self.offset_joints if j not in self.joints]
         if unknown:
-            raise ValueError(f"offset of {unknown[0]!r}: not a servo joint "
-                             f"({', '.join(self.joints)})")
+            raise ConfigurationError(f"offset of {unknown[0]!r}: not a servo joint "
+                                     f"({', '.join(self.joints)})")
 
     @property
     def model(self) -> str:

@@ -17,6 +17,9 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from frictionsim.errors import ConfigurationError
+from frictionsim.limits import check_budget, check_count
+
 JSON, FIGURE, TEXT = "json", "figure", "text"
 _OUTPUTS = "_output_files"
 
@@ -62,10 +65,8 @@ def net_settings(args: argparse.Namespace, hybrid_budget: int):
     from frictionsim.experiments.identification.learned import NetSettings
 
     budget = hybrid_budget if args.hybrid_budget is None else args.hybrid_budget
-    if not 1 <= budget <= 10_000_000:
-        raise ValueError(f"--hybrid-budget must be in [1, 10,000,000], got {budget}")
-    if not 1 <= args.max_epochs <= 100_000:
-        raise ValueError(f"--max-epochs must be in [1, 100,000], got {args.max_epochs}")
+    check_budget(budget, "--hybrid-budget")
+    check_count("--max-epochs", args.max_epochs, 1, 100_000)
     return NetSettings(closed_loop_budget=budget, max_epochs=args.max_epochs, seed=args.seed)
 
 
@@ -164,8 +165,8 @@ def check_not_an_input(path: Path, flag: str, inputs: dict[Path, str]) -> None:
             except OSError:
                 continue
     if culprit is not None:
-        raise ValueError(f"{flag} {path} is one of the command's inputs ({culprit}); an output "
-                         "never replaces an input, even with --overwrite: choose another name")
+        raise ConfigurationError(f"{flag} {path} is one of the command's inputs ({culprit}); an output "
+                                 "never replaces an input, even with --overwrite: choose another name")
 
 
 def check_outputs(args: argparse.Namespace) -> None:
@@ -185,7 +186,7 @@ def check_outputs(args: argparse.Namespace) -> None:
         flag = "--" + dest.replace("_", "-")
         key = path.resolve()
         if key in seen:
-            raise ValueError(f"{flag} {path} is also the {seen[key]} output; give each its own file")
+            raise ConfigurationError(f"{flag} {path} is also the {seen[key]} output; give each its own file")
         seen[key] = flag
         if kind == FIGURE:
             check_figure_path(path)
@@ -211,7 +212,7 @@ def actuator_name(args: argparse.Namespace) -> str:
     from frictionsim import schema
 
     if args.actuator is None:
-        raise ValueError("--actuator is required (or exactly one --actuator-file)")
+        raise ConfigurationError("--actuator is required (or exactly one --actuator-file)")
     schema.get_actuator(args.actuator)
     return args.actuator
 
@@ -232,8 +233,8 @@ def set_workers(args: argparse.Namespace) -> None:
 
     most = numba.config.NUMBA_NUM_THREADS
     if not 1 <= n <= most:
-        raise ValueError(f"--workers must be 1 … {most} (the threads Numba started with; set "
-                         f"NUMBA_NUM_THREADS for more), got {n}")
+        raise ConfigurationError(f"--workers must be 1 … {most} (the threads Numba started with; set "
+                                 f"NUMBA_NUM_THREADS for more), got {n}")
     numba.set_num_threads(n)
 
 

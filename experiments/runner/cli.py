@@ -88,18 +88,17 @@ def _show_warning(message, category, filename, lineno, file=None, line=None) -> 
 _default_show = warnings.showwarning
 
 
-def _expected_errors() -> tuple[type[BaseException], ...]:
-    from frictionsim.hw.servo import ServoError
-    from frictionsim.logs import LogError
-    from frictionsim.params import ParameterFileError
-    from frictionsim.solvers.errors import SimulationError
+def _user_error(error: BaseException) -> bool:
+    """Whether ``error`` is the user's to fix: one of frictionsim's own
+    (:class:`frictionsim.errors.FrictionsimError`: a file, a value, a servo, a missing extra),
+    or an ``OSError`` on a file (one the user named: missing, unreadable, a full disk). Any
+    other error is a bug."""
+    from frictionsim.errors import FrictionsimError
 
-    expected = [LogError, ParameterFileError, ServoError, SimulationError, ValueError, OSError,
-                ImportError]
-    distributed = sys.modules.get("frictionsim.experiments.identification.distributed")
-    if distributed is not None:
-        expected.append(distributed.DaskLost)
-    return tuple(expected)
+    if isinstance(error, FrictionsimError):
+        return True
+    return isinstance(error, OSError) and (error.filename is not None
+                                           or error.filename2 is not None)
 
 
 class Terminated(KeyboardInterrupt):
@@ -229,7 +228,9 @@ def main(argv: list[str] | None = None) -> int:
     global _SIGNALLED
     os.environ.setdefault("MPLBACKEND", "Agg")  # figures go to files, never a window
     argv = sys.argv[1:] if argv is None else list(argv)
-    command = "frictionsim"
+    from frictionsim.startup import command_name
+
+    command = command_name(argv)  # named before parsing: an interrupt may land there
     previous = _install_signals()
     try:
         warnings.showwarning = _show_warning
@@ -265,7 +266,7 @@ def main(argv: list[str] | None = None) -> int:
     except Exception as e:
         if _SIGNALLED is not None:  # a consequence of the interrupt (a compilation cut short)
             return _signal_exit(command)
-        if isinstance(e, _expected_errors()):
+        if _user_error(e):
             print(f"{command}: error: {e}", file=sys.stderr)
             return 1
         if os.environ.get("FRICTIONSIM_DEBUG"):

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from frictionsim.errors import ConfigurationError
 from frictionsim.hw.dynamixel.protocol1 import Dynamixel1
 from frictionsim.hw.dynamixel.protocol2 import Dynamixel2
 from frictionsim.hw.serialbus.bus import SerialBus, SerialLike
@@ -19,7 +20,7 @@ class DynamixelBus(SerialBus):
     def __init__(self, port: SerialLike, protocol: int = 2, timeout: float = 0.05,
                  retries: int = 2, raise_on_alert: bool = True) -> None:
         if protocol not in DIALECTS:
-            raise ValueError(f"Dynamixel protocol must be 1 or 2, got {protocol!r}")
+            raise ConfigurationError(f"Dynamixel protocol must be 1 or 2, got {protocol!r}")
         super().__init__(port, DIALECTS[protocol], timeout, retries, raise_on_alert)
 
     @classmethod

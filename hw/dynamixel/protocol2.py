@@ -14,6 +14,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from enum import IntEnum
 
+from frictionsim.errors import ConfigurationError
 from frictionsim.hw.serialbus.dialect import Dialect
 from frictionsim.hw.serialbus.errors import ServoCorruptPacket
 from frictionsim.hw.serialbus.framing import (
@@ -119,11 +120,11 @@ def _check_id(servo_id: int, broadcast_ok: bool) -> None:
 def build_packet(servo_id: int, instruction: int, params: bytes = b"") -> bytes:
     """A complete protocol 2.0 frame (header, id, length, stuffed payload, CRC) for ``instruction``."""
     if not 0 <= servo_id <= BROADCAST_ID:
-        raise ValueError(f"Dynamixel id {servo_id} out of range 0..{BROADCAST_ID}")
+        raise ConfigurationError(f"Dynamixel id {servo_id} out of range 0..{BROADCAST_ID}")
     payload = stuff(bytes([instruction]) + bytes(params))
     length = len(payload) + 2
     if length > MAX_LENGTH:
-        raise ValueError(f"protocol 2.0 packet too long ({length} > {MAX_LENGTH})")
+        raise ConfigurationError(f"protocol 2.0 packet too long ({length} > {MAX_LENGTH})")
     body = HEADER + bytes([servo_id]) + le_bytes(length, 2) + payload
     return body + le_bytes(crc16(body), 2)
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from frictionsim.errors import ConfigurationError
 from frictionsim.hw.dynamixel import control_tables as ct
 from frictionsim.hw.dynamixel.bus import DynamixelBus
 from frictionsim.hw.serialbus.registers import ControlTable
@@ -31,8 +32,8 @@ class DynamixelServo(RegisterServo):
         hw = hardware_of(motor, "dynamixel", servo_id)
         protocol = protocol or hw.protocols[0]
         if protocol not in hw.protocols:
-            raise ValueError(f"{motor} speaks Dynamixel protocol "
-                             f"{' or '.join(f'{p}.0' for p in hw.protocols)}, not {protocol}.0")
+            raise ConfigurationError(f"{motor} speaks Dynamixel protocol "
+                                     f"{' or '.join(f'{p}.0' for p in hw.protocols)}, not {protocol}.0")
         bus = DynamixelBus.open(device, baudrate or hw.baudrate, protocol=protocol,
                                 timeout=timeout, retries=retries)
         try:
@@ -40,8 +41,8 @@ class DynamixelServo(RegisterServo):
             table = find_table(ct.TABLES, number, f"{device}: id {servo_id}", hw.model_numbers,
                                motor)
             if table.protocol != protocol:
-                raise ValueError(f"{device}: id {servo_id} is a {table.model}, whose table is "
-                                 f"for protocol {table.protocol}.0, not {protocol}.0")
+                raise ConfigurationError(f"{device}: id {servo_id} is a {table.model}, whose table is "
+                                         f"for protocol {table.protocol}.0, not {protocol}.0")
         except BaseException:
             bus.close()
             raise

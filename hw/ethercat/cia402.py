@@ -12,6 +12,8 @@ from __future__ import annotations
 
 from enum import Enum
 
+from frictionsim.errors import ConfigurationError
+
 
 class State(Enum):
     """Power states of a CiA 402 drive."""
@@ -52,7 +54,7 @@ def decode_statusword(statusword: int) -> State:
     for mask, value, state in _PATTERNS:
         if statusword & mask == value:
             return state
-    raise ValueError(f"statusword 0x{statusword:04X} is no CiA 402 state")
+    raise ConfigurationError(f"statusword 0x{statusword:04X} is no CiA 402 state")
 
 
 #: Order of the power-up path; a target is reached by walking it.
@@ -69,7 +71,7 @@ def next_controlword(state: State, target: State, previous: int = 0) -> int:
     active leaves through disable voltage.
     """
     if target not in _PATH:
-        raise ValueError(f"cannot drive towards {target.value}")
+        raise ConfigurationError(f"cannot drive towards {target.value}")
     if state is State.FAULT:
         return DISABLE_VOLTAGE if previous & FAULT_RESET else FAULT_RESET
     if state in (State.FAULT_REACTION_ACTIVE, State.NOT_READY_TO_SWITCH_ON):

@@ -20,6 +20,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import Any
 
+from frictionsim.errors import MissingExtra
 from frictionsim.hw.ethercat import cia402, pdo
 from frictionsim.hw.ethercat.cia402 import State
 from frictionsim.hw.servo import ServoError
@@ -98,7 +99,7 @@ class Cia402Drive:
         try:
             import pysoem  # optional dependency: only needed for real hardware
         except ImportError:
-            raise ImportError("an EtherCAT drive needs pysoem: pip install 'frictionsim[hw]'") \
+            raise MissingExtra("an EtherCAT drive needs pysoem: pip install 'frictionsim[hw]'") \
                 from None
 
         drive = cls(pysoem.Master(), slave, **kwargs)

@@ -22,6 +22,8 @@ import struct
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from frictionsim.errors import ConfigurationError
+
 CSP = 8  #: modes of operation: cyclic synchronous position
 CST = 10  #: modes of operation: cyclic synchronous torque
 
@@ -63,8 +65,8 @@ class Inputs:
     @classmethod
     def unpack(cls, data: bytes) -> Inputs:
         if len(data) < TX_FORMAT.size:
-            raise ValueError(f"drive input process data is {len(data)} bytes, expected "
-                             f"{TX_FORMAT.size}: PDO mapping not applied?")
+            raise ConfigurationError(f"drive input process data is {len(data)} bytes, expected "
+                                     f"{TX_FORMAT.size}: PDO mapping not applied?")
         return cls(*TX_FORMAT.unpack_from(data))
 
 

@@ -21,6 +21,7 @@ import time
 from collections.abc import Callable
 
 from frictionsim import layout, schema
+from frictionsim.errors import ConfigurationError
 from frictionsim.firmware import firmware_settings
 from frictionsim.hw.ethercat import cia402, pdo
 from frictionsim.hw.ethercat.cia402 import State
@@ -41,7 +42,7 @@ class ErobServo:
                  clock: Callable[[], float] = time.perf_counter, start: bool = True) -> None:
         act = schema.get_actuator(motor)
         if act.law != "current":
-            raise ValueError(f"{motor} is not an eRob (current-controlled) actuator")
+            raise ConfigurationError(f"{motor} is not an eRob (current-controlled) actuator")
         self.motor = motor
         self.drive = drive
         self.clock = clock
@@ -121,7 +122,7 @@ class ErobServo:
     def configure(self, kp: float) -> None:
         """Set the gain ``kp`` (A/rad) of the host-side law."""
         if not kp >= 0:
-            raise ValueError(f"kp = {kp!r} must be >= 0")
+            raise ConfigurationError(f"kp = {kp!r} must be >= 0")
         self._check()
         with self._lock:
             self.bench[layout.KP] = kp

@@ -15,6 +15,7 @@ import time
 from collections.abc import Iterable, Mapping
 from typing import Protocol
 
+from frictionsim.errors import ConfigurationError
 from frictionsim.hw.serialbus.dialect import Dialect
 from frictionsim.hw.serialbus.errors import ServoCorruptPacket, ServoStatusError, ServoTimeout
 from frictionsim.hw.serialbus.framing import FrameParser, StatusPacket
@@ -60,7 +61,7 @@ class SerialBus:
     def __init__(self, port: SerialLike, dialect: Dialect, timeout: float = 0.05,
                  retries: int = 2, raise_on_alert: bool = True) -> None:
         if timeout <= 0 or retries < 0:
-            raise ValueError(f"need timeout > 0 s and retries >= 0, got {timeout}, {retries}")
+            raise ConfigurationError(f"need timeout > 0 s and retries >= 0, got {timeout}, {retries}")
         self.port = port
         self.dialect = dialect
         self.timeout = float(timeout)

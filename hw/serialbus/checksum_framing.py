@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 
+from frictionsim.errors import ConfigurationError
 from frictionsim.hw.serialbus.errors import ServoCorruptPacket
 from frictionsim.hw.serialbus.framing import (
     FrameParser,
@@ -36,10 +37,10 @@ def checksum(body: bytes | bytearray) -> int:
 def build_packet(servo_id: int, instruction: int, params: bytes = b"") -> bytes:
     """A complete frame for ``instruction`` (or, in a status packet, the error byte)."""
     if not 0 <= servo_id <= BROADCAST_ID:
-        raise ValueError(f"servo id {servo_id} out of range 0..{BROADCAST_ID}")
+        raise ConfigurationError(f"servo id {servo_id} out of range 0..{BROADCAST_ID}")
     length = len(params) + 2
     if length > 0xFF:
-        raise ValueError(f"protocol 1.0 packet too long (length {length} > 255)")
+        raise ConfigurationError(f"protocol 1.0 packet too long (length {length} > 255)")
     body = bytes([servo_id, length, instruction]) + bytes(params)
     return HEADER + body + bytes([checksum(body)])
 
@@ -47,7 +48,7 @@ def build_packet(servo_id: int, instruction: int, params: bytes = b"") -> bytes:
 def one_byte(name: str, value: int) -> int:
     """``value`` if it fits in the one-byte address/length fields of this framing."""
     if not 0 <= value <= 0xFF:
-        raise ValueError(f"protocol 1.0 {name} {value} does not fit in one byte")
+        raise ConfigurationError(f"protocol 1.0 {name} {value} does not fit in one byte")
     return value
 
 

@@ -12,6 +12,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from enum import Enum
 
+from frictionsim.errors import ConfigurationError
 from frictionsim.hw.serialbus.errors import ServoCorruptPacket
 
 
@@ -148,7 +149,7 @@ class FrameParser:
 def check_id(servo_id: int, top: int, family: str = "Dynamixel") -> None:
     """ValueError unless ``0 <= servo_id <= top``."""
     if not 0 <= servo_id <= top:
-        raise ValueError(f"{family} id {servo_id} out of range 0..{top}")
+        raise ConfigurationError(f"{family} id {servo_id} out of range 0..{top}")
 
 
 def sync_write_params(head: bytes, length: int, data: Mapping[int, bytes], max_id: int,
@@ -159,7 +160,7 @@ def sync_write_params(head: bytes, length: int, data: Mapping[int, bytes], max_i
     for servo_id, chunk in data.items():
         check_id(servo_id, max_id, family)
         if len(chunk) != length:
-            raise ValueError(f"sync write: id {servo_id} has {len(chunk)} bytes, expected {length}")
+            raise ConfigurationError(f"sync write: id {servo_id} has {len(chunk)} bytes, expected {length}")
         params.append(servo_id)
         params += chunk
     return bytes(params)

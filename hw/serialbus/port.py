@@ -12,6 +12,7 @@ from __future__ import annotations
 import os
 import stat
 
+from frictionsim.errors import MissingExtra
 from frictionsim.hw.serialbus.errors import BusError
 
 
@@ -21,7 +22,7 @@ def open_serial(device: str, baudrate: int, timeout: float):
     try:
         import serial
     except ImportError:
-        raise ImportError("talking to a servo needs pyserial: pip install 'frictionsim[hw]'") \
+        raise MissingExtra("talking to a servo needs pyserial: pip install 'frictionsim[hw]'") \
             from None
     try:
         mode = os.stat(device).st_mode

@@ -18,6 +18,8 @@ import math
 from dataclasses import dataclass
 from enum import Enum
 
+from frictionsim.errors import ConfigurationError
+
 RPM_TO_RAD_S = 2.0 * math.pi / 60.0
 
 
@@ -51,7 +53,7 @@ class Register:
     def decode(self, data: bytes) -> int:
         """Raw integer value of the register from its ``size`` little-endian bytes."""
         if len(data) != self.size:
-            raise ValueError(f"register at {self.address} is {self.size} byte(s), got {len(data)}")
+            raise ConfigurationError(f"register at {self.address} is {self.size} byte(s), got {len(data)}")
         if self.encoding is Encoding.SIGNED:
             return int.from_bytes(data, "little", signed=True)
         value = int.from_bytes(data, "little")
@@ -68,7 +70,7 @@ class Register:
         if self.encoding is Encoding.SIGN_MAGNITUDE:
             top = self.magnitude_max
             if not -top <= value <= top:
-                raise ValueError(f"sign-magnitude value {value} outside -{top}..{top}")
+                raise ConfigurationError(f"sign-magnitude value {value} outside -{top}..{top}")
             raw = -value | 1 << self.sign_bit if value < 0 else value
             return raw.to_bytes(self.size, "little")
         return value.to_bytes(self.size, "little")
@@ -155,7 +157,7 @@ def rad_to_counts(table: ControlTable, angle: float) -> int:
     if not 0 <= counts <= table.position_max:
         lo = counts_to_rad(table, 0)
         hi = counts_to_rad(table, table.position_max)
-        raise ValueError(f"{table.model}: angle {angle:.4f} rad outside [{lo:.4f}, {hi:.4f}] rad")
+        raise ConfigurationError(f"{table.model}: angle {angle:.4f} rad outside [{lo:.4f}, {hi:.4f}] rad")
     return counts
 
 
@@ -187,5 +189,5 @@ def temperature_to_celsius(table: ControlTable, raw: int) -> float:
 def current_to_amps(table: ControlTable, raw: int) -> float:
     """Current register value to A (ValueError on models without a current register)."""
     if table.current_unit is None:
-        raise ValueError(f"{table.model} has no current register")
+        raise ConfigurationError(f"{table.model} has no current register")
     return (raw - table.current_offset) * table.current_unit

@@ -13,6 +13,7 @@ releases the torque and the port on the way out.
 from __future__ import annotations
 
 from frictionsim import schema
+from frictionsim.errors import ConfigurationError
 from frictionsim.hw.serialbus import registers as rg
 from frictionsim.hw.serialbus.bus import SerialBus
 from frictionsim.hw.serialbus.errors import BusError, ServoStatusError
@@ -25,10 +26,10 @@ def hardware_of(motor: str, family: str, servo_id: int | None = None) -> Hardwar
     ``servo_id`` within its ids)."""
     hw = schema.get_actuator(motor).hardware
     if hw.family != family:
-        raise ValueError(f"{motor} is not a {family} servo (its declaration says "
-                         f"{hw.family or 'no bus'})")
+        raise ConfigurationError(f"{motor} is not a {family} servo (its declaration says "
+                                 f"{hw.family or 'no bus'})")
     if servo_id is not None and not hw.ids[0] <= servo_id <= hw.ids[1]:
-        raise ValueError(f"{motor}: id {servo_id} out of range {hw.ids[0]}..{hw.ids[1]}")
+        raise ConfigurationError(f"{motor}: id {servo_id} out of range {hw.ids[0]}..{hw.ids[1]}")
     return hw
 
 
@@ -60,8 +61,8 @@ class RegisterServo:
 
     def __init__(self, bus: SerialBus, table: rg.ControlTable, servo_id: int, motor: str) -> None:
         if bus.protocol != table.protocol:
-            raise ValueError(f"{table.model} table is for protocol {table.protocol}.0, "
-                             f"the bus speaks {bus.protocol}.0")
+            raise ConfigurationError(f"{table.model} table is for protocol {table.protocol}.0, "
+                                     f"the bus speaks {bus.protocol}.0")
         self.bus = bus
         self.table = table
         self.id = servo_id
@@ -89,8 +90,8 @@ class RegisterServo:
         """Torque off, position-control mode, Position P gain register = ``kp`` (raw units)."""
         gain = round(kp)
         if gain != kp or not 0 <= gain <= self.table.p_gain_max:
-            raise ValueError(f"{self.table.model}: P gain {kp!r} must be an integer in "
-                             f"0..{self.table.p_gain_max}")
+            raise ConfigurationError(f"{self.table.model}: P gain {kp!r} must be an integer in "
+                                     f"0..{self.table.p_gain_max}")
         self.torque(False)
         if self.table.eeprom_lock is not None:
             self._write(self.table.eeprom_lock, 0)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from frictionsim import schema
+from frictionsim.errors import ConfigurationError
 from frictionsim.hw.serialbus.registers import ControlTable
 from frictionsim.hw.virtual_servo.dynamixel_device import DynamixelDevice
 from frictionsim.hw.virtual_servo.joint import SimulatedJoint
@@ -21,16 +22,16 @@ def control_table(motor: str, protocol: int | None = None) -> ControlTable:
     elif hw.family == "feetech":
         from frictionsim.hw.feetech.control_table import TABLES
     else:
-        raise ValueError(f"{motor} has no serial protocol to emulate (its declaration's "
-                         f"hardware family is {hw.family or 'none'}; serial families: "
-                         f"{', '.join(FAMILIES)})")
+        raise ConfigurationError(f"{motor} has no serial protocol to emulate (its declaration's "
+                                 f"hardware family is {hw.family or 'none'}; serial families: "
+                                 f"{', '.join(FAMILIES)})")
     protocol = protocol or (hw.protocols[0] if hw.protocols else None)
     for number in hw.model_numbers:
         for table in TABLES:
             if table.model_number == number and protocol in (None, table.protocol):
                 return table
-    raise ValueError(f"{motor}: no control table for model numbers {list(hw.model_numbers)} "
-                     f"with protocol {protocol}")
+    raise ConfigurationError(f"{motor}: no control table for model numbers {list(hw.model_numbers)} "
+                             f"with protocol {protocol}")
 
 
 def make_device(motor: str, joint: SimulatedJoint, servo_id: int = 1,
@@ -39,9 +40,9 @@ def make_device(motor: str, joint: SimulatedJoint, servo_id: int = 1,
     Dynamixel servos answer ``protocol`` (1 or 2; default: the first the actuator declares)."""
     hw = schema.get_actuator(motor).hardware
     if hw.family == "dynamixel" and protocol is not None and protocol not in hw.protocols:
-        raise ValueError(f"{motor} speaks Dynamixel protocol "
-                         f"{' or '.join(f'{p}.0' for p in hw.protocols)}, not {protocol}.0")
+        raise ConfigurationError(f"{motor} speaks Dynamixel protocol "
+                                 f"{' or '.join(f'{p}.0' for p in hw.protocols)}, not {protocol}.0")
     table = control_table(motor, protocol if hw.family == "dynamixel" else None)
     if not hw.ids[0] <= servo_id <= hw.ids[1]:
-        raise ValueError(f"{motor}: id {servo_id} out of range {hw.ids[0]}..{hw.ids[1]}")
+        raise ConfigurationError(f"{motor}: id {servo_id} out of range {hw.ids[0]}..{hw.ids[1]}")
     return DynamixelDevice(table, joint, servo_id)

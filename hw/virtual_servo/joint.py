@@ -16,6 +16,7 @@ from collections.abc import Callable
 import numpy as np
 
 from frictionsim import layout, plausibility, schema
+from frictionsim.errors import ConfigurationError
 from frictionsim.firmware import firmware_settings
 from frictionsim.params import ParameterSet
 from frictionsim.servo_unit import NO_LOG, reported_supply, servo_state
@@ -35,15 +36,15 @@ class SimulatedJoint:
         act = schema.get_actuator(params.actuator)
         vin = act.vin if vin is None else vin
         for name, value in (("mass", mass), ("length", length), ("arm_mass", arm_mass)):
-            plausibility.HEADER[name].check(value, name, ValueError)
+            plausibility.HEADER[name].check(value, name, ConfigurationError)
         if act.law == "voltage":
-            plausibility.HEADER["vin"].check(vin, "vin", ValueError)
+            plausibility.HEADER["vin"].check(vin, "vin", ConfigurationError)
         if not (math.isfinite(physics_dt) and MIN_PHYSICS_DT <= physics_dt <= MAX_PHYSICS_DT):
-            raise ValueError(f"physics_dt = {physics_dt!r} s must be in [{MIN_PHYSICS_DT:g}, "
-                             f"{MAX_PHYSICS_DT:g}] (the firmware and physics period; a finer one "
-                             "cannot keep up with real time)")
+            raise ConfigurationError(f"physics_dt = {physics_dt!r} s must be in [{MIN_PHYSICS_DT:g}, "
+                                     f"{MAX_PHYSICS_DT:g}] (the firmware and physics period; a finer one "
+                                     "cannot keep up with real time)")
         if not (math.isfinite(noise) and 0 <= noise <= 1.0):
-            raise ValueError(f"noise = {noise!r} rad must be in [0, 1] (a standard deviation)")
+            raise ConfigurationError(f"noise = {noise!r} rad must be in [0, 1] (a standard deviation)")
         self.params = params
         self.theta = params.theta()
         self.bench = firmware_settings(act, {"mass": mass, "length": length,

@@ -1,4 +1,4 @@
-"""Reliability, second round: one test per class of failure a wider probe found.
+"""What the command line refuses, and how: one test per class of failure a probe found.
 
 Each asserts that the message names the culprit and that inputs and earlier results are
 unchanged, whatever the example of the class.

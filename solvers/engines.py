@@ -1,0 +1,251 @@
+"""The engines that simulate servos, chosen by name from one registry (scipy's ``METHODS``).
+
+Every engine is a physics driver around the servo bank (:mod:`frictionsim.servo_bank`); they
+differ in how they integrate the joints:
+
+============================  ======================================================  =====
+name                          what integrates the joints                              bench
+============================  ======================================================  =====
+``fixed_step``                frictionsim's fixed step (friction-budget clipping)     yes
+``event_driven``              the exact stick–slip reference (solve_ivp with events)  yes
+``mujoco``                    MuJoCo's ``mj_step``, the servos in its control         yes
+                              callback, friction by the budget (exact)
+``mujoco_frictionloss``       the same, friction as MuJoCo's soft friction rows       yes
+                              (the reference project's method, for comparison)
+``mjcf``                      MuJoCo with the model's own actuators, no frictionsim   no
+                              servo (what a robot ships with)
+============================  ======================================================  =====
+
+:func:`get_engine` returns one; ``engine.bench(log, params)`` simulates a bench log (a
+:class:`~frictionsim.solvers.rollouts.Rollout`), ``engine.robot(model, servos,
+control_period, scheme)`` builds a simulator of servos on an MJCF model whose
+``run(goals, enable, q0, v0)`` gives the one result type of every robot engine, a
+:class:`~frictionsim.solvers.robot.RobotRun` (positions as the servos report them before
+each control period, the physical positions, velocities, cost). MuJoCo is imported only by
+the engines that need it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Protocol
+
+from frictionsim.errors import ConfigurationError
+
+# numpy and MuJoCo are imported by the engines when they run: the command line lists the
+# engines from this registry without loading either.
+
+
+class RobotSimulator(Protocol):
+    """What a robot engine builds: its compiled model, the servos' joints, and a run."""
+
+    model: object          # the compiled mujoco.MjModel
+    qadr: object           # each servo joint's qpos address (an integer array)
+    dofs: object           # its dof address
+
+    def run(self, goals, enable=None, q0=None, v0=None):
+        """Goals (control periods × servos, rad) → a RobotRun."""
+
+
+@dataclass(frozen=True)
+class Engine:
+    """An engine of the registry: its name, what it is, and its entry points (None where it
+    has none)."""
+
+    name: str
+    summary: str
+    bench: Callable | None
+    robot: Callable[..., RobotSimulator]
+    exact_friction: bool = True
+
+
+def get_engine(name: str, where: str = "robot") -> Engine:
+    """The engine ``name``; ConfigurationError listing the engines that run ``where``
+    (``"robot"`` or ``"bench"``)."""
+    names = engine_names(where)
+    if name not in names:
+        raise ConfigurationError(f"engine {name!r}: expected one of {', '.join(names)}")
+    return ENGINES[name]
+
+
+def engine_names(where: str = "robot") -> tuple[str, ...]:
+    """The names of the engines with a ``where`` entry point, in the registry's order."""
+    return tuple(n for n, e in ENGINES.items() if getattr(e, where) is not None)
+
+
+# ------------------------------------------------------------------------------- the bench
+
+def _bench_fixed_step(log, params):
+    from frictionsim.learned_files import LearnedActuator
+
+    if isinstance(params, LearnedActuator):
+        from frictionsim.solvers.learned_rollout import simulate_learned
+
+        return simulate_learned(log, params)
+    from frictionsim.solvers.rollouts import simulate
+
+    return simulate(log, params)
+
+
+def _bench_event_driven(log, params):
+    from frictionsim.solvers.one_joint import simulate_log_events
+    from frictionsim.solvers.rollouts import Rollout, check_finite, rollout_inputs
+
+    x = rollout_inputs(log, params)
+    result = simulate_log_events(x.goal, x.enable, x.position[0], x.v0, x.theta, x.bench,
+                                 log.dt, supply=x.supply)
+    check_finite(log, result.q, x.what)
+    return Rollout(log, result.t, result.q, result.v, x.position)
+
+
+def _bench_mujoco(friction: str):
+    def run(log, params):
+        from frictionsim.solvers.mujoco_adapter import simulate_bench
+
+        return simulate_bench(log, params, friction)
+
+    return run
+
+
+# ------------------------------------------------------------------------------- robots
+
+def _robot_class(method: str):
+    from frictionsim.solvers.robot import Robot
+
+    return type(f"{method}_robot", (Robot,), {"run": getattr(Robot, method)})
+
+
+def _robot_fixed_step(model, servos, control_period: float, scheme: str | None = None):
+    return _robot_class("fixed_step")(model, servos, control_period=control_period,
+                                      scheme=scheme)
+
+
+def _robot_event_driven(model, servos, control_period: float, scheme: str | None = None):
+    return _robot_class("event_driven")(model, servos, control_period=control_period,
+                                        scheme=scheme)
+
+
+class MujocoSimulator:
+    """Servos in MuJoCo's own step (:class:`~frictionsim.solvers.mujoco_adapter.ServoModel`),
+    run one control period at a time."""
+
+    def __init__(self, model, servos, control_period: float, friction: str = "budget") -> None:
+        from frictionsim.solvers.mujoco_adapter import ServoModel
+
+        self.servo_model = ServoModel(model, servos, friction=friction,
+                                      control_period=control_period)
+        self.model = self.servo_model.model
+        self.qadr, self.dofs = self.servo_model.qpos_adr, self.servo_model.dofs
+        self.substeps = int(round(control_period / float(self.model.opt.timestep)))
+        self.period = control_period
+
+    def run(self, goals, enable=None, q0=None, v0=None):
+        """Goals (control periods × servos, rad), enable flags, initial qpos and qvel → a
+        RobotRun."""
+        import time
+
+        import mujoco
+        import numpy as np
+
+        from frictionsim.solvers.robot import RobotRun
+
+        sm, n = self.servo_model, len(goals)
+        data = sm.make_data()
+        if q0 is not None:
+            data.qpos[:] = q0
+        if v0 is not None:
+            data.qvel[:] = v0
+        out_q = np.empty((n, self.model.nq))
+        out_v = np.empty((n, self.model.nv))
+        physical = np.empty_like(out_q)
+        start = time.perf_counter()
+        for k in range(n):
+            physical[k], out_v[k] = data.qpos, data.qvel
+            sm.set_goals(data, goals[k])
+            if enable is not None:
+                sm.set_enable(data, enable[k] > 0.5)
+            mujoco.mj_step(self.model, data, nstep=self.substeps)
+            out_q[k] = physical[k]
+            out_q[k, self.qadr] = sm.reported_positions(data)
+        seconds = time.perf_counter() - start
+        sm.check(data)
+        return RobotRun(np.arange(n) * self.period, out_q, out_v, seconds, physical=physical)
+
+
+class MjcfSimulator:
+    """The model as it ships: its own actuators (one per servo joint, found by the joint they
+    drive) take the goals; no frictionsim servo. ``servos``: the joints' names (or servos,
+    which only name them)."""
+
+    def __init__(self, model, servos, control_period: float, scheme: str | None = None) -> None:
+        import mujoco
+
+        from frictionsim.solvers.robot import load_model
+
+        self.model = load_model(model.compile() if hasattr(model, "compile") else model)
+        names = [s if isinstance(s, str) else s.joint for s in servos]
+        jids = [mujoco.mj_name2id(self.model, mujoco.mjtObj.mjOBJ_JOINT, n) for n in names]
+        self.actuators = []
+        for name, jid in zip(names, jids):
+            found = [a for a in range(self.model.nu)
+                     if self.model.actuator_trntype[a] == mujoco.mjtTrn.mjTRN_JOINT
+                     and self.model.actuator_trnid[a, 0] == jid]
+            if jid < 0 or not found:
+                raise ConfigurationError(f"the MJCF has no actuator on joint {name!r}: the mjcf "
+                                         "engine drives the model's own actuators")
+            self.actuators.append(found[0])
+        self.qadr = self.model.jnt_qposadr[jids]
+        self.dofs = self.model.jnt_dofadr[jids]
+        self.substeps = int(round(control_period / float(self.model.opt.timestep)))
+        self.period = control_period
+
+    def run(self, goals, enable=None, q0=None, v0=None):
+        """Goals (control periods × servos, rad), enable flags, initial qpos and qvel → a
+        RobotRun."""
+        import time
+
+        import mujoco
+        import numpy as np
+
+        from frictionsim.solvers.robot import RobotRun
+
+        data = mujoco.MjData(self.model)
+        if q0 is not None:
+            data.qpos[:] = q0
+        if v0 is not None:
+            data.qvel[:] = v0
+        n = len(goals)
+        out_q = np.empty((n, self.model.nq))
+        out_v = np.empty((n, self.model.nv))
+        start = time.perf_counter()
+        for k in range(n):
+            out_q[k], out_v[k] = data.qpos, data.qvel
+            data.ctrl[self.actuators] = goals[k]
+            mujoco.mj_step(self.model, data, nstep=self.substeps)
+        seconds = time.perf_counter() - start
+        return RobotRun(np.arange(n) * self.period, out_q, out_v, seconds, physical=out_q)
+
+
+def _robot_mujoco(friction: str):
+    def build(model, servos, control_period: float, scheme: str | None = None):
+        return MujocoSimulator(model, servos, control_period, friction)
+
+    return build
+
+
+#: The registry: name → engine, in the order commands list them.
+ENGINES: dict[str, Engine] = {
+    "fixed_step": Engine("fixed_step", "frictionsim's compiled fixed step",
+                         _bench_fixed_step, _robot_fixed_step),
+    "event_driven": Engine("event_driven", "the exact stick–slip reference",
+                           _bench_event_driven, _robot_event_driven),
+    "mujoco": Engine("mujoco", "MuJoCo's step with the servo adapter, friction by the budget",
+                     _bench_mujoco("budget"), _robot_mujoco("budget")),
+    "mujoco_frictionloss": Engine("mujoco_frictionloss", "MuJoCo's step with the servo "
+                                  "adapter, friction as MuJoCo's soft friction rows",
+                                  _bench_mujoco("frictionloss"), _robot_mujoco("frictionloss"),
+                                  exact_friction=False),
+    "mjcf": Engine("mjcf", "MuJoCo with the model's own actuators (no frictionsim servo)",
+                   None, MjcfSimulator, exact_friction=False),
+}
