@@ -216,9 +216,9 @@ def test_a_declared_servo_is_compared_and_identified(user_logs, tmp_path, capsys
     assert (spec["R"].lower, spec["R"].upper, spec["friction_base"].upper) == (0.1, 20.0, 0.5)
 
 
-def test_readme_declaration_example_loads(declared):
-    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text()
-    block = readme.split("```toml\n", 1)[1].split("```", 1)[0]
+def test_the_guides_declaration_example_loads(declared):
+    guide = (Path(__file__).resolve().parents[1] / "docs" / "guide.md").read_text()
+    block = guide.split("```toml\n", 1)[1].split("```", 1)[0]
     act = load_actuator_file(declared(block, "readme.toml"))
     assert act.name == "sts3215_12v" and act.hardware.family == "feetech"
     assert act.override("q_offset") == (None, -0.2, 0.2)
