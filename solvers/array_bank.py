@@ -605,7 +605,8 @@ def clip_friction(mass, tau, v, budget, dt):
     (a batched solve of M restricted to them), steps towards that face's optimum up to the
     first bound it crosses, or releases the held joint whose friction pushes most along the
     motion; it stops when every environment is at its optimum (at most 10n + 20 iterations,
-    as the Numba solver). For one joint it is :func:`stop_friction`."""
+    as the Numba solver; under JAX a ``lax.while_loop``). For one joint it is
+    :func:`stop_friction`."""
     xp = namespace(tau)
     n = tau.shape[-1]
     if n == 1:
@@ -615,47 +616,60 @@ def clip_friction(mass, tau, v, budget, dt):
     held = up | down
     side = xp.where(up, xp.ones_like(s), xp.where(down, -xp.ones_like(s), xp.zeros_like(s)))
     out = xp.where(held, side * budget, -s)
-    eye = xp.eye(n, dtype=tau.dtype, device=_device(tau))
-    index = xp.arange(n, device=_device(tau))
     done = xp.zeros(tau.shape[:-1], dtype=xp.bool, device=_device(tau))
-    for _ in range(1, 10 * n + 20):
-        h = xp.where(held, xp.ones_like(s), xp.zeros_like(s))
-        restricted = h[..., :, None] * mass * h[..., None, :] + eye * (1.0 - h)[..., None, :]
-        nu = xp.linalg.solve(restricted, ((s + side * budget) * h)[..., None])[..., 0]
-        target = xp.where(held, side * budget, xp.matmul(mass, nu[..., None])[..., 0] - s)
-        d = target - out
-        going_up = (target > budget) & (d > 0.0) & ~held
-        going_down = (target < -budget) & (d < 0.0) & ~held
-        safe_d = xp.where(going_up | going_down, d, xp.ones_like(d))
-        alpha = xp.where(going_up, (budget - out) / safe_d,
-                         xp.where(going_down, (-budget - out) / safe_d,
-                                  xp.full_like(d, math.inf)))
-        step = xp.min(alpha, axis=-1)
-        blocked = (step < 1.0) & ~done
-        block = xp.argmin(alpha, axis=-1)
-        at_block = (index == block[..., None]) & blocked[..., None]
-        moved = xp.where(~held & blocked[..., None], out + step[..., None] * (target - out), out)
-        new_side = xp.where(target > budget, xp.ones_like(s), -xp.ones_like(s))
-        moved = xp.where(at_block, new_side * budget, moved)
-        # at the face optimum: release the held joint whose friction most pushes along ν
-        optimal = ~blocked & ~done
-        push = xp.where(held & (budget > 0.0), side * nu, xp.zeros_like(nu))
-        worst = xp.argmax(push, axis=-1)
-        releasing = optimal & (xp.max(push, axis=-1) > 0.0)
-        at_worst = (index == worst[..., None]) & releasing[..., None]
-        out = xp.where(optimal[..., None], target, moved)
-        held = xp.where(at_block, True, xp.where(at_worst, False, held))
-        side = xp.where(at_block, new_side, xp.where(at_worst, xp.zeros_like(side), side))
-        done = done | (optimal & ~releasing)
-        if _decided(xp, done):
+    constants = (xp, mass, s, budget, xp.eye(n, dtype=tau.dtype, device=_device(tau)),
+                 xp.arange(n, device=_device(tau)))
+    carry = (out, held, side, done)
+    limit = 10 * n + 19
+    if _is_jax(xp):
+        import jax
+
+        def cond(c):
+            return (c[1] < limit) & ~xp.all(c[0][3])
+
+        def body(c):
+            return (_active_set_iteration(constants, c[0]), c[1] + 1)
+
+        return jax.lax.while_loop(cond, body, (carry, 0))[0][0]
+    for _ in range(limit):
+        carry = _active_set_iteration(constants, carry)
+        if bool(xp.all(carry[3])):
             break
-    return out
+    return carry[0]
 
 
-def _decided(xp, done) -> bool:
-    """Whether every environment is done, where that can be known now (torch, numpy); under
-    JAX's tracing it cannot, and the loop runs its full length (masked)."""
-    try:
-        return bool(xp.all(done))
-    except Exception:  # a traced value: no early exit
-        return False
+def _is_jax(xp) -> bool:
+    return getattr(xp, "__name__", "").startswith("jax")
+
+
+def _active_set_iteration(constants, carry):
+    """One iteration of :func:`clip_friction`'s active set in every environment not done."""
+    xp, mass, s, budget, eye, index = constants
+    out, held, side, done = carry
+    h = xp.where(held, xp.ones_like(s), xp.zeros_like(s))
+    restricted = h[..., :, None] * mass * h[..., None, :] + eye * (1.0 - h)[..., None, :]
+    nu = xp.linalg.solve(restricted, ((s + side * budget) * h)[..., None])[..., 0]
+    target = xp.where(held, side * budget, xp.matmul(mass, nu[..., None])[..., 0] - s)
+    d = target - out
+    going_up = (target > budget) & (d > 0.0) & ~held
+    going_down = (target < -budget) & (d < 0.0) & ~held
+    safe_d = xp.where(going_up | going_down, d, xp.ones_like(d))
+    alpha = xp.where(going_up, (budget - out) / safe_d,
+                     xp.where(going_down, (-budget - out) / safe_d, xp.full_like(d, math.inf)))
+    step = xp.min(alpha, axis=-1)
+    blocked = (step < 1.0) & ~done
+    block = xp.argmin(alpha, axis=-1)
+    at_block = (index == block[..., None]) & blocked[..., None]
+    moved = xp.where(~held & blocked[..., None], out + step[..., None] * (target - out), out)
+    new_side = xp.where(target > budget, xp.ones_like(s), -xp.ones_like(s))
+    moved = xp.where(at_block, new_side * budget, moved)
+    # at the face optimum: release the held joint whose friction most pushes along ν
+    optimal = ~blocked & ~done
+    push = xp.where(held & (budget > 0.0), side * nu, xp.zeros_like(nu))
+    worst = xp.argmax(push, axis=-1)
+    releasing = optimal & (xp.max(push, axis=-1) > 0.0)
+    at_worst = (index == worst[..., None]) & releasing[..., None]
+    out = xp.where(optimal[..., None], target, moved)
+    held = xp.where(at_block, True, xp.where(at_worst, False, held))
+    side = xp.where(at_block, new_side, xp.where(at_worst, xp.zeros_like(side), side))
+    return out, held, side, done | (optimal & ~releasing)

@@ -14,6 +14,10 @@ name                          what integrates the joints                        
                               (the reference project's method, for comparison)
 ``mjcf``                      MuJoCo with the model's own actuators, no frictionsim   no
                               servo (what a robot ships with)
+``mjlab``                     MuJoCo Warp (mjlab's simulator), many worlds, the       no
+                              servos in torch (:mod:`frictionsim.solvers.warp_servos`)
+``mjx``                       MJX, many worlds, the servos in JAX                     no
+                              (:mod:`frictionsim.solvers.mjx_servos`)
 ============================  ======================================================  =====
 
 :func:`get_engine` returns one; ``engine.bench(log, params)`` simulates a bench log (a
@@ -58,6 +62,8 @@ class Engine:
     bench: Callable | None
     robot: Callable[..., RobotSimulator]
     exact_friction: bool = True
+    batched: bool = False
+    """Its robot builder takes ``nworld`` (and a device): many worlds in one run."""
 
 
 def get_engine(name: str, where: str = "robot") -> Engine:
@@ -234,6 +240,20 @@ def _robot_mujoco(friction: str):
     return build
 
 
+def _robot_mjlab(model, servos, control_period: float, scheme: str | None = None,
+                 nworld: int = 1, device: str = "cpu"):
+    from frictionsim.solvers.warp_servos import WarpRobot
+
+    return WarpRobot(model, servos, control_period, nworld=nworld, device=device)
+
+
+def _robot_mjx(model, servos, control_period: float, scheme: str | None = None,
+               nworld: int = 1):
+    from frictionsim.solvers.mjx_servos import MjxRobot
+
+    return MjxRobot(model, servos, control_period, nworld=nworld)
+
+
 #: The registry: name → engine, in the order commands list them.
 ENGINES: dict[str, Engine] = {
     "fixed_step": Engine("fixed_step", "frictionsim's compiled fixed step",
@@ -248,4 +268,8 @@ ENGINES: dict[str, Engine] = {
                                   exact_friction=False),
     "mjcf": Engine("mjcf", "MuJoCo with the model's own actuators (no frictionsim servo)",
                    None, MjcfSimulator, exact_friction=False),
+    "mjlab": Engine("mjlab", "MuJoCo Warp (mjlab's simulator), many worlds, the servos in "
+                    "torch, friction by the budget", None, _robot_mjlab, batched=True),
+    "mjx": Engine("mjx", "MJX (JAX), many worlds, the servos in JAX, friction by the budget",
+                  None, _robot_mjx, batched=True),
 }

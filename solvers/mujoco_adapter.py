@@ -462,31 +462,8 @@ class ServoModel:
         self.servos = list(servos)
         self.friction = friction
         self._warn_scheme()
-        self._thetas = [_semi_implicit_theta(s) for s in self.servos]
-        spec = _spec(mjcf)
-        joints = {j.name: j for j in spec.joints}
-        for servo, theta in zip(self.servos, self._thetas):
-            joint = joints.get(servo.joint)
-            if joint is None:
-                raise ConfigurationError(f"the model has no joint {servo.joint!r} (joints: "
-                                         f"{', '.join(joints)})")
-            physics = _physics(servo)
-            values = physics.values if physics is not None else {}
-            # The servo's reflected rotor inertia adds to what the model already gives the
-            # joint, as in frictionsim's own simulators (their M(q) includes dof_armature).
-            joint.armature = float(joint.armature) + float(theta[ARMATURE])
-            joint.damping = np.zeros(3)
-            joint.frictionloss = values.get("friction_base", 0.0) if friction == "frictionloss" \
-                else 0.0
-        self.ctrl_index = self._goal_actuators(spec)
-        euler = int(mujoco.mjtIntegrator.mjINT_EULER)
-        if int(spec.option.integrator) != euler:
-            was = mujoco.mjtIntegrator(int(spec.option.integrator)).name
-            warnings.warn(f"the servo adapter steps with MuJoCo's Euler integrator; the model's "
-                          f"{was} is replaced in the compiled model (friction is applied as "
-                          "a torque of the step, which Euler integrates as the servo model "
-                          "does)", IntegratorWarning, stacklevel=2)
-        spec.option.integrator = euler
+        self._thetas = [semi_implicit_theta(s) for s in self.servos]
+        spec, self.ctrl_index = servo_spec(mjcf, self.servos, friction)
         mark = spec.add_numeric()
         mark.name = MARK_NAME
         mark.data = [MARK, -1.0, 0.0]  # row and token set once registered
@@ -527,27 +504,6 @@ class ServoModel:
                     "(q += v·dt + ½·a·dt²); MuJoCo steps with semi-implicit Euler, about 7 mrad "
                     "mean away on the XL330 logs: identify with --scheme semi_implicit for MuJoCo",
                     SchemeWarning, stacklevel=3)
-
-    def _goal_actuators(self, spec) -> np.ndarray:
-        """For each servo, the actuator whose ctrl is its goal: the one driving its joint (its
-        force zeroed), or a new zero-force actuator. Returns their indices in ctrl."""
-        by_joint = {}
-        for act in spec.actuators:
-            if int(act.trntype) == int(mujoco.mjtTrn.mjTRN_JOINT) and act.target:
-                by_joint.setdefault(act.target, act)
-        names = []
-        for servo in self.servos:
-            act = by_joint.get(servo.joint)
-            if act is None:
-                act = spec.add_actuator(name=f"{servo.joint}_goal", target=servo.joint,
-                                        trntype=mujoco.mjtTrn.mjTRN_JOINT)
-            if not act.name:
-                act.name = f"{servo.joint}_goal"
-            act.gainprm[:] = 0.0
-            act.biasprm[:] = 0.0
-            act.ctrllimited = mujoco.mjtLimited.mjLIMITED_FALSE
-            names.append(act.name)
-        return np.array([[a.name for a in spec.actuators].index(n) for n in names])
 
     def _register(self, user0: int, size: int, dt: float) -> int:
         free = np.nonzero(_KEYS[:, 0] == 0)[0]
@@ -650,12 +606,69 @@ class ServoModel:
                 f"{state[ST_FIRST_FAILURE]:g} s")
 
 
+def servo_spec(mjcf, servos: list[JointServo], friction: str = "budget"):
+    """(spec, ctrl_index): a new ``MjSpec`` of the model (a given spec is copied) made ready
+    for servos on the named hinge joints, as every MuJoCo engine of frictionsim takes it (the
+    CPU adapter, MuJoCo Warp, MJX): each joint's armature plus its servo's reflected rotor
+    inertia, no damping or friction of its own (``frictionloss`` mode: the servo's Coulomb
+    term as a start), a goal actuator per servo whose force is 0 and whose ctrl is the goal
+    (its index in ctrl returned), Euler integration (an :class:`IntegratorWarning` when the
+    model had another)."""
+    spec = _spec(mjcf)
+    joints = {j.name: j for j in spec.joints}
+    for servo in servos:
+        joint = joints.get(servo.joint)
+        if joint is None:
+            raise ConfigurationError(f"the model has no joint {servo.joint!r} (joints: "
+                                     f"{', '.join(joints)})")
+        physics = _physics(servo)
+        values = physics.values if physics is not None else {}
+        # The servo's reflected rotor inertia adds to what the model already gives the
+        # joint, as in frictionsim's own simulators (their M(q) includes dof_armature).
+        joint.armature = float(joint.armature) + float(semi_implicit_theta(servo)[ARMATURE])
+        joint.damping = np.zeros(3)
+        joint.frictionloss = values.get("friction_base", 0.0) if friction == "frictionloss" \
+            else 0.0
+    ctrl_index = _goal_actuators(spec, servos)
+    euler = int(mujoco.mjtIntegrator.mjINT_EULER)
+    if int(spec.option.integrator) != euler:
+        was = mujoco.mjtIntegrator(int(spec.option.integrator)).name
+        warnings.warn(f"the servo adapter steps with MuJoCo's Euler integrator; the model's "
+                      f"{was} is replaced in the compiled model (friction is applied as "
+                      "a torque of the step, which Euler integrates as the servo model "
+                      "does)", IntegratorWarning, stacklevel=3)
+    spec.option.integrator = euler
+    return spec, ctrl_index
+
+
+def _goal_actuators(spec, servos: list[JointServo]) -> np.ndarray:
+    """For each servo, the actuator whose ctrl is its goal: the one driving its joint (its
+    force zeroed), or a new zero-force actuator. Returns their indices in ctrl."""
+    by_joint = {}
+    for act in spec.actuators:
+        if int(act.trntype) == int(mujoco.mjtTrn.mjTRN_JOINT) and act.target:
+            by_joint.setdefault(act.target, act)
+    names = []
+    for servo in servos:
+        act = by_joint.get(servo.joint)
+        if act is None:
+            act = spec.add_actuator(name=f"{servo.joint}_goal", target=servo.joint,
+                                    trntype=mujoco.mjtTrn.mjTRN_JOINT)
+        if not act.name:
+            act.name = f"{servo.joint}_goal"
+        act.gainprm[:] = 0.0
+        act.biasprm[:] = 0.0
+        act.ctrllimited = mujoco.mjtLimited.mjLIMITED_FALSE
+        names.append(act.name)
+    return np.array([[a.name for a in spec.actuators].index(n) for n in names])
+
+
 def _physics(servo: JointServo) -> ParameterSet | None:
     """The servo's physical parameter set (a hybrid's under its network; None for a net)."""
     return servo.params.physics if isinstance(servo.params, LearnedActuator) else servo.params
 
 
-def _semi_implicit_theta(servo: JointServo) -> np.ndarray:
+def semi_implicit_theta(servo: JointServo) -> np.ndarray:
     """The servo's kernel vector with MuJoCo's position update (Euler: ``semi_implicit``):
     its physics, or the bare joint with the rotor inertia a net keeps."""
     physics = _physics(servo)

@@ -42,7 +42,9 @@ IDENTIFY = (
     "OUT/hybrid.json, robot parameter files 'robot simulate --params' takes too."
 )
 #: The engines a recording replays on, from the registry (frictionsim.solvers.engines).
-ENGINES = ("fixed_step", "mujoco", "event_driven", "mjcf")
+ENGINES = ("fixed_step", "mujoco", "event_driven", "mjcf", "mjlab", "mjx")
+#: Those that replay many recordings at once, a world each.
+BATCHED = ("mjlab", "mjx")
 
 
 def _robot_arguments(p: argparse.ArgumentParser) -> None:
@@ -69,9 +71,17 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    help="recording folders, or folders of them")
     s.add_argument("--engine", choices=ENGINES, default="fixed_step",
                    help="frictionsim's fixed step (default), MuJoCo's step with the servo "
-                        "adapter, the exact event-driven solver (slow), or mjcf: the baseline "
+                        "adapter, the exact event-driven solver (slow), mjcf: the baseline "
                         "without frictionsim, the MJCF as shipped in plain MuJoCo (its own "
-                        "actuators, armature, damping and frictionloss)")
+                        "actuators, armature, damping and frictionloss); or batched, a world "
+                        "per recording: mjlab (MuJoCo Warp, the servos in torch; extra mjlab), "
+                        "mjx (MJX, the servos in JAX; extra jax)")
+    s.add_argument("--device", default="cpu", metavar="cpu|cuda",
+                   help="with --engine mjlab: the device MuJoCo Warp and torch run on "
+                        "(default cpu; cuda needs a GPU)")
+    s.add_argument("--envs", type=int, default=None, metavar="N",
+                   help="with --engine mjlab or mjx: worlds per batch (default: every "
+                        "recording at once)")
     s.add_argument("--scheme", choices=("semi_implicit", "reference"), default=None,
                    help="the fixed step's position update (default: the parameter file's; "
                         "MuJoCo's is semi_implicit)")
@@ -186,10 +196,25 @@ def simulate(args: argparse.Namespace) -> int:
     if not plain:
         robot, sets = load_robot_params(args.params, args.extensions).for_robot(robot)
         servos = {a: p.with_scheme(args.scheme) for a, p in sets.items()}
+    batched = args.engine in BATCHED
+    if not batched and (args.envs is not None or args.device != "cpu"):
+        raise ConfigurationError(f"--envs and --device apply to the batched engines "
+                                 f"({', '.join(BATCHED)}), not to {args.engine}")
+    if args.envs is not None:
+        check_count("--envs", args.envs, 1, 100_000)
     recordings = read_recordings(args.recordings, not args.no_progress)
-    replay = Replay(robot, robot_spec(robot, mjcf, plain), servos, args.engine)
-    runs = [replay.run(rec) for rec in progress(recordings, desc=f"simulating ({args.engine})",
-                                                enabled=not args.no_progress)]
+    if batched:
+        from frictionsim.experiments.robots.recorded import replay_batched
+
+        print(f"{len(recordings)} recordings as {args.envs or len(recordings)} worlds at a "
+              f"time on {args.engine} ({args.device})", flush=True)
+        runs = replay_batched(robot, robot_spec(robot, mjcf), servos, recordings, args.engine,
+                              args.device, args.envs, args.scheme)
+    else:
+        replay = Replay(robot, robot_spec(robot, mjcf, plain), servos, args.engine)
+        runs = [replay.run(rec) for rec in progress(recordings,
+                                                    desc=f"simulating ({args.engine})",
+                                                    enabled=not args.no_progress)]
     shortest = min(r.timestep for r in runs)
     if shortest < robot.control_period:
         print(f"note: physics step {1e3 * shortest:g} ms, not the control period's "

@@ -218,6 +218,62 @@ class Replay:
                            recording.goal[:, cols], recording.t, seconds, self.timestep)
 
 
+def replay_batched(robot: RobotDescription, spec, params: dict, recordings: list[Recording],
+                   engine: str = "mjlab", device: str = "cpu", envs: int | None = None,
+                   scheme: str | None = None) -> list[RecordedRun]:
+    """The recordings replayed on a batched engine (``mjlab``: MuJoCo Warp, ``mjx``), one
+    world per recording, ``envs`` worlds at a time (default all): each from its first recorded
+    state, its goals held for its bus cycles, the shorter ones holding their last goal to the
+    end of the longest. The same :class:`RecordedRun` as :meth:`Replay.run`, each with its
+    share of the batch's seconds."""
+    from frictionsim.solvers.engines import get_engine
+
+    chosen = get_engine(engine)
+    if not chosen.batched:
+        raise ConfigurationError(f"engine {engine!r} runs one world: use Replay")
+    servos = joint_servos(robot, params)
+    compiled = spec.compile()
+    if engine == "mjx" and np.any((compiled.geom_contype | compiled.geom_conaffinity) != 0):
+        raise ConfigurationError("MJX runs out of memory on this model's collision meshes (2 "
+                                 "worlds of the SO-101 ask for 435 GB): use --engine mjlab, or "
+                                 "a model whose geoms do not collide")
+    timestep = stable_timestep(robot, compiled, servos)
+    spec = spec.copy()
+    spec.option.timestep = timestep
+    inputs = []
+    for rec in recordings:
+        goal, q_rec, v_rec = recorded_arrays(robot, rec)
+        counts = hold_counts(rec, robot.control_period)
+        counts[-1] = 1
+        inputs.append((rec, np.repeat(goal, counts, axis=0), counts, q_rec[0], v_rec[0]))
+    size = envs or len(inputs)
+    out = []
+    for first in range(0, len(inputs), size):
+        chunk = inputs[first:first + size]
+        kwargs = {"device": device} if engine == "mjlab" else {}
+        sim = chosen.robot(spec, servos, robot.control_period, scheme, nworld=len(chunk),
+                           **kwargs)
+        n = max(len(g) for _, g, _, _, _ in chunk)
+        goals = np.stack([np.concatenate([g, np.repeat(g[-1:], n - len(g), axis=0)])
+                          for _, g, _, _, _ in chunk])
+        q0 = np.repeat(sim.model.qpos0[None], len(chunk), axis=0)
+        v0 = np.zeros((len(chunk), sim.model.nv))
+        for e, (_, _, _, q, v) in enumerate(chunk):
+            q0[e, sim.qadr], v0[e, sim.dofs] = q, v
+        reported, _, _, seconds = sim.run_batch(goals, q0=q0, v0=v0)
+        for e, (rec, _, counts, _, _) in enumerate(chunk):
+            starts = np.concatenate(([0], np.cumsum(counts)[:-1]))
+            q_model = reported[e][starts]
+            if not np.all(np.isfinite(q_model)):
+                raise SimulationError(f"{rec.name}: the {engine} simulation diverged "
+                                      "(non-finite position)")
+            cols = [rec.column(j.name) for j in robot.servo_joints]
+            out.append(RecordedRun(rec.name, tuple(j.name for j in robot.servo_joints),
+                                   to_recorded(robot, q_model), rec.position[:, cols],
+                                   rec.goal[:, cols], rec.t, seconds / len(chunk), timestep))
+    return out
+
+
 def simulate_recording(robot: RobotDescription, spec, params: dict, recording: Recording,
                        engine: str = "fixed_step", scheme: str | None = None) -> RecordedRun:
     """One recording replayed (:class:`Replay`; for several, build the Replay once)."""

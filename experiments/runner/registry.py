@@ -66,6 +66,9 @@ COMMANDS: tuple[Command, ...] = (
     Command("vs-mujoco", "MuJoCo's dcmotor fitted by mujoco.sysid against frictionsim's M1, M6 "
             "and M6 with the current limit, on the same logs",
             "frictionsim.experiments.commands.vs_mujoco", subcommand=False),
+    Command("engines", "every engine on the bench and the SO-101: deviation, held-joint drift, "
+            "cost per environment-step", "frictionsim.experiments.commands.engines",
+            subcommand=False),
     Command("jitter", "the recorder's timing: period statistics of raw logs and a histogram",
             "frictionsim.experiments.commands.jitter", subcommand=False),
 )

@@ -1,0 +1,77 @@
+"""``frictionsim run engines``: every engine on the bench pendulum and the SO-101: deviation from
+the Numba fixed step, drift of a held joint, cost per environment-step with and without the
+servos, compile time."""
+
+from __future__ import annotations
+
+import argparse
+
+from frictionsim.experiments.runner.arguments import JSON, add_output_argument, add_progress_argument
+
+DESCRIPTION = (
+    "Run each engine (fixed_step, mujoco: the CPU adapter, mjlab: MuJoCo Warp with the servos "
+    "in torch, mjx: MJX with the servos in JAX) on the bench pendulum and the SO-101 arm: how "
+    "far its motion lands from the Numba fixed step, how far a joint the friction budget "
+    "holds drifts in 2 s, the time per environment-step with and without the servos for each "
+    "number of worlds, and the compile time. mjlab needs the extra mjlab (or MuJoCo Warp and "
+    "torch), mjx the extra jax; --device cuda needs a GPU."
+)
+ENGINES = ("fixed_step", "mujoco", "mjlab", "mjx")
+SETUPS = ("bench", "so101")
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--engines", nargs="+", choices=ENGINES, default=list(ENGINES),
+                   help="engines to run (default all)")
+    p.add_argument("--setups", nargs="+", choices=SETUPS, default=list(SETUPS),
+                   help="the bench pendulum, the SO-101 arm (default both)")
+    p.add_argument("--device", default="cpu", metavar="cpu|cuda",
+                   help="where mjlab's MuJoCo Warp and torch run (default cpu); mjx runs on "
+                        "JAX's default device")
+    p.add_argument("--envs", nargs="+", type=int, default=[1, 64], metavar="N",
+                   help="numbers of worlds to time the batched engines at (default 1 64)")
+    p.add_argument("--seconds", type=float, default=2.0,
+                   help="simulated seconds of each motion and hold (default 2)")
+    p.add_argument("--params", default=None, metavar="FILE",
+                   help="the SO-101's servos: a robot parameter file (robot identify); default "
+                        "the sts3215_12v's default M6")
+    add_output_argument(p, "--json", JSON, 'write {"rows": [{"engine", "setup", "deviation_max_rad", '
+                        '"hold_drift_rad", "compile_seconds", "timing": [{"worlds", '
+                        '"with_servos_s", "without_servos_s"}]}]} here')
+    add_progress_argument(p)
+
+
+def run(args: argparse.Namespace) -> int:
+    from frictionsim.experiments.analysis.engines import engines_table
+    from frictionsim.experiments.common.output import table, write_json
+    from frictionsim.limits import check_count
+    from frictionsim.solvers.warp_servos import check_device
+
+    for n in args.envs:
+        check_count("--envs", n, 1, 100_000)
+    if not 0.1 <= args.seconds <= 60:
+        from frictionsim.errors import ConfigurationError
+
+        raise ConfigurationError(f"--seconds must be in [0.1, 60], got {args.seconds:g}")
+    if "mjlab" in args.engines:
+        check_device(args.device)
+    rows = engines_table(list(args.engines), list(args.setups), sorted(set(args.envs)),
+                         args.device, args.seconds, args.params,
+                         progress=(lambda m: print(m, flush=True)) if not args.no_progress
+                         else (lambda m: None))
+    lines = []
+    for r in rows:
+        for t in r["timing"]:
+            bare = t["without_servos_s"]
+            lines.append([r["setup"], r["engine"], r["device"], t["worlds"],
+                          f"{1e3 * r.get('deviation_max_rad', float('nan')):.4f}",
+                          f"{r['hold_drift_rad']:.2e}", f"{1e6 * t['with_servos_s']:.2f}",
+                          "–" if bare is None else f"{1e6 * bare:.2f}",
+                          "–" if bare is None else f"{t['with_servos_s'] / bare:.2f}",
+                          f"{r['compile_seconds']:.1f}"])
+    print(table(["set-up", "engine", "device", "worlds", "vs fixed step, max (mrad)",
+                 "held joint drift (rad)", "µs/env-step", "without servos", "ratio",
+                 "first run (s)"], lines, "<<<>>>>>>>"))
+    if args.json:
+        write_json(args.json, {"rows": rows, "device": args.device})
+    return 0

@@ -1,0 +1,191 @@
+"""frictionsim's servos as an mjlab actuator (optional extra ``mjlab``).
+
+mjlab (an Isaac Lab-style API on MuJoCo Warp) plugs actuators into an entity through an
+``ActuatorCfg`` (which joints, by name pattern) whose ``build`` makes an ``Actuator``
+(``edit_spec``, ``initialize``, ``compute``, ``reset``). :class:`FrictionsimActuatorCfg` is one:
+identified servos (a parameter file, a learned actuator file, or a robot parameter file
+``robot identify`` wrote) on the joints its patterns select, their firmware settings from a
+robot file or given here, every world its own servos
+(:class:`~frictionsim.solvers.warp_servos.Randomisation`).
+Each physics step its ``compute`` runs :class:`~frictionsim.solvers.warp_servos.WarpServos`:
+the control period of the worlds that are due, the motor, a learned network, the supply,
+and friction by the budget on each world's mass matrix (exact for a held joint: mjlab steps
+MuJoCo Warp after the actuators, so M(q) and the bias forces are the previous step's, which
+for a joint at rest are this step's). The torque goes out through a ``<motor>`` actuator.
+
+::
+
+    from frictionsim.solvers.mjlab import FrictionsimActuatorCfg
+    from frictionsim.solvers.warp_servos import Randomisation
+
+    actuator = FrictionsimActuatorCfg(
+        target_names_expr=(".*",), params="so101-fit/m6.json", robot="so101",
+        randomisation=Randomisation(parameters=True, vin=(11.5, 12.5), delay=(0, 2),
+                                    on_reset=True))
+
+The policy reads what the servos report through :attr:`FrictionsimActuator.reported_position`
+(``observation_delay``) and :attr:`FrictionsimActuator.current`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from frictionsim.errors import ConfigurationError, MissingExtra
+
+try:
+    from mjlab.actuator.actuator import Actuator, ActuatorCfg, ActuatorCmd
+except ImportError:  # pragma: no cover - exercised only without the extra
+    raise MissingExtra("the mjlab actuator needs mjlab: pip install 'frictionsim[mjlab]'") \
+        from None
+
+from frictionsim.solvers.warp_servos import Randomisation, WarpServos
+
+
+@dataclass(kw_only=True)
+class FrictionsimActuatorCfg(ActuatorCfg):
+    """Servos of frictionsim on the joints ``target_names_expr`` selects.
+
+    ``params``: a parameter file (docs/model.md §7), a learned actuator file (§13) or a robot
+    parameter file (``robot identify``; each joint gets its actuator's set). ``robot``: a
+    built-in robot (``so101``) or a robot file whose joint table gives each servo's firmware
+    settings (P, D, torque limit, acceleration) and the control period; else ``kp``, ``vin``,
+    ``kd``, ``torque_limit``, ``acceleration`` and ``control_period`` here apply to every
+    servo. ``randomisation``: what each world draws."""
+
+    params: str | Path
+    robot: str | Path | None = None
+    kp: float | None = None
+    vin: float | None = None
+    kd: float | None = None
+    torque_limit: float = 0.0
+    acceleration: float = 0.0
+    control_period: float | None = None
+    randomisation: Randomisation = field(default_factory=Randomisation)
+
+    def build(self, entity, target_ids: list[int], target_names: list[str]
+              ) -> FrictionsimActuator:
+        return FrictionsimActuator(self, entity, target_ids, target_names)
+
+
+def joint_servos(cfg: FrictionsimActuatorCfg, target_names: list[str]) -> tuple[list, float]:
+    """The :class:`~frictionsim.solvers.robot.JointServo` of each target joint and the control
+    period (s), from the configuration's files."""
+    from frictionsim.learned_files import load_servo_model
+    from frictionsim.robot_params import load_robot_params
+    from frictionsim.solvers.robot import JointServo
+
+    params_by_actuator, firmware = {}, {}
+    period = cfg.control_period
+    if cfg.robot is not None:
+        from frictionsim.robot_files import get_robot
+
+        robot = get_robot(str(cfg.robot))
+        period = period or robot.control_period
+        firmware = {j.mjcf: j for j in robot.servo_joints}
+        robot, params_by_actuator = load_robot_params(cfg.params).for_robot(robot)
+        firmware = {j.mjcf: j for j in robot.servo_joints}
+    single = None if params_by_actuator else load_servo_model(cfg.params)
+    if period is None:
+        raise ConfigurationError("FrictionsimActuatorCfg needs control_period (s) or a robot file")
+    servos = []
+    for name in target_names:
+        bare = name.rsplit("/", 1)[-1]  # an entity's prefix
+        joint = firmware.get(bare) or firmware.get(name)
+        if firmware and joint is None:
+            raise ConfigurationError(f"joint {name!r} is not a servo joint of robot {cfg.robot}")
+        params = params_by_actuator.get(joint.actuator) if joint is not None else single
+        params = params or single
+        if params is None:
+            raise ConfigurationError(f"{cfg.params}: no parameters for joint {name!r}")
+        fw = joint.firmware if joint is not None else None
+        kp = cfg.kp if cfg.kp is not None else (fw.kp if fw is not None else None)
+        if kp is None:
+            raise ConfigurationError(f"joint {name!r}: give kp (the firmware gain) or a robot file")
+        servos.append(JointServo(name, params, kp=kp, vin=cfg.vin,
+                                 kd=cfg.kd if cfg.kd is not None else (fw.kd if fw else None),
+                                 torque_limit=fw.torque_limit if fw else cfg.torque_limit,
+                                 acceleration=fw.acceleration if fw else cfg.acceleration))
+    return servos, period
+
+
+class FrictionsimActuator(Actuator):
+    """The servos of a :class:`FrictionsimActuatorCfg` in mjlab (module docstring)."""
+
+    cfg: FrictionsimActuatorCfg
+
+    def __init__(self, cfg: FrictionsimActuatorCfg, entity, target_ids: list[int],
+                 target_names: list[str]) -> None:
+        super().__init__(cfg, entity, target_ids, target_names)
+        self.joint_servos, self.period = joint_servos(cfg, target_names)
+        self.servos: WarpServos | None = None
+        self._data = None
+
+    def edit_spec(self, spec, target_names: list[str]) -> None:
+        """A ``<motor>`` per target joint (its torque is the servo's); the joint's armature
+        plus the servo's rotor inertia, no damping or friction of its own."""
+        import numpy as np
+        from mjlab.utils.spec import create_motor_actuator
+
+        from frictionsim.solvers.mujoco_adapter import semi_implicit_theta
+
+        joints = {j.name: j for j in spec.joints}
+        for name, servo in zip(target_names, self.joint_servos):
+            armature = float(semi_implicit_theta(servo)[3])  # layout.ARMATURE
+            joint = joints.get(name)
+            if joint is None:
+                raise ConfigurationError(f"the entity has no joint {name!r}")
+            act = create_motor_actuator(spec, name, effort_limit=1e6,
+                                        transmission_type=self.cfg.transmission_type)
+            joint.armature = float(joint.armature) + armature
+            joint.damping = np.zeros(3)
+            joint.frictionloss = 0.0
+            self._mjs_actuators.append(act)
+
+    def initialize(self, mj_model, model, data, device: str) -> None:
+        super().initialize(mj_model, model, data, device)
+        self._data = data
+        import dataclasses
+
+        servos = [dataclasses.replace(s, joint=mj_model.joint(
+            int(self.entity.indexing.joint_ids[t])).name)
+            for s, t in zip(self.joint_servos, self._target_ids_list)]
+        self.servos = WarpServos(mj_model, servos, self.period, data.nworld, device,
+                                 randomisation=self.cfg.randomisation)
+
+    def _tensor(self, name: str):
+        import torch
+
+        x = getattr(self._data, name)
+        if isinstance(x, torch.Tensor):
+            return x
+        if hasattr(x, "_tensor"):  # mjlab's TorchArray bridge
+            return x[...]
+        import warp
+
+        return warp.to_torch(x)
+
+    def compute(self, cmd: ActuatorCmd):
+        """The motor torques (worlds × servos) of this physics step, friction included."""
+        applied = self.servos.torques(cmd.position_target, self._tensor("qpos"),
+                                      self._tensor("qvel"), self._tensor("M"),
+                                      self._tensor("qfrc_bias"), self._tensor("qfrc_passive"))
+        return applied[:, self.servos.dofs]
+
+    def reset(self, env_ids=None) -> None:
+        super().reset(env_ids)
+        if self.servos is not None:
+            self.servos.reset(env_ids)
+
+    @property
+    def reported_position(self):
+        """The position (worlds × servos, rad) each servo reported at its last period."""
+        return self.servos.reported
+
+    @property
+    def current(self):
+        """The motor current (worlds × servos, A) each servo drew at the last step (with the
+        ``supply`` extension; 0 otherwise)."""
+        return self.servos.state.current
+

@@ -1,0 +1,231 @@
+"""The batched engines: MuJoCo Warp with the servos in torch (``mjlab``), MJX with the servos in
+JAX (``mjx``), each a physics driver around the array bank.
+
+They follow the CPU adapter (MuJoCo's step with the Numba bank): to 1e-12 rad in float64
+(MJX), to 1e-5 rad in float32 (MuJoCo Warp, its own precision); a joint the friction
+budget holds stays where it is (float64: 1e-9 rad over 2 s; float32: 1e-6 rad, round-off
+only); every world has its own parameters, and a reset of some worlds restarts their servos
+as in a fresh run. The servo step runs under ``jit``, ``vmap`` and ``scan``. MuJoCo Warp's
+kernels compile once per process (minutes cold; Warp caches them in ~/.cache/warp), so every
+Warp test is in this module.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import warnings
+
+import numpy as np
+import pytest
+
+pytest.importorskip("mujoco")
+torch = pytest.importorskip("torch")
+jax = pytest.importorskip("jax")
+pytest.importorskip("mujoco_warp")
+jax.config.update("jax_enable_x64", True)
+import jax.numpy as jnp  # noqa: E402
+
+from frictionsim.errors import ConfigurationError  # noqa: E402
+from frictionsim.params import ParameterSet  # noqa: E402
+from frictionsim.solvers.engines import get_engine  # noqa: E402
+from frictionsim.solvers.mujoco_adapter import bench_mjcf  # noqa: E402
+from frictionsim.solvers.robot import JointServo  # noqa: E402
+
+PERIOD = 0.005
+MJCF = bench_mjcf(0.2, 0.1, 0.0, 0.001)
+
+
+def servo(extensions=(), **values) -> JointServo:
+    params = ParameterSet("m6", "xl330", {"friction_base": 0.03, "friction_stribeck": 0.02,
+                                          "load_friction_motor": 0.1,
+                                          "load_friction_external": 0.08})
+    params = params.with_extensions(extensions).with_values(**values)
+    return JointServo("servo", params.with_scheme("semi_implicit"), kp=400.0, vin=7.4)
+
+
+def square(n: int = 200) -> np.ndarray:
+    t = np.arange(n) * PERIOD
+    return (0.8 * np.sign(np.sin(2 * np.pi * t / 1.1)))[:, None]
+
+
+def cpu(servos, goals, q0=None):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return get_engine("mujoco").robot(MJCF, servos, PERIOD).run(goals, q0=q0)
+
+
+@pytest.fixture(scope="module")
+def warp_robot():
+    from frictionsim.solvers.warp_servos import WarpRobot
+
+    return WarpRobot(MJCF, [servo(("current_limit", "observation_delay"),
+                                  max_current_limit=0.6, observation_delay=0.012)],
+                     PERIOD, nworld=3)
+
+
+def test_the_warp_engine_follows_the_cpu_adapter_in_float32(warp_robot):
+    goals = square()
+    reported, physical, _, _ = warp_robot.run_batch(goals)
+    expected = cpu(warp_robot.servos.servos, goals)
+    for world in range(3):
+        assert np.abs(reported[world, :, 0] - expected.q[:, 0]).max() < 1e-5
+        assert np.abs(physical[world, :, 0] - expected.physical[:, 0]).max() < 1e-5
+    assert np.ptp(expected.q) > 0.5
+
+
+@pytest.mark.parametrize("q0", [0.025, 0.045])
+def test_a_joint_the_budget_holds_stays_in_float32(warp_robot, q0):
+    """BAM's measurement: the goal at the start, a gravity load of 0.0049 / 0.0088 N·m below
+    the static budget. Its mjlab actuator drifts 6.9e-5 to 2.1e-4 rad in 2 s."""
+    hold = np.full((400, 1), q0)
+    _, physical, _, _ = warp_robot.run_batch(hold, q0=np.array([q0]))
+    assert np.abs(physical - physical[:, :1]).max() <= 1e-6
+    assert np.all(cpu(warp_robot.servos.servos, hold, np.array([q0])).physical == q0)
+
+
+def test_a_reset_of_some_worlds_restarts_their_servos_as_a_fresh_run(warp_robot):
+    """The RL-style reset: some worlds' state set back and their servos reset; they then run
+    as a fresh episode, the others undisturbed."""
+    goals = torch.as_tensor(square(60), dtype=torch.float32)
+    q0 = np.array([0.1])
+    warp_robot.set_state(np.broadcast_to(q0, (3, 1)), np.zeros((3, 1)))
+    for k in range(30):
+        warp_robot.step(goals[k].repeat(3, 1), warp_robot.servos.substeps)
+    before = warp_robot.qpos.clone()
+    warp_robot.qpos[1] = 0.1
+    warp_robot.qvel[1] = 0.0
+    warp_robot.servos.reset([1])
+    after_reset = []
+    for k in range(30):
+        warp_robot.step(goals[k].repeat(3, 1), warp_robot.servos.substeps)
+        after_reset.append(warp_robot.qpos[1, 0].item())
+    fresh = warp_robot.run_batch(square(30), q0=q0)[1][1, :, 0]
+    np.testing.assert_allclose(after_reset[:-1], fresh[1:], rtol=0, atol=1e-6)
+    assert before[0, 0].item() != 0.1
+
+
+def test_every_world_draws_its_own_servo():
+    from frictionsim.solvers.warp_servos import Randomisation, WarpRobot
+
+    ranged = dataclasses.replace(servo().params, ranges={"friction_base": (0.01, 0.08)})
+    robot = WarpRobot(MJCF, [dataclasses.replace(servo(), params=ranged)], PERIOD, nworld=4,
+                      randomisation=Randomisation(parameters=True, vin=(6.5, 8.0),
+                                                  drop=(0.1, 0.5), delay=(0, 3), seed=1))
+    theta = robot.servos.bank.theta.cpu().numpy()
+    from frictionsim import layout
+
+    assert len(set(theta[:, 0, layout.K_C])) == 4
+    assert np.all((theta[:, 0, layout.K_C] >= 0.01) & (theta[:, 0, layout.K_C] <= 0.08))
+    assert np.all(theta[:, 0, layout.SUPPLY] == 1.0)
+    assert len(set(robot.servos.delay.cpu().numpy())) > 1
+    reported = robot.run_batch(square(80))[0][:, :, 0]
+    assert np.ptp(reported[:, -1]) > 1e-4  # the worlds differ
+
+
+def test_the_mjx_step_is_the_cpu_adapters_in_float64_under_jit_vmap_and_scan():
+    s = servo(("current_limit", "latency"), max_current_limit=0.6, latency_steps=1.0)
+    robot = get_engine("mjx").robot(MJCF, [s], PERIOD, None, nworld=2)
+    goals = square()
+    reported = robot.run_batch(goals)[0]
+    expected = cpu([s], goals).q[:, 0]
+    assert np.abs(reported[:, :, 0] - expected).max() < 1e-12
+
+
+@pytest.mark.parametrize("q0", [0.025, 0.045])
+def test_a_joint_the_budget_holds_stays_in_mjx_float64(q0):
+    robot = get_engine("mjx").robot(MJCF, [servo()], PERIOD, None)
+    held = robot.run(np.full((400, 1), q0), q0=np.array([q0]))
+    assert np.abs(held.physical[:, 0] - q0).max() <= 1e-9
+
+
+def test_the_jax_servo_step_in_a_users_own_scan():
+    """The documented use: one world's servo step inside the user's own jit/scan."""
+    import mujoco
+    from mujoco import mjx
+
+    from frictionsim.solvers import mjx_servos
+
+    model, servos = mjx_servos.build(MJCF, [servo()], PERIOD)
+    mx = mjx.put_model(model)
+    data = mjx.put_data(model, mujoco.MjData(model))
+    state = mjx_servos.reset(data.qpos, data.qvel, servos)
+
+    @jax.jit
+    def rollout(data, state, goals):
+        def step(carry, goal):
+            data, state = mjx_servos.mjx_step(mx, carry[0], carry[1], goal, servos)
+            return (data, state), data.qpos[0]
+
+        return jax.lax.scan(step, (data, state), goals)[1]
+
+    goals = jnp.repeat(jnp.asarray(square(100)), servos.substeps, axis=0)
+    q = np.asarray(rollout(data, state, goals))
+    expected = cpu([servo()], square(100)).physical[:, 0]
+    np.testing.assert_allclose(q[servos.substeps - 1::servos.substeps][:-1], expected[1:],
+                               rtol=0, atol=1e-12)
+
+
+def test_a_cuda_device_without_a_gpu_is_a_clear_error():
+    from frictionsim.solvers.warp_servos import check_device
+
+    if torch.cuda.is_available():
+        pytest.skip("this machine has a GPU")
+    with pytest.raises(ConfigurationError, match="no CUDA GPU"):
+        check_device("cuda")
+    with pytest.raises(ConfigurationError, match="expected cpu, cuda"):
+        check_device("tpu")
+
+
+def test_run_engines_reports_every_engine(tmp_path, capsys):
+    from frictionsim.experiments.runner.cli import main
+
+    out = tmp_path / "engines.json"
+    assert main(["run", "engines", "--setups", "bench", "--engines", "fixed_step", "mjlab",
+                 "mjx", "--envs", "1", "2", "--seconds", "0.2", "--json", str(out),
+                 "--no-progress"]) == 0
+    rows = {r["engine"]: r for r in json.loads(out.read_text())["rows"]}
+    assert set(rows) == {"fixed_step", "mjlab", "mjx"}
+    assert rows["mjx"]["deviation_max_rad"] < 1e-6 and rows["mjlab"]["deviation_max_rad"] < 1e-5
+    assert all(r["hold_drift_rad"] <= 1e-6 for r in rows.values())
+    assert [t["worlds"] for t in rows["mjlab"]["timing"]] == [1, 2]
+    assert "µs/env-step" in capsys.readouterr().out
+
+
+def test_a_batched_replay_is_the_one_world_replay(tmp_path):
+    """robot simulate --engine mjlab|mjx: a world per recording, the same runs as one at a
+    time on MuJoCo (SO-101, two recordings cut to 2 s)."""
+    from frictionsim.experiments.common.loading import shared_data
+    from frictionsim.experiments.robots.recorded import Replay, replay_batched, robot_spec
+    from frictionsim.robot_files import get_robot
+    from frictionsim.robot_recordings import read_recording
+
+    try:
+        data = shared_data()
+    except Exception:
+        pytest.skip("shared data not found")
+    robot = get_robot("so101")
+    folder = data / "so101" / "recordings"
+    recordings = []
+    for name in sorted(p.name for p in folder.iterdir())[:2]:
+        rec = read_recording(folder / name)
+        keep = rec.t < rec.t[0] + 2.0
+        recordings.append(dataclasses.replace(rec, t=rec.t[keep], goal=rec.goal[keep],
+                                              position=rec.position[keep],
+                                              velocity=rec.velocity[keep],
+                                              torque=rec.torque[keep]))
+    params = {a: ParameterSet.defaults("m6", a).with_scheme("semi_implicit")
+              for a in robot.actuators}
+    spec = robot_spec(robot, robot.mjcf_path(data))
+    with pytest.raises(ConfigurationError, match="MJX runs out of memory"):
+        replay_batched(robot, spec, params, recordings, "mjx")
+    for geom in spec.geoms:  # MJX takes the arm without its collision meshes
+        geom.contype = geom.conaffinity = 0
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        one = [Replay(robot, spec, params, "mujoco").run(r) for r in recordings]
+        for engine, tolerance in (("mjx", 1e-9), ("mjlab", 5e-4)):
+            batched = replay_batched(robot, spec, params, recordings, engine)
+            for a, b in zip(one, batched):
+                assert a.name == b.name
+                assert np.abs(a.predicted - b.predicted).max() < tolerance, engine
