@@ -344,9 +344,9 @@ class WarpRobot:
         import time
 
         torch = self.torch
-        goals = np.asarray(goals, dtype=float)
+        goals = np.array(goals, dtype=float)
         if goals.ndim == 2:
-            goals = np.broadcast_to(goals, (self.nworld, *goals.shape))
+            goals = np.repeat(goals[None], self.nworld, axis=0)
         n = goals.shape[1]
         q0 = self.model.qpos0 if q0 is None else q0
         v0 = np.zeros(self.model.nv) if v0 is None else v0

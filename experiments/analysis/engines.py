@@ -101,6 +101,8 @@ def _build(engine: str, setup: Setup, nworld: int, device: str):
                                 device=device)
         if engine == "mjx":
             return chosen.robot(setup.mjcf, setup.servos, setup.period, None, nworld=nworld)
+        if engine == "mujoco":  # the adapter takes a path, a text or a spec
+            return chosen.robot(setup.mjcf, setup.servos, setup.period, "semi_implicit")
         # frictionsim's own simulators add the servos' armature to the model's themselves
         model = setup.mjcf.compile() if hasattr(setup.mjcf, "compile") else setup.mjcf
         return chosen.robot(model, setup.servos, setup.period, "semi_implicit")
