@@ -75,9 +75,11 @@ def get_engine(name: str, where: str = "robot") -> Engine:
     return ENGINES[name]
 
 
-def engine_names(where: str = "robot") -> tuple[str, ...]:
-    """The names of the engines with a ``where`` entry point, in the registry's order."""
-    return tuple(n for n, e in ENGINES.items() if getattr(e, where) is not None)
+def engine_names(where: str = "robot", batched: bool | None = None) -> tuple[str, ...]:
+    """The names of the engines with a ``where`` entry point, in the registry's order; only
+    the batched ones (many worlds at once) or only the others if ``batched`` is given."""
+    return tuple(n for n, e in ENGINES.items() if getattr(e, where) is not None
+                 and (batched is None or e.batched == batched))
 
 
 # ------------------------------------------------------------------------------- the bench

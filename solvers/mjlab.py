@@ -83,7 +83,6 @@ def joint_servos(cfg: FrictionsimActuatorCfg, target_names: list[str]) -> tuple[
 
         robot = get_robot(str(cfg.robot))
         period = period or robot.control_period
-        firmware = {j.mjcf: j for j in robot.servo_joints}
         robot, params_by_actuator = load_robot_params(cfg.params).for_robot(robot)
         firmware = {j.mjcf: j for j in robot.servo_joints}
     single = None if params_by_actuator else load_servo_model(cfg.params)

@@ -11,9 +11,9 @@ exactly on the world's mass matrix:
   friction; the others 0), for a pipeline of your own;
 - :func:`mjx_step` ``(model, data, state, goals, servos) → (data, state)``: one MJX step with
   the servos where MuJoCo's C engine calls its control callback, between the velocity stage
-  (M(q), bias and passive forces fresh) and the actuation: ``fwd_position``,
-  ``fwd_velocity``, the servos into ``qfrc_applied``, ``fwd_actuation``,
-  ``fwd_acceleration``, ``solve``, ``euler``.
+  (M(q), bias and passive forces fresh) and the actuation: ``mjx.step``'s own stages
+  (position, velocity, actuation, acceleration, constraints, the sensors, Euler) with the
+  servos' torques written into ``qfrc_applied`` after the velocity stage.
 
 The model must be prepared as every frictionsim MuJoCo engine prepares it
 (:func:`~frictionsim.solvers.mujoco_adapter.servo_spec`: the servos' armature, no joint damping
@@ -142,15 +142,26 @@ def mjx_step(model, data, state: MjxServoState, goals, servos: MjxServos,
     """One MJX step of a world with its servos (module docstring): (data, state);
     ``period`` as :func:`servo_step`'s."""
     _, _, mjx = import_jax()
-    data = mjx.fwd_position(model, data)
-    data = mjx.fwd_velocity(model, data)
+    data = mjx.sensor_pos(model, mjx.fwd_position(model, data))
+    data = mjx.sensor_vel(model, mjx.fwd_velocity(model, data))
     state, qfrc = servo_step(state, goals, data.qpos, data.qvel, servos,
                              mjx.full_m(model, data), data.qfrc_bias, data.qfrc_passive, period)
     data = data.replace(qfrc_applied=qfrc)
-    data = mjx.fwd_actuation(model, data)
-    data = mjx.fwd_acceleration(model, data)
-    data = mjx.solve(model, data)
-    return mjx.euler(model, data), state
+    data = mjx.fwd_acceleration(model, mjx.fwd_actuation(model, data))
+    return mjx.euler(model, _constrained(model, data)), state
+
+
+def _constrained(model, data):
+    """The constraint solve and the acceleration sensors, as ``mjx.forward`` does them: a
+    model without constraint rows keeps the smooth acceleration (MJX's solver loop would
+    cost twice the rest of the step to find it)."""
+    _, _, mjx = import_jax()
+    rows = getattr(getattr(data, "_impl", data), "efc_J", None)
+    if rows is not None and rows.size == 0:
+        data = data.replace(qacc=data.qacc_smooth)
+    else:
+        data = mjx.solve(model, data)
+    return mjx.sensor_acc(model, data)
 
 
 class MjxRobot:

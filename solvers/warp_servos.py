@@ -56,7 +56,10 @@ def import_warp():
     except ImportError:
         raise MissingExtra("MuJoCo Warp is not installed: pip install 'frictionsim[mjlab]'") \
             from None
+    # a line per kernel module loaded would bury the caller's own output
     warp.config.quiet = True
+    if hasattr(warp, "LOG_WARNING"):  # warp >= 1.19 logs module loads at INFO
+        warp.config.log_level = max(warp.config.log_level, warp.LOG_WARNING)
     return warp, mujoco_warp
 
 
@@ -145,6 +148,11 @@ class WarpServos:
         self.state = ab.reset(zeros, zeros, self.xp)
         self.fresh = torch.ones(self.nworld, dtype=torch.bool, device=device)
         self.steps = torch.zeros(self.nworld, dtype=torch.long, device=device)
+        # Known on the host, so that a step asks the device nothing (a GPU would stall on the
+        # question): whether some world was reset, and the physics step of a phase every
+        # world shares (None once some worlds were reset on their own).
+        self._fresh_any = True
+        self._shared_step: int | None = 0
         self.enable = torch.ones_like(zeros)
         self.delay = torch.zeros(self.nworld, dtype=torch.long, device=device)
         self._draw_delay(np.arange(self.nworld))
@@ -166,7 +174,11 @@ class WarpServos:
             for j, s in enumerate(self.servos):
                 params = _physics(s)
                 if not (isinstance(params, ParameterSet) and params.ranges):
-                    continue
+                    # a world drawn from nothing would pass for a randomised one
+                    raise ConfigurationError(
+                        f"joint {s.joint!r}: Randomisation(parameters=True) needs parameter "
+                        f"ranges, and its parameters have none (identify with --uncertainty, "
+                        f"or robot identify --uncertainty)")
                 for w, drawn in enumerate(params.with_scheme("semi_implicit").variants(
                         len(worlds), int(self.rng.integers(2**63)))):
                     thetas[w, j, :] = drawn.theta()
@@ -200,6 +212,8 @@ class WarpServos:
         self.fresh[ids] = True
         self.steps[ids] = 0
         self.goal_ring[ids] = math.nan
+        self._fresh_any = True
+        self._shared_step = 0 if env_ids is None else None
         if self.randomisation.on_reset:
             worlds = ids.cpu().numpy()
             thetas, firmware = self._draw(worlds)
@@ -240,14 +254,17 @@ class WarpServos:
         q = qpos[:, self.qadr].to(dtype)
         v = qvel[:, self.dofs].to(dtype)
         goals = self.delayed(goals.to(dtype))
-        if bool(self.fresh.any()):
+        if self._fresh_any:
             self.state = ab.reset_where(self.state, self.fresh, q, v, xp)
             self.fresh[:] = False
-        due = (self.steps % self.substeps) == 0
-        if bool(due.any()):  # a period in some world (every world, when their phases agree)
+            self._fresh_any = False
+        if self._shared_step is None:  # each world its own phase: a period where due
+            due = (self.steps % self.substeps) == 0
             self.state = ab.period(self.state, self.bank, goals, q, v, self.enable, math.nan,
-                                   self.period, shared_supply=True,
-                                   where=None if bool(due.all()) else due)
+                                   self.period, shared_supply=True, where=due)
+        elif self._shared_step % self.substeps == 0:  # every world's period, at once
+            self.state = ab.period(self.state, self.bank, goals, q, v, self.enable, math.nan,
+                                   self.period, shared_supply=True)
         self.state, tau_m, extra = ab.step(self.state, self.bank, v)
         velocity = qvel.to(dtype)
         tau = (passive - bias).to(dtype)
@@ -260,6 +277,8 @@ class WarpServos:
         applied = torch.zeros_like(tau)
         applied[:, self.dofs] = tau_m + extra + tau_f[:, self.dofs]
         self.steps += 1
+        if self._shared_step is not None:
+            self._shared_step += 1
         return applied
 
     def full_mass(self, packed):

@@ -123,6 +123,43 @@ def test_every_world_draws_its_own_servo():
     assert np.ptp(reported[:, -1]) > 1e-4  # the worlds differ
 
 
+def test_the_mjx_example_of_the_robots_page_runs_and_is_the_cpu_adapters(monkeypatch, capsys):
+    """docs/robots.md's MJX example prints what the page says, and its worlds land where
+    MuJoCo's C step with the Numba bank puts the same servos."""
+    import re
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[1]
+    data = root.parent / "shared" / "data"
+    if not (data / "arm2r").is_dir():
+        pytest.skip("shared data not found")
+    page = (root / "docs" / "robots.md").read_text()
+    code = [b for b in re.findall(r"```python\n(.*?)```", page, re.S) if "mjx_servos.build" in b]
+    assert len(code) == 1
+    monkeypatch.setenv("FRICTIONSIM_DATA", str(data))
+    namespace: dict = {}
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # the published files' scheme warning
+        exec(compile(code[0], "docs/robots.md", "exec"), namespace)
+    said = re.search(r"prints `(.*?)`", page[page.index("mjx_servos.build"):]).group(1)
+    assert capsys.readouterr().out.strip() == said
+    qpos, goals = np.asarray(namespace["qpos"]), np.asarray(namespace["goals"])
+    for world in (0, 100, 255):
+        held = np.repeat(goals[world][None], 201, axis=0)
+        cpu_run = get_engine("mujoco").robot(str(data / "arm2r" / "mx_arm.xml"),
+                                             namespace["servos"], 0.005).run(held)
+        np.testing.assert_allclose(qpos[world], cpu_run.physical[200], rtol=0, atol=1e-9)
+
+
+def test_drawing_parameters_without_ranges_is_refused():
+    from frictionsim.errors import ConfigurationError
+    from frictionsim.solvers.warp_servos import Randomisation, WarpRobot
+
+    with pytest.raises(ConfigurationError, match="'servo'.*--uncertainty"):
+        WarpRobot(MJCF, [servo()], PERIOD, nworld=2,
+                  randomisation=Randomisation(parameters=True))
+
+
 def test_the_mjx_step_is_the_cpu_adapters_in_float64_under_jit_vmap_and_scan():
     s = servo(("current_limit", "latency"), max_current_limit=0.6, latency_steps=1.0)
     robot = get_engine("mjx").robot(MJCF, [s], PERIOD, None, nworld=2)

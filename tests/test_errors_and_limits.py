@@ -96,7 +96,9 @@ def test_the_engines_come_from_one_registry():
     from frictionsim.solvers.engines import ENGINES, engine_names, get_engine
 
     assert api.ENGINES == engine_names("bench")
-    assert set(robot.ENGINES) == set(recorded.ENGINES) <= set(engine_names("robot"))
+    assert set(robot.ENGINES) == set(recorded.ENGINES) | set(recorded.BATCHED_ENGINES) \
+        == set(engine_names("robot"))
+    assert set(robot.BATCHED) == set(recorded.BATCHED_ENGINES) == {"mjlab", "mjx"}
     assert set(arm2r.REGISTRY_NAMES.values()) <= set(ENGINES)
     assert "mjcf" not in engine_names("bench")
     with pytest.raises(ConfigurationError, match="expected one of fixed_step"):

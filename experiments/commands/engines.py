@@ -42,8 +42,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from frictionsim.experiments.analysis.engines import engines_table
     from frictionsim.experiments.common.output import table, write_json
+    from frictionsim.experiments.robots.engines import engines_table
     from frictionsim.limits import check_count
     from frictionsim.solvers.warp_servos import check_device
 

@@ -17,6 +17,7 @@ from frictionsim.experiments.runner.arguments import (
     seed,
 )
 from frictionsim.limits import check_budget, check_count
+from frictionsim.solvers.engines import engine_names
 
 DESCRIPTION = (
     "A robot described by a robot file (--robot so101, built in, or a TOML file; docs/model.md "
@@ -41,10 +42,10 @@ IDENTIFY = (
     "net hybrid) are trained after the physical models and written as OUT/net.json, "
     "OUT/hybrid.json, robot parameter files 'robot simulate --params' takes too."
 )
-#: The engines a recording replays on, from the registry (frictionsim.solvers.engines).
-ENGINES = ("fixed_step", "mujoco", "event_driven", "mjcf", "mjlab", "mjx")
-#: Those that replay many recordings at once, a world each.
-BATCHED = ("mjlab", "mjx")
+#: The engines a recording replays on, from the registry (frictionsim.solvers.engines), and
+#: those that replay many recordings at once, a world each.
+ENGINES = engine_names("robot")
+BATCHED = engine_names("robot", batched=True)
 
 
 def _robot_arguments(p: argparse.ArgumentParser) -> None:

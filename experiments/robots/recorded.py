@@ -26,10 +26,13 @@ from frictionsim.errors import ConfigurationError
 from frictionsim.learned_files import LearnedActuator
 from frictionsim.robot_files import RobotDescription
 from frictionsim.robot_recordings import Recording
+from frictionsim.solvers.engines import engine_names
 from frictionsim.solvers.errors import SimulationError
 
-#: The engines a recording replays on (:data:`frictionsim.solvers.engines.ENGINES`).
-ENGINES = ("fixed_step", "mujoco", "event_driven", "mjcf")
+#: The engines that replay a recording at a time (:data:`frictionsim.solvers.engines.ENGINES`).
+ENGINES = engine_names("robot", batched=False)
+#: Those that replay many recordings at once, a world each (:func:`replay_batched`).
+BATCHED_ENGINES = engine_names("robot", batched=True)
 
 
 def robot_spec(robot: RobotDescription, mjcf: Path, plain: bool = False):

@@ -207,14 +207,29 @@ def _bare(engine: str, sim, setup: Setup, n: int, steps: int, device: str) -> fl
             wp.synchronize()
         return (time.perf_counter() - start) / (n * steps)
     if engine == "mjx":
+        # the same loop as the servos' run (a scan of control periods, each a scan of
+        # physics steps, the state collected every period), with MJX's own step
         jax, jnp, mjx = sim.jax, sim.jnp, sim.mjx
-        data = jax.vmap(lambda _: mjx.put_data(sim.model, mujoco.MjData(sim.model)))(
+        substeps = sim.servos.substeps
+        periods = steps // substeps
+
+        def one(data):
+            def period(d, _):
+                before = (d.qpos, d.qvel)
+                d, _ = jax.lax.scan(lambda x, _: (mjx.step(sim.mx, x), None), d, None,
+                                    length=substeps)
+                return d, before
+
+            return jax.lax.scan(period, data, None, length=periods)[1]
+
+        # the initial states are an argument: a state built inside the traced function
+        # is a constant, and XLA folds the whole run away at compile time
+        start_data = jax.vmap(lambda _: mjx.put_data(sim.model, mujoco.MjData(sim.model)))(
             jnp.arange(n))
-        stepper = jax.jit(lambda d: jax.lax.fori_loop(
-            0, steps, lambda _, x: jax.vmap(mjx.step, in_axes=(None, 0))(sim.mx, x), d))
-        stepper(data).qpos.block_until_ready()
+        stepper = jax.jit(jax.vmap(one))
+        jax.block_until_ready(stepper(start_data))
         start = time.perf_counter()
-        stepper(data).qpos.block_until_ready()
+        jax.block_until_ready(stepper(start_data))
         return (time.perf_counter() - start) / (n * steps)
     raise ConfigurationError(f"no bare step for engine {engine!r}")
 
