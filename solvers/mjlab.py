@@ -127,11 +127,12 @@ class FrictionsimActuator(Actuator):
         import numpy as np
         from mjlab.utils.spec import create_motor_actuator
 
+        from frictionsim.layout import ARMATURE
         from frictionsim.solvers.mujoco_adapter import semi_implicit_theta
 
         joints = {j.name: j for j in spec.joints}
         for name, servo in zip(target_names, self.joint_servos):
-            armature = float(semi_implicit_theta(servo)[3])  # layout.ARMATURE
+            armature = float(semi_implicit_theta(servo)[ARMATURE])
             joint = joints.get(name)
             if joint is None:
                 raise ConfigurationError(f"the entity has no joint {name!r}")

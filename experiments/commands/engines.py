@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import argparse
 
+from frictionsim.experiments.robots.engines import ENGINES, SETUPS, engines_table
 from frictionsim.experiments.runner.arguments import JSON, add_output_argument, add_progress_argument
 
 DESCRIPTION = (
@@ -16,8 +17,6 @@ DESCRIPTION = (
     "number of worlds, and the compile time. mjlab needs the extra mjlab (or MuJoCo Warp and "
     "torch), mjx the extra jax; --device cuda needs a GPU."
 )
-ENGINES = ("fixed_step", "mujoco", "mjlab", "mjx")
-SETUPS = ("bench", "so101")
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -43,7 +42,6 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from frictionsim.experiments.common.output import table, write_json
-    from frictionsim.experiments.robots.engines import engines_table
     from frictionsim.limits import check_count
     from frictionsim.solvers.warp_servos import check_device
 

@@ -30,6 +30,7 @@ import numpy as np
 from frictionsim.errors import ConfigurationError
 
 ENGINES = ("fixed_step", "mujoco", "mjlab", "mjx")
+SETUPS = ("bench", "so101")
 
 
 @dataclass

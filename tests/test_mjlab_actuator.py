@@ -1,0 +1,126 @@
+"""frictionsim's mjlab actuator inside mjlab itself (Scene, Simulation, MuJoCo Warp on the CPU).
+
+mjlab 1.6 pins MuJoCo 3.11, which the ``dev`` extra cannot share with MJX and ``mujoco.sysid``,
+so the suite's environment skips this module. Run it in an environment of its own (the README
+says how to install mjlab without a GPU)::
+
+    python3 -m venv .venv-mjlab && .venv-mjlab/bin/pip install -e '.[mjlab]' pytest
+    .venv-mjlab/bin/python -m pytest -o addopts="" tests/test_mjlab_actuator.py
+
+It holds the actuator to the CPU adapter (MuJoCo's C step with the Numba bank) on the bench
+pendulum in a few worlds, checks that a held joint does not creep (the reference project's
+actuator, with friction rows, drifts 6.9e-5 to 2.1e-4 rad in 2 s on this bench), that a reset
+of some worlds restarts their servos, and that a policy can read what the servos report.
+"""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import pytest
+
+pytest.importorskip("mjlab")
+torch = pytest.importorskip("torch")
+
+import mujoco  # noqa: E402
+from mjlab.entity import EntityArticulationInfoCfg, EntityCfg  # noqa: E402
+from mjlab.scene import Scene, SceneCfg  # noqa: E402
+from mjlab.sim import MujocoCfg, Simulation, SimulationCfg  # noqa: E402
+
+from frictionsim.params import ParameterSet, save_params  # noqa: E402
+from frictionsim.solvers.engines import get_engine  # noqa: E402
+from frictionsim.solvers.mjlab import FrictionsimActuatorCfg  # noqa: E402
+from frictionsim.solvers.mujoco_adapter import bench_mjcf  # noqa: E402
+from frictionsim.solvers.robot import JointServo  # noqa: E402
+
+WORLDS = 3
+PERIOD = 0.005
+SUBSTEPS = 5
+MJCF = bench_mjcf(0.2, 0.1, 0.0, 0.001)
+
+
+@pytest.fixture(scope="module")
+def params_file(tmp_path_factory):
+    params = ParameterSet("m6", "xl330", {"friction_base": 0.03, "friction_stribeck": 0.02,
+                                          "load_friction_motor": 0.1,
+                                          "load_friction_external": 0.08})
+    path = tmp_path_factory.mktemp("mjlab") / "m6.json"
+    save_params(path, params.with_scheme("semi_implicit"))
+    return path
+
+
+@pytest.fixture(scope="module")
+def bench(params_file):
+    """An mjlab scene of WORLDS pendulums, frictionsim's servo on each joint."""
+    cfg = FrictionsimActuatorCfg(target_names_expr=("servo",), params=str(params_file),
+                                 kp=400.0, vin=7.4, control_period=PERIOD)
+    # the entity brings no actuator of its own: the servo's motor is the actuator's
+    xml = bench_mjcf(0.2, 0.1, 0.0, 0.001).split("<actuator>")[0] + "</mujoco>"
+    entity_cfg = EntityCfg(spec_fn=lambda: mujoco.MjSpec.from_string(xml),
+                           articulation=EntityArticulationInfoCfg(actuators=(cfg,)))
+    scene = Scene(SceneCfg(num_envs=WORLDS, terrain=None, entities={"bench": entity_cfg}),
+                  "cpu")
+    sim = Simulation(num_envs=WORLDS, cfg=SimulationCfg(mujoco=MujocoCfg(
+        timestep=0.001, integrator="euler", gravity=(0, 0, -9.80665))),
+        model=scene.compile(), device="cpu")
+    scene.initialize(sim.mj_model, sim.model, sim.data)
+    entity = scene["bench"]
+    return scene, sim, entity, entity.actuators[0]
+
+
+def run(bench, goals: np.ndarray, q0: float) -> np.ndarray:
+    """Every world from q0 at rest, one goal per control period: the joint angle (periods ×
+    worlds) before each period."""
+    scene, sim, entity, actuator = bench
+    sim.reset()
+    entity.write_joint_state_to_sim(torch.full((WORLDS, 1), q0), torch.zeros((WORLDS, 1)))
+    actuator.reset()
+    sim.forward()
+    out = []
+    for goal in goals:
+        out.append(entity.data.joint_pos[:, 0].clone())
+        for _ in range(SUBSTEPS):
+            entity.set_joint_position_target(torch.full((WORLDS, 1), float(goal)))
+            scene.write_data_to_sim()
+            sim.step()
+            scene.update(0.001)
+    return torch.stack(out).cpu().numpy()
+
+
+def cpu_adapter(params_file, goals: np.ndarray, q0: float) -> np.ndarray:
+    from frictionsim.params import load_params
+
+    servo = JointServo("servo", load_params(params_file), kp=400.0, vin=7.4)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        robot = get_engine("mujoco").robot(MJCF, [servo], PERIOD)
+    return robot.run(goals[:, None], q0=np.array([q0])).physical[:, 0]
+
+
+def test_the_actuator_follows_the_cpu_adapter(bench, params_file):
+    t = np.arange(200) * PERIOD
+    goals = 0.8 * np.sign(np.sin(2 * np.pi * t / 0.6))
+    q = run(bench, goals, 0.0)
+    expected = cpu_adapter(params_file, goals, 0.0)
+    assert np.ptp(expected) > 0.5  # it moved
+    for world in range(WORLDS):
+        # MuJoCo Warp computes in float32; the actuator reads the previous step's M(q)
+        assert np.abs(q[:, world] - expected).max() < 1e-4
+
+
+@pytest.mark.parametrize("q0", [0.025, 0.045])
+def test_a_joint_the_budget_holds_does_not_creep(bench, q0):
+    held = run(bench, np.full(200, q0), q0)
+    assert np.abs(held - held[0]).max() <= 1e-6
+
+
+def test_a_reset_of_some_worlds_restarts_their_servos_and_a_policy_reads_them(bench):
+    scene, sim, entity, actuator = bench
+    run(bench, np.full(40, 0.5), 0.0)
+    reported = actuator.reported_position
+    assert reported.shape == (WORLDS, 1)
+    assert np.all(reported.cpu().numpy() > 0.1)  # the servos report where they went
+    assert actuator.current.shape == (WORLDS, 1)
+    actuator.reset(torch.tensor([1]))
+    assert bool(actuator.servos.fresh[1]) and not bool(actuator.servos.fresh[0])
