@@ -19,6 +19,7 @@ from pathlib import Path
 import numpy as np
 
 from frictionsim import atomic, layout, plausibility, schema
+from frictionsim.actuator_files import LARGEST
 from frictionsim.errors import ConfigurationError, FrictionsimError
 from frictionsim.jsonfile import json_files, read_json
 
@@ -108,6 +109,12 @@ class ParameterSet:
         lies outside the search bounds.
         """
         where, v = self._where(), self.values
+        for name, value in v.items():
+            # beyond this the kernels' arithmetic overflows (and an integer this large does
+            # not even fit their 64-bit types): no servo constant is near it
+            if abs(value) > LARGEST:
+                raise ParameterFileError(f"{where}: {name} = {value!r} is implausibly large "
+                                         f"(|value| ≤ {LARGEST:g} for any servo constant)")
         for name in ("dtheta_stribeck", "alpha"):
             if name in v and v[name] <= 0:
                 raise ParameterFileError(f"{where}: {name} = {v[name]!r} must be > 0")
@@ -298,7 +305,12 @@ def _say_defaults(params: ParameterSet, given: dict, where: str) -> None:
 def load_params(path: str | os.PathLike, extensions=None) -> ParameterSet:
     """Read a parameter file (docs/model.md §7); ``extensions`` as in :func:`from_dict`."""
     path = Path(path)
-    return from_dict(read_json(path, ParameterFileError, "parameter file"), str(path), extensions)
+    data = read_json(path, ParameterFileError, "parameter file")
+    if isinstance(data, dict) and "servos" in data and "model" not in data:
+        raise ParameterFileError(f"{path}: a robot parameter file (robot identify's: a set per "
+                                 "actuator type); read it with "
+                                 "frictionsim.robot_params.load_robot_params")
+    return from_dict(data, str(path), extensions)
 
 
 def save_params(path: str | os.PathLike, params: ParameterSet) -> Path:

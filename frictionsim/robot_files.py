@@ -14,6 +14,9 @@ by the same :func:`load_robot_file` (``--robot PATH``)::
     bus_period = 0.02               # s: one sync write of the goals, one sync read of the state
     joint_dynamics = "servo"        # the servo replaces the MJCF's own armature, damping and
                                     # frictionloss of its joint ("mjcf": keep them as well)
+    contacts = "off"                # the recorded motions touch nothing: MuJoCo's contacts
+                                    # off in every engine ("model", the default: the MJCF's
+                                    # contacts kept; frictionsim's own engines refuse them)
     [firmware]                      # every servo's settings (Feetech register names and units)
     P_Coefficient = 16
     D_Coefficient = 32
@@ -51,10 +54,16 @@ from frictionsim.errors import ConfigurationError, FrictionsimError
 BUILTIN_DIR = Path(__file__).with_name("robots")
 RECORDING_FORMATS = ("sage",)
 JOINT_DYNAMICS = ("servo", "mjcf")
+CONTACTS = ("model", "off")
 FIRMWARE_KEYS = ("P_Coefficient", "D_Coefficient", "I_Coefficient", "Max_Torque_Limit",
                  "Acceleration")
+#: The shortest control period a robot file may give (s): no servo's position loop runs faster
+#: than 10 kHz (the STS3215's and the XL330's run at 1–2 kHz).
+MIN_CONTROL_PERIOD = 1e-4
+#: The most control periods in one bus cycle (one recorded row).
+MAX_PERIODS_PER_ROW = 1000
 _TOP = {"name", "title", "mjcf", "recordings", "control_period", "bus_period",
-        "joint_dynamics", "firmware", "joints"}
+        "joint_dynamics", "contacts", "firmware", "joints"}
 _JOINT = {"mjcf", "actuator", "sign", "offset", "left_out", "firmware"}
 
 
@@ -110,6 +119,7 @@ class RobotDescription:
     joint_dynamics: str
     joints: tuple[RobotJoint, ...]
     source: str = ""
+    contacts: str = "model"
 
     @property
     def servo_joints(self) -> tuple[RobotJoint, ...]:
@@ -194,13 +204,21 @@ def parse_robot(data: dict, source: str) -> RobotDescription:
     dynamics = data.get("joint_dynamics", "servo")
     if dynamics not in JOINT_DYNAMICS:
         raise r.fail("joint_dynamics", f"{dynamics!r} must be one of {', '.join(JOINT_DYNAMICS)}")
-    period = r.number(data, "control_period", "", positive=True, at_most=0.1) \
+    contacts = data.get("contacts", "model")
+    if contacts not in CONTACTS:
+        raise r.fail("contacts", f"{contacts!r} must be one of {', '.join(CONTACTS)}")
+    # bounded before anything is allocated: a replay holds a physics step per control
+    # period for every row of a recording
+    period = r.number(data, "control_period", "", at_least=MIN_CONTROL_PERIOD, at_most=0.1) \
         if "control_period" in data else 0.002
     bus = r.number(data, "bus_period", "", positive=True, at_most=1.0) \
         if "bus_period" in data else period
     if abs(bus / period - round(bus / period)) > 1e-9 or bus < period:
         raise r.fail("bus_period", f"{bus:g} s must be a whole number of control periods "
                                    f"({period:g} s)")
+    if bus / period > MAX_PERIODS_PER_ROW:
+        raise r.fail("bus_period", f"{bus:g} s is {bus / period:.0f} control periods of "
+                                   f"{period:g} s; at most {MAX_PERIODS_PER_ROW} per bus cycle")
     base = r.table(data, "firmware")
     r.keys(base, FIRMWARE_KEYS, "firmware.")
     base = {k: r.number(base, k, "firmware.", non_negative=True, at_most=65535) for k in base}
@@ -241,7 +259,8 @@ def parse_robot(data: dict, source: str) -> RobotDescription:
         raise r.fail("joints", "every joint is left out: nothing to simulate")
     return RobotDescription(name=name, title=data.get("title", name), mjcf=data["mjcf"],
                             recordings=recordings, control_period=period, bus_period=bus,
-                            joint_dynamics=dynamics, joints=tuple(joints), source=source)
+                            joint_dynamics=dynamics, joints=tuple(joints), source=source,
+                            contacts=contacts)
 
 
 def load_robot_file(path: str | os.PathLike) -> RobotDescription:

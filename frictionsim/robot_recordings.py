@@ -36,6 +36,9 @@ MAX_ANGLE = 4 * math.pi
 MAX_SPEED = 100.0
 #: Largest bus period (s) a recording may show between rows before it is refused as broken.
 MAX_GAP = 1.0
+#: How far (a factor either way) the median row spacing may stray from the robot's bus period:
+#: timestamps written in ms or s instead of µs are 1000 times off, a busy bus a little slow.
+BUS_PERIOD_FACTOR = 3.0
 
 
 class RecordingError(FrictionsimError, ValueError):
@@ -140,16 +143,39 @@ def _vectors(path: Path, rows: list[list[str]], column: int, name: str, n: int,
     return out
 
 
-def read_recording(folder: str | os.PathLike) -> Recording:
-    """Read one ``sage`` recording folder; :class:`RecordingError` naming file and row."""
+def _check_bus_period(path: Path, t: np.ndarray, bus_period: float) -> None:
+    """The rows must come at the robot's bus period: a recording whose later timestamps are
+    in seconds or milliseconds, not µs, would otherwise replay 10⁶ or 10³ times too fast."""
+    spacing = float(np.median(np.diff(t)))
+    if not bus_period / BUS_PERIOD_FACTOR <= spacing <= bus_period * BUS_PERIOD_FACTOR:
+        raise RecordingError(
+            f"{path}: rows {1e3 * spacing:.4g} ms apart (median), but the robot's bus period "
+            f"is {1e3 * bus_period:g} ms: after the first row (the start, in seconds) the "
+            "timestamps must be µs since the start, not seconds or milliseconds")
+
+
+def _joint_names(path: Path) -> tuple[str, ...]:
+    check_regular_file(path, RecordingError, "joint list")
+    try:
+        text = path.read_text(encoding="utf-8")
+    except UnicodeDecodeError as e:
+        raise RecordingError(f"{path}: not UTF-8 text (byte {e.start}: {e.reason}); the joint "
+                             "list names one joint per line") from None
+    except OSError as e:
+        raise RecordingError(f"{path}: cannot read the joint list ({e.strerror or e})") from None
+    return tuple(line.strip() for line in text.splitlines() if line.strip())
+
+
+def read_recording(folder: str | os.PathLike, bus_period: float | None = None) -> Recording:
+    """Read one ``sage`` recording folder; :class:`RecordingError` naming file and row. With
+    ``bus_period`` (s, the robot file's) the rows' median spacing must be within a factor
+    :data:`BUS_PERIOD_FACTOR` of it."""
     folder = Path(folder)
     if not folder.is_dir():
         raise RecordingError(f"{folder}: not a recording folder (joint_list.txt, control.csv, "
                              "state_motor.csv)")
     names = folder / "joint_list.txt"
-    check_regular_file(names, RecordingError, "joint list")
-    joints = tuple(line.strip() for line in names.read_text(encoding="utf-8").splitlines()
-                   if line.strip())
+    joints = _joint_names(names)
     if not joints or len(set(joints)) != len(joints):
         raise RecordingError(f"{names}: must name each joint once, one per line")
     n = len(joints)
@@ -161,6 +187,8 @@ def read_recording(folder: str | os.PathLike) -> Recording:
         raise RecordingError(f"{folder}: control.csv has {len(control)} rows and "
                              f"state_motor.csv {len(state)}; one bus cycle writes one of each")
     t = _times(state_path, state)
+    if bus_period is not None:
+        _check_bus_period(state_path, t, bus_period)
     tc = _times(control_path, control)
     apart = np.flatnonzero(np.abs(tc - t) > 1e-6)
     if apart.size:
@@ -181,12 +209,15 @@ def recording_folders(paths) -> list[Path]:
     ``control.csv``), or the recordings directly inside it, sorted by name; ``RecordingError``
     for a path that is neither."""
     out = []
+    def holds_recording(p: Path) -> bool:
+        # lexists: a broken or looping link is still a recording, reported by its reader
+        return os.path.lexists(p / "control.csv")
+
     for p in map(Path, paths):
-        if (p / "control.csv").exists():
+        if holds_recording(p):
             out.append(p)
             continue
-        inside = sorted(q for q in p.iterdir() if (q / "control.csv").exists()) \
-            if p.is_dir() else []
+        inside = sorted(q for q in p.iterdir() if holds_recording(q)) if p.is_dir() else []
         if not inside:
             raise RecordingError(f"{p}: neither a recording folder nor a folder of recordings "
                                  "(no control.csv)")

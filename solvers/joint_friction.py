@@ -187,6 +187,38 @@ def clip_friction_into(mass_matrix: np.ndarray, tau: np.ndarray, v: np.ndarray,
 
 
 @njit(cache=True)
+def _mass_matrix_problem(mass_matrix: np.ndarray) -> int:
+    """0 when ``mass_matrix`` is a mass matrix (finite, symmetric to 1e-9, positive definite by
+    a Cholesky factorisation); else 1 (not finite), 2 (not symmetric), 3 (not positive
+    definite). An indefinite matrix has no friction solution: the active set would return
+    numbers that mean nothing."""
+    n = mass_matrix.shape[0]
+    scale = 0.0
+    for a in range(n):
+        for b in range(n):
+            if not np.isfinite(mass_matrix[a, b]):
+                return 1
+            scale = max(scale, abs(mass_matrix[a, b]))
+    for a in range(n):
+        for b in range(a):
+            if abs(mass_matrix[a, b] - mass_matrix[b, a]) > 1e-9 * scale:
+                return 2
+    factor = np.zeros((n, n))
+    for a in range(n):
+        for b in range(a + 1):
+            total = mass_matrix[a, b]
+            for k in range(b):
+                total -= factor[a, k] * factor[b, k]
+            if a == b:
+                if not total > 0.0:
+                    return 3
+                factor[a, a] = np.sqrt(total)
+            else:
+                factor[a, b] = total / factor[b, b]
+    return 0
+
+
+@njit(cache=True)
 def clip_friction(mass_matrix: np.ndarray, tau: np.ndarray, v: np.ndarray, budget: np.ndarray,
                   dt: float) -> np.ndarray:
     """Friction torques τ_f (N·m, length n ≤ MAX_JOINTS = 32) of docs/model.md §10's box-constrained problem.
@@ -202,8 +234,22 @@ def clip_friction(mass_matrix: np.ndarray, tau: np.ndarray, v: np.ndarray, budge
     n = tau.shape[0]
     if n > MAX_JOINTS:
         raise ConfigurationError("clip_friction takes at most MAX_JOINTS = 32 joints")
-    if not dt > 0.0:
-        raise ConfigurationError("clip_friction: dt must be positive (s)")
+    if not (dt > 0.0 and np.isfinite(dt)):
+        raise ConfigurationError("clip_friction: dt must be a positive, finite step (s)")
+    for i in range(n):
+        if not (np.isfinite(tau[i]) and np.isfinite(v[i]) and np.isfinite(budget[i])):
+            raise ConfigurationError("clip_friction: tau, v or budget holds NaN or infinity")
+        if budget[i] < 0.0:
+            raise ConfigurationError("clip_friction: budget must be ≥ 0 (N·m)")
+    if mass_matrix.shape[0] == n and mass_matrix.shape[1] == n:
+        problem = _mass_matrix_problem(mass_matrix)
+        if problem == 1:
+            raise ConfigurationError("clip_friction: mass_matrix holds NaN or infinity")
+        if problem == 2:
+            raise ConfigurationError("clip_friction: mass_matrix is not symmetric")
+        if problem == 3:
+            raise ConfigurationError("clip_friction: mass_matrix is not positive definite (check "
+                                     "the model's inertias and armature)")
     out = np.empty(n)
     work = np.empty(WORK_SIZE)
     status = clip_friction_into(mass_matrix, tau, v, budget, dt, out, work)

@@ -237,7 +237,7 @@ def export_dcmotor(params: ParameterSet, joint: str = "servo", kp: float | None 
     gain = act.kp if kp is None else kp
     supply = act.vin if vin is None else vin
     lines = [f'<mujoco model="{cls}">',
-             f"  <!-- frictionsim export-mjcf --target dcmotor: {params.model} on "
+             f"  <!-- frictionsim export-mjcf, target dcmotor: {params.model} on "
              f"{params.actuator} ({_comment(params.source or 'parameters')}), firmware kp "
              f"{gain:g}" + (f", vin {supply:g} V" if act.law == "voltage" else "") + ".",
              f"       Needs MuJoCo >= {DCMOTOR_MUJOCO} (<dcmotor input=\"pos\">). Put class="

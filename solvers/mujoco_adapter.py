@@ -92,12 +92,15 @@ from frictionsim.servo_unit import NO_LOG
 from frictionsim.solvers.errors import SimulationError
 from frictionsim.solvers.joint_friction import MAX_JOINTS, WORK_SIZE, clip_friction_into
 from frictionsim.solvers.learned_rollout import bare_theta
+from frictionsim.solvers.mjcf_files import read_spec
 from frictionsim.solvers.mujoco_dynamics import check_hinges, mj_fullM, mujoco
 from frictionsim.solvers.robot import JointServo, check_delay_reach, servo_nets
 from frictionsim.solvers.rollouts import Rollout
 
 MODES = ("budget", "frictionloss")
-MAX_MODELS = 64
+#: Rows of the table of registered models at first; it doubles whenever every row is taken,
+#: so any number of ServoModels may be alive at once.
+INITIAL_MODELS = 64
 
 # The table of registered models: one row of doubles per model, a header, one block of
 # addresses per servo, then the servo bank's thetas and firmware settings (rows of
@@ -261,10 +264,43 @@ def model_offsets() -> dict[str, int] | None:
 
 # ------------------------------------------------------------------- the table and callback
 
-#: One row per registered model (its config), and its addresses: model, dof_frictionloss,
-#: dof_damping. Allocated once: the callback has their addresses compiled in.
-_CONFIG = np.zeros((MAX_MODELS, CONFIG_SIZE))
-_KEYS = np.zeros((MAX_MODELS, 4), dtype=np.int64)
+class _Table:
+    """The registered models: one row per model (its config, ``config``) and its addresses
+    (``keys``: model, dof_frictionloss, dof_damping, network table). The compiled callback
+    finds them through ``directory`` ([config address, keys address, rows]), whose own
+    address it has compiled in: growing the table writes the new addresses before the new
+    row count, and the callback reads the count first, so a callback running meanwhile sees
+    either table whole. Outgrown tables stay allocated (``retired``): a callback on another
+    thread may still be reading one."""
+
+    def __init__(self, rows: int) -> None:
+        self.directory = np.zeros(3, dtype=np.int64)
+        self.retired: list[tuple[np.ndarray, np.ndarray]] = []
+        self.config = np.zeros((rows, CONFIG_SIZE))
+        self.keys = np.zeros((rows, 4), dtype=np.int64)
+        self._publish()
+
+    def _publish(self) -> None:
+        self.directory[0] = self.config.ctypes.data
+        self.directory[1] = self.keys.ctypes.data
+        self.directory[2] = len(self.keys)
+
+    def free_row(self) -> int:
+        """A free row, the table doubled first when every row is taken."""
+        free = np.nonzero(self.keys[:, 0] == 0)[0]
+        if len(free):
+            return int(free[0])
+        rows = len(self.keys)
+        config = np.zeros((2 * rows, CONFIG_SIZE))
+        keys = np.zeros((2 * rows, 4), dtype=np.int64)
+        config[:rows], keys[:rows] = self.config, self.keys
+        self.retired.append((self.config, self.keys))
+        self.config, self.keys = config, keys
+        self._publish()
+        return rows
+
+
+_TABLE = _Table(INITIAL_MODELS)
 _CALLBACK = None
 _C_POINTER = None
 
@@ -278,35 +314,38 @@ def _compile_callback():
     adopt = model_off is not None
     o_nnum = model_off["nnumericdata"] if adopt else 0
     o_num = model_off["numeric_data"] if adopt else 0
-    config_address = _CONFIG.ctypes.data
-    keys_address = _KEYS.ctypes.data
-    max_models, config_size, work_size = MAX_MODELS, CONFIG_SIZE, WORK_SIZE
+    directory_address = _TABLE.directory.ctypes.data
+    config_size, work_size = CONFIG_SIZE, WORK_SIZE
     bank_work_size = BANK_WORK_SIZE
 
     @cfunc(types.void(types.voidptr, types.voidptr))
     def servo_callback(m, d):  # pragma: no cover - runs inside mj_step as machine code
         ma = _address(m)
-        keys = carray(_i64_at(keys_address), (max_models, 4))
+        directory = carray(_i64_at(directory_address), (3,))
+        rows = directory[2]  # read before the addresses: see _Table
+        config_address = directory[0]
+        keys = carray(_i64_at(directory[1]), (rows, 4))
         row = -1
-        for i in range(max_models):
-            if keys[i, 0] == ma:
-                row = i
-                break
         copy = False
-        if row < 0 and adopt:  # a copy of a registered model carries its mark
+        if adopt:  # every registered model and its copies carry its mark: the row at once
             nd = carray(_i32_at(ma + o_nnum), (1,))[0]
             if nd >= 3:
                 nums = carray(_f64_at(carray(_i64_at(ma + o_num), (1,))[0]), (nd,))
                 for i in range(nd - 2):
                     if nums[i] == MARK:
                         r = int(nums[i + 1])
-                        if 0 <= r < max_models:
+                        if 0 <= r < rows:
                             c = carray(_f64_at(config_address + 8 * r * config_size),
                                        (config_size,))
                             if c[CFG_ACTIVE] != 0.0 and c[CFG_TOKEN] == nums[i + 2]:
                                 row = r
-                                copy = True
+                                copy = keys[r, 0] != ma
                         break
+        else:
+            for i in range(rows):
+                if keys[i, 0] == ma:
+                    row = i
+                    break
         if row < 0:
             return
         cfg = carray(_f64_at(config_address + 8 * row * config_size), (config_size,))
@@ -438,8 +477,8 @@ def _install() -> None:
 def _release(row: int, nets: np.ndarray | None = None) -> None:
     """Free a model's row of the table; ``nets``, its network table, was held alive until now
     (the callback reads it by address)."""
-    _CONFIG[row, CFG_ACTIVE] = 0.0
-    _KEYS[row] = 0
+    _TABLE.config[row, CFG_ACTIVE] = 0.0
+    _TABLE.keys[row] = 0
 
 
 # ----------------------------------------------------------------------------- ServoModel
@@ -484,33 +523,54 @@ class ServoModel:
         adr = int(self.model.numeric_adr[mujoco.mj_name2id(self.model, mujoco.mjtObj.mjOBJ_NUMERIC,
                                                            MARK_NAME)])
         self.model.numeric_data[adr + 1] = self._row
-        self.model.numeric_data[adr + 2] = _CONFIG[self._row, CFG_TOKEN]
+        self.model.numeric_data[adr + 2] = _TABLE.config[self._row, CFG_TOKEN]
         # the network table lives as long as the model the callback serves from it
         weakref.finalize(self.model, _release, self._row, self._nets)
         _install()
 
+    @classmethod
+    def from_robot(cls, model, params, joints=None, *, mjcf=None, data=None,
+                   kp: float | None = None, control_period: float | None = None,
+                   replace_dynamics: bool | None = None, friction: str = "budget"
+                   ) -> ServoModel:
+        """Servos on a robot in one call (:func:`frictionsim.solvers.robot_servos.servos_on_robot`
+        resolves the arguments): ``model`` a robot file, a built-in robot's name or an MJCF;
+        ``params`` a parameter file, a robot fit or a learned actuator (path or object);
+        ``joints`` fnmatch patterns of joint names. The control period is the robot file's,
+        else the model's timestep; the joints' own armature, damping and frictionloss are
+        replaced by the servo's unless ``replace_dynamics=False``. For example
+        ``ServoModel.from_robot("duck.xml", "fit/m6.json", ["*_hip_*", "*_knee", "*_ankle"])``
+        or ``ServoModel.from_robot("so101", "so101-fit/m6.json", data="shared/data")``."""
+        from frictionsim.solvers.robot_servos import servos_on_robot
+
+        found = servos_on_robot(model, params, joints, mjcf=mjcf, data=data, kp=kp,
+                                control_period=control_period, replace_dynamics=replace_dynamics)
+        return cls(found.spec, found.servos, friction=friction,
+                   control_period=found.control_period)
+
     def _warn_scheme(self) -> None:
+        said = set()  # one warning per parameter set, not one per servo that shares it
         for servo in self.servos:
-            if servo.params.scheme != "semi_implicit":
-                if isinstance(servo.params, LearnedActuator):
-                    warnings.warn(
-                        f"{servo.params.source or servo.joint}: a hybrid trained on physics of "
-                        "the reference scheme (q += v·dt + ½·a·dt²) runs it with MuJoCo's Euler "
-                        "step: train it on a semi_implicit file for MuJoCo", SchemeWarning,
-                        stacklevel=3)
-                    continue
+            if servo.params.scheme == "semi_implicit":
+                continue
+            source = servo.params.source or f"{servo.params.model} on {servo.params.actuator}"
+            if source in said:
+                continue
+            said.add(source)
+            if isinstance(servo.params, LearnedActuator):
                 warnings.warn(
-                    f"{servo.params.source or servo.joint}: identified with the reference scheme "
-                    "(q += v·dt + ½·a·dt²); MuJoCo steps with semi-implicit Euler, about 7 mrad "
-                    "mean away on the XL330 logs: identify with --scheme semi_implicit for MuJoCo",
-                    SchemeWarning, stacklevel=3)
+                    f"{source}: a hybrid trained on physics of the reference scheme (q += v·dt "
+                    "+ ½·a·dt²) runs it with MuJoCo's Euler step: train it on a semi_implicit "
+                    "file for MuJoCo", SchemeWarning, stacklevel=3)
+                continue
+            warnings.warn(
+                f"{source}: identified with the reference scheme (q += v·dt + ½·a·dt²); MuJoCo "
+                "steps with semi-implicit Euler, about 7 mrad mean away on the XL330 logs: "
+                "identify with --scheme semi_implicit for MuJoCo", SchemeWarning, stacklevel=3)
 
     def _register(self, user0: int, size: int, dt: float) -> int:
-        free = np.nonzero(_KEYS[:, 0] == 0)[0]
-        if not len(free):
-            raise RuntimeError(f"more than {MAX_MODELS} ServoModels alive at once")
-        row = int(free[0])
-        cfg = _CONFIG[row]
+        row = _TABLE.free_row()
+        cfg = _TABLE.config[row]
         cfg[:] = 0.0
         cfg[CFG_FRICTIONLOSS] = 1.0 if self.friction == "frictionloss" else 0.0
         cfg[CFG_SERVOS] = len(self.servos)
@@ -533,7 +593,7 @@ class ServoModel:
         # a zero row for a servo without a network: the bank's period skips it
         self._nets = np.ascontiguousarray(servo_nets(self.servos))
         cfg[CFG_NET_WIDTH] = self._nets.shape[1]
-        _KEYS[row] = (self.model._address, self.model.dof_frictionloss.ctypes.data,
+        _TABLE.keys[row] = (self.model._address, self.model.dof_frictionloss.ctypes.data,
                       self.model.dof_damping.ctypes.data, self._nets.ctypes.data)
         cfg[CFG_ACTIVE] = 1.0
         return row
@@ -542,14 +602,24 @@ class ServoModel:
         """A new ``MjData`` of the model (any MjData of it works; this one is ready to use)."""
         return mujoco.MjData(self.model)
 
+    def reset(self, data) -> None:
+        """Start the servos of ``data`` afresh, as in a new episode: at its next step each
+        servo's records (limiter target, previous error of the D term, delay lines, learned
+        history, supply) restart from the joints' positions and velocities then, and its
+        control period from that time. Call it after writing an episode's initial ``qpos`` and
+        ``qvel`` yourself. ``mujoco.mj_resetData`` (which zeroes ``userdata``) and a rollout
+        that sets time back need no call: the adapter notices both."""
+        self._state(data)[ST_STARTED] = 0.0
+
     def set_goals(self, data, goals) -> None:
         """Goal positions (physical joint angles, rad) of the servos, in their order."""
         data.ctrl[self.ctrl_index] = goals
 
     def _state(self, data) -> np.ndarray:
         """The adapter's state in ``data.userdata`` (a view)."""
-        start = int(_CONFIG[self._row, CFG_USER_OFFSET])
-        return data.userdata[start: start + int(_CONFIG[self._row, CFG_STATE_SIZE])]
+        config = _TABLE.config[self._row]
+        start = int(config[CFG_USER_OFFSET])
+        return data.userdata[start: start + int(config[CFG_STATE_SIZE])]
 
     def _registers(self, data) -> np.ndarray:
         """One row per servo: its registers in the state (a view)."""
@@ -679,15 +749,7 @@ def semi_implicit_theta(servo: JointServo) -> np.ndarray:
 
 def _spec(mjcf):
     """A new ``MjSpec`` of the model: the caller's own spec is copied, never edited."""
-    if isinstance(mjcf, mujoco.MjSpec):
-        return mjcf.copy()
-    text = str(mjcf)
-    try:
-        if text.lstrip().startswith("<"):
-            return mujoco.MjSpec.from_string(text)
-        return mujoco.MjSpec.from_file(text)
-    except (ValueError, OSError) as e:
-        raise ConfigurationError(f"{text[:80]}: not a usable MJCF model ({e})") from None
+    return read_spec(mjcf)
 
 
 def bench_mjcf(mass: float, length: float, arm_mass: float, dt: float) -> str:

@@ -91,6 +91,43 @@ def integrate_positions(model: int, q: np.ndarray, v: np.ndarray, dt: float) -> 
     mj_integratePos(model, q.ctypes.data, v.ctypes.data, dt)
 
 
+def contact_pairs(model) -> list[tuple[str, str]]:
+    """The pairs of geoms that MuJoCo's collision detection may put in contact: explicit
+    ``<pair>`` elements, and every two geoms of bodies that are not welded together nor
+    parent and child (unless the model turns that filter off) whose contype and conaffinity
+    match. Empty when the model disables contacts. Each geom by its name, else
+    ``geom N (body B)``."""
+    flags = int(model.opt.disableflags)
+    if flags & int(mujoco.mjtDisableBit.mjDSBL_CONTACT):
+        return []
+    filter_parent = not flags & int(mujoco.mjtDisableBit.mjDSBL_FILTERPARENT)
+
+    def name(g: int) -> str:
+        body = mujoco.mj_id2name(model, mujoco.mjtObj.mjOBJ_BODY, int(model.geom_bodyid[g]))
+        return mujoco.mj_id2name(model, mujoco.mjtObj.mjOBJ_GEOM, g) \
+            or f"geom {g} (body {body or int(model.geom_bodyid[g])})"
+
+    weld = model.body_weldid
+    parent_weld = weld[model.body_parentid[weld]]
+    excluded = {frozenset((int(a), int(b))) for a, b in
+                zip(model.exclude_signature >> 16, model.exclude_signature & 0xFFFF)}
+    pairs = [(name(int(a)), name(int(b))) for a, b in zip(model.pair_geom1, model.pair_geom2)]
+    for a in range(model.ngeom):
+        for b in range(a + 1, model.ngeom):
+            wa, wb = weld[model.geom_bodyid[a]], weld[model.geom_bodyid[b]]
+            if wa == wb or frozenset((int(model.geom_bodyid[a]),
+                                      int(model.geom_bodyid[b]))) in excluded:
+                continue
+            if not (model.geom_contype[a] & model.geom_conaffinity[b]
+                    or model.geom_contype[b] & model.geom_conaffinity[a]):
+                continue
+            if filter_parent and wa != 0 and wb != 0 \
+                    and (parent_weld[wa] == wb or parent_weld[wb] == wa):
+                continue
+            pairs.append((name(a), name(b)))
+    return pairs
+
+
 def check_hinges(model, joints: list[str]) -> tuple[np.ndarray, np.ndarray]:
     """(qpos address, dof address) of each named joint; ``ValueError`` naming a joint that is
     missing, named twice (two servos cannot drive one joint) or not a hinge joint (the

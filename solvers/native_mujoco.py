@@ -10,6 +10,9 @@ frictionsim's rollouts give (docs/model.md §5).
 
 from __future__ import annotations
 
+import contextlib
+from collections.abc import Iterator
+
 import numpy as np
 
 from frictionsim import schema
@@ -19,6 +22,19 @@ from frictionsim.solvers.errors import SimulationError
 from frictionsim.solvers.mjcf_export import export_dcmotor
 from frictionsim.solvers.mujoco_dynamics import mujoco
 from frictionsim.solvers.rollouts import Rollout
+
+
+@contextlib.contextmanager
+def quiet_mujoco_warnings() -> Iterator[None]:
+    """MuJoCo's warnings kept off the terminal (and out of ``MUJOCO_LOG.TXT``) for the
+    duration: an optimiser's unstable candidate is an outcome the caller reads from
+    ``data.warning``, not a message for the user."""
+    previous = mujoco.get_mju_user_warning()
+    mujoco.set_mju_user_warning(lambda message: None)
+    try:
+        yield
+    finally:
+        mujoco.set_mju_user_warning(previous)
 
 
 def dcmotor_model(params: ParameterSet, log: Log, lugre: tuple[float, ...] | None = None):
@@ -46,12 +62,15 @@ def dcmotor_rollout(params: ParameterSet, log: Log,
     if model.actuator_actnum[0] and schema.get_actuator(params.actuator).target_speed_limit:
         data.act[0] = data.qpos[0]  # the slew state: the firmware's limiter starts at the joint
     q, v = np.empty(len(goal)), np.empty(len(goal))
-    for k in range(len(goal)):
-        q[k], v[k] = data.qpos[0] - offset, data.qvel[0]
-        data.ctrl[0] = goal[k]
-        model.opt.disableactuator = 0 if enable[k] > 0.5 else 1
-        mujoco.mj_step(model, data)
-    if not np.all(np.isfinite(q)):
+    with quiet_mujoco_warnings():
+        for k in range(len(goal)):
+            q[k], v[k] = data.qpos[0] - offset, data.qvel[0]
+            data.ctrl[0] = goal[k]
+            model.opt.disableactuator = 0 if enable[k] > 0.5 else 1
+            mujoco.mj_step(model, data)
+    # MuJoCo resets a step whose acceleration blew up and carries on: that is a divergence
+    unstable = data.warning[int(mujoco.mjtWarning.mjWARN_BADQACC)].number > 0
+    if unstable or not np.all(np.isfinite(q)):
         raise SimulationError(f"{log.name}: the <dcmotor> export of "
                               f"{params.source or params.model} diverged in MuJoCo")
     return Rollout(log, np.arange(len(goal)) * log.dt, q, v, log.column("position"))

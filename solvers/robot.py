@@ -51,8 +51,10 @@ from frictionsim.solvers.event_driven import EventSolver, Mechanism, Tolerances
 from frictionsim.solvers.fixed_step import MAX_SPEED
 from frictionsim.solvers.joint_friction import MAX_JOINTS, WORK_SIZE, clip_friction_into, spd_solve_into
 from frictionsim.solvers.learned_rollout import physics_theta
+from frictionsim.solvers.mjcf_files import read_model
 from frictionsim.solvers.mujoco_dynamics import (
     check_hinges,
+    contact_pairs,
     dynamics_terms,
     integrate_positions,
     mujoco,
@@ -278,8 +280,24 @@ class RobotRun:
     physical: np.ndarray | None = None
 
 
+def refuse_contacts(model) -> None:
+    """ConfigurationError naming the geoms when ``model`` may make contacts: frictionsim's own
+    engines (the fixed step, the event-driven solver) integrate M(q)·a = τ with no contact
+    solver, so a robot on a floor would fall through it."""
+    pairs = contact_pairs(model)
+    if pairs:
+        shown = ", ".join(f"{a} with {b}" for a, b in pairs[:4])
+        more = f" and {len(pairs) - 4} more pairs" if len(pairs) > 4 else ""
+        raise ConfigurationError(
+            f"the model has contacts ({shown}{more}): frictionsim's fixed-step and event-driven "
+            "engines have no contact solver. Run a robot that touches anything in MuJoCo with "
+            "the servo adapter (ServoModel, --engine mujoco); for motions that touch nothing, "
+            "turn contacts off in the model (<flag contact=\"disable\"/>)")
+
+
 class Robot:
-    """Servos on the named hinge joints of an MJCF model (path, XML text or ``MjModel``).
+    """Servos on the named hinge joints of an MJCF model (path, XML text, ``MjSpec`` or
+    ``MjModel``). A model that may make contacts is refused (:func:`refuse_contacts`).
 
     ``control_period``: the firmware's period (s), a multiple of the model's timestep
     (the physics step); ``scheme``: the fixed step's position update, by default the
@@ -292,6 +310,7 @@ class Robot:
         if not 1 <= self.model.nv <= MAX_JOINTS:
             raise ConfigurationError(f"the model has {self.model.nv} dofs; frictionsim's simulators take "
                                      f"1 to {MAX_JOINTS}")
+        refuse_contacts(self.model)
         self.data = mujoco.MjData(self.model)
         self.servos = list(servos)
         self.qadr, self.dofs = check_hinges(self.model, [s.joint for s in self.servos])
@@ -426,13 +445,6 @@ class RobotMechanism(Mechanism):
 
 
 def load_model(model):
-    """An ``MjModel`` from a path, an MJCF text, or an ``MjModel`` (returned as is)."""
-    if isinstance(model, mujoco.MjModel):
-        return model
-    text = str(model)
-    if text.lstrip().startswith("<"):
-        return mujoco.MjModel.from_xml_string(text)
-    try:
-        return mujoco.MjModel.from_xml_path(text)
-    except (ValueError, OSError) as e:
-        raise ConfigurationError(f"{text}: not a usable MJCF model ({e})") from None
+    """An ``MjModel`` from a path, an MJCF text, an ``MjSpec`` (compiled from a copy) or an
+    ``MjModel`` (returned as is)."""
+    return read_model(model)

@@ -233,9 +233,10 @@ def test_a_batched_replay_is_the_one_world_replay(tmp_path):
     """robot simulate --engine mjlab|mjx: a world per recording, the same runs as one at a
     time on MuJoCo (SO-101, two recordings cut to 2 s)."""
     from frictionsim.experiments.common.loading import shared_data
-    from frictionsim.experiments.robots.recorded import Replay, replay_batched, robot_spec
+    from frictionsim.experiments.robots.recorded import Replay, replay_batched
     from frictionsim.robot_files import get_robot
     from frictionsim.robot_recordings import read_recording
+    from frictionsim.solvers.robot_servos import robot_spec
 
     try:
         data = shared_data()

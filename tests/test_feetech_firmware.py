@@ -119,3 +119,39 @@ def test_the_so101_replayed_by_the_fixed_step_and_by_mujoco_agree(model, values,
         "Rotation", "Pitch", "Elbow", "Wrist_Pitch", "Wrist_Roll"}
     assert abs(fixed["mean_mae_rad"] - mj["mean_mae_rad"]) < 1e-3
     assert 0.002 < fixed["mean_mae_rad"] < 0.05  # it tracks the arm, not perfectly
+
+
+#: BAM's published 7.4 V M1 of the STS3215 (Rhoban/bam, params/feetech_sts3215_7_4V/m1.json).
+BAM_7V4_M1 = {"kt": 1.21164135295077, "R": 2.6761663274455603, "armature": 0.02840336348682085,
+              "q_offset": -0.05116067663549731, "friction_base": 0.05239296084748866,
+              "friction_viscous": 0.05908515565091076}
+
+
+def test_the_7v4_robot_sts3215_is_bams_published_m1_with_the_robot_loop():
+    from frictionsim import schema
+
+    robot, bench = schema.get_actuator("sts3215_7v4"), schema.get_actuator("sts3215")
+    assert (robot.law, robot.vin, robot.error_gain, robot.max_pwm, robot.kp) == \
+        (bench.law, bench.vin, bench.error_gain, bench.max_pwm, bench.kp)
+    assert robot.derivative and robot.kd == 32 and robot.dead_band == pytest.approx(2 * math.pi / 4096)
+    defaults = ParameterSet.defaults("m1", "sts3215_7v4").values
+    for name in ("kt", "R", "armature"):
+        assert defaults[name] == BAM_7V4_M1[name]
+    # BAM's M1 on its bench actuator and on the robot loop with the D term off: one law,
+    # but for the one-count dead zone
+    on_bench = ParameterSet("m1", "sts3215", BAM_7V4_M1).theta()
+    on_robot = ParameterSet("m1", "sts3215_7v4", BAM_7V4_M1).theta()
+    no_d = layout.bench_vector(kp=32.0, vin=7.4, dt=DT, kd=0.0)
+    band = on_robot[layout.DEAD_BAND]
+    for error in (-0.3, -2 * band, 1.5 * band, 0.01, 0.2):
+        u_bench = servo_control(servo_state(0.0, 0.0), error, 0.0, 0.1, math.nan, on_bench, no_d)
+        u_robot = servo_control(servo_state(0.0, 0.0), error, 0.0, 0.1, math.nan, on_robot, no_d)
+        assert u_robot == u_bench != 0.0
+    assert servo_control(servo_state(0.0, 0.0), 0.5 * band, 0.0, 0.1, math.nan, on_robot,
+                         no_d) == 0.0
+    # and with the factory D term, the first period's duty is the P term's alone
+    # (no target speed limit, no offset: the duty is the register law itself)
+    with_d = layout.bench_vector(kp=32.0, vin=7.4, dt=DT, kd=32.0)
+    free = ParameterSet("m1", "sts3215_7v4", {"max_velocity": 1e3}).theta()
+    assert servo_control(servo_state(0.0, 0.0), 0.05, 0.0, 0.0, math.nan, free, with_d) == \
+        pytest.approx(7.4 * 0.166 * 32 * 0.05)

@@ -341,3 +341,64 @@ def test_a_copied_servo_model_steps_with_its_servos(work):
     mujoco.mj_step(copied, data)
     with pytest.raises(SimulationError, match="copy"):
         lossy.check(data)
+
+
+# ------------------------------------------------------------- probed: issue of a robot's day
+
+def test_a_parameter_too_large_for_the_kernels_is_refused_not_simulated(work, capsys):
+    data = json.loads((work / "m1.json").read_text())
+    data["kt"] = 10**30  # an integer: it would not even fit the kernels' 64-bit types
+    (work / "big.json").write_text(json.dumps(data))
+    run_refused(["simulate", "--params", str(work / "big.json"), str(work / "l.json")],
+                "kt = ", capsys)
+
+
+def test_uncertainty_needs_two_training_logs_to_resample(work, capsys):
+    run_refused(["identify", "--actuator", "xl330", "--model", "m1", "--logs", str(work / "l.json"),
+                 "--uncertainty", "5", "--budget", "20", "--out", str(work / "fit")],
+                "--uncertainty", capsys)
+    assert not (work / "fit").exists()
+
+
+def test_a_network_is_not_trained_on_logs_without_torque(work, capsys):
+    data = json.loads((work / "l.json").read_text())
+    for entry in data["entries"]:
+        entry["torque_enable"] = False
+    (work / "off.json").write_text(json.dumps(data))
+    run_refused(["identify", "--actuator", "xl330", "--model", "net", "--logs",
+                 str(work / "off.json"), "--budget", "20", "--out", str(work / "fit")],
+                "torque is off throughout", capsys)
+
+
+def test_the_robot_comparison_refuses_a_bench_actuator(work, capsys):
+    pytest.importorskip("sklearn")
+    run_refused(["run", "physics-vs-learned", "--robot", "so101", "--recordings", str(work),
+                 "--actuator", "xl330", "--out", str(work / "cmp")], "--actuator", capsys)
+
+
+def test_vs_mujoco_refuses_its_training_log_as_validation(work, capsys):
+    pytest.importorskip("mujoco.sysid")
+    run_refused(["run", "vs-mujoco", "--actuator", "xl330", "--logs", str(work / "l.json"),
+                 "--validation", str(work / "l.json"), "--out", str(work / "vs")],
+                "is the training log", capsys)
+
+
+@pytest.mark.parametrize("mass, culprit", [
+    ([[1.0, 2.0], [2.0, 1.0]], "not positive definite"),
+    ([[1.0, 0.0], [0.0, np.nan]], "NaN"),
+    ([[1.0, 0.1], [0.0, 1.0]], "not symmetric"),
+])
+def test_clip_friction_refuses_a_matrix_that_is_not_a_mass_matrix(mass, culprit):
+    from frictionsim.solvers.joint_friction import clip_friction
+
+    with pytest.raises(ValueError, match=culprit):
+        clip_friction(np.array(mass), np.array([0.1, 0.2]), np.zeros(2), np.ones(2), 0.001)
+    with pytest.raises(ValueError, match="budget must be ≥ 0"):
+        clip_friction(np.eye(2), np.array([0.1, 0.2]), np.zeros(2), np.array([1.0, -1.0]), 0.001)
+
+
+def test_every_dcmotor_export_is_well_formed_xml(work, capsys):
+    from xml.dom import minidom
+
+    assert main(["export-mjcf", "--target", "dcmotor", "--params", str(work / "m1.json")]) == 0
+    minidom.parseString(capsys.readouterr().out)

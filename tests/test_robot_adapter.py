@@ -19,7 +19,9 @@ from frictionsim.solvers.robot import JointServo, Robot  # noqa: E402
 #: torso (the free joint's 6 dofs are coupled to the servos' through M(q)).
 FLOATING = """
 <mujoco>
-  <option timestep="0.002" gravity="0 0 0"{integrator}/>
+  <option timestep="0.002" gravity="0 0 0"{integrator}>
+    <flag contact="disable"/>  <!-- frictionsim's own engines refuse a model with contacts -->
+  </option>
   <worldbody>
     <body name="torso" pos="0 0 1">
       <freejoint name="root"/>
@@ -95,7 +97,8 @@ def test_more_model_dofs_than_servos_and_beyond_twelve():
     chain = "".join(f'<body pos="0.05 0 0"><joint name="j{i}" type="hinge" axis="0 {i % 2} '
                     f'{1 - i % 2}"/><geom type="capsule" fromto="0 0 0 0.05 0 0" size="0.01" '
                     f'mass="0.05"/>' for i in range(14)) + "</body>" * 14
-    xml = (f'<mujoco><option timestep="0.002"/><worldbody><body pos="0 0 1"><freejoint/>'
+    xml = ('<mujoco><option timestep="0.002"><flag contact="disable"/></option>'
+           f'<worldbody><body pos="0 0 1"><freejoint/>'
            f'<geom type="box" size=".05 .05 .05" mass="1"/>{chain}</body></worldbody></mujoco>')
     two = servos(("j0", "j7"))
     robot = Robot(xml, two, control_period=0.002)
@@ -139,3 +142,138 @@ def test_a_joints_own_armature_counts_alike_in_both_simulators():
     assert sm.model.dof_armature[dof] == pytest.approx(0.02 + servos()[0].params.values["armature"])
     np.testing.assert_allclose(robot.fixed_step(rows).q, adapter_run(xml, servos(), rows),
                                rtol=0, atol=1e-6)
+
+
+def test_any_number_of_servo_models_may_be_alive_and_each_drives_its_own_servos():
+    # per-environment randomisation: every environment its own adapted model (the table of
+    # registered models grows past its first 64 rows while the earlier models keep running)
+    base = ParameterSet.defaults("m1", "sts3215_12v").with_scheme("semi_implicit")
+
+    def model(kt: float) -> ServoModel:
+        return ServoModel(floating(), [JointServo(j, base.with_values(kt=kt), kp=16.0)
+                                       for j in ("shoulder", "elbow")], control_period=0.002)
+
+    def final_arm(sm: ServoModel) -> np.ndarray:
+        d = sm.make_data()
+        for g in goals(150):
+            sm.set_goals(d, g)
+            mujoco.mj_step(sm.model, d)
+        sm.check(d)
+        return d.qpos[7:].copy()
+
+    kt = np.linspace(1.5, 3.5, 150)
+    models = [model(k) for k in kt]
+    picked = [0, 37, 63, 64, 100, 149]
+    finals = [final_arm(models[i]) for i in picked]
+    del models
+    for i, final in zip(picked, finals):
+        np.testing.assert_array_equal(final, final_arm(model(kt[i])))
+    # the motors differ: no two models shared servos
+    assert len({tuple(f) for f in finals}) == len(finals)
+
+
+def test_an_rl_style_reset_equals_a_fresh_episode():
+    sm = ServoModel(floating(), servos(), control_period=0.004)
+    rows = goals(300)
+    q0 = sm.model.qpos0.copy()
+    q0[7:9] = (0.3, -0.2)
+
+    def episode(data) -> np.ndarray:
+        out = []
+        for g in rows:
+            sm.set_goals(data, g)
+            mujoco.mj_step(sm.model, data)
+            out.append(data.qpos.copy())
+        return np.array(out)
+
+    fresh = sm.make_data()
+    fresh.qpos[:] = q0
+    first = episode(fresh)
+
+    # 1. mj_resetData, then the initial state: the adapter's state is zeroed with userdata
+    data = sm.make_data()
+    episode(data)
+    mujoco.mj_resetData(sm.model, data)
+    data.qpos[:] = q0
+    np.testing.assert_array_equal(episode(data), first)
+
+    # 2. only qpos and qvel written back (time runs on): the servos keep their records
+    # (limiter target, D-term history) unless reset
+    data = sm.make_data()
+    episode(data)
+    data.qpos[:], data.qvel[:] = q0, 0.0
+    stale = episode(data)
+    assert np.abs(stale - first).max() > 1e-3
+    data = sm.make_data()
+    episode(data)
+    data.qpos[:], data.qvel[:] = q0, 0.0
+    sm.reset(data)
+    np.testing.assert_array_equal(episode(data), first)
+
+
+def test_frictionsims_own_engines_refuse_a_model_with_contacts_naming_the_geoms():
+    # a biped-like body over a floor: the fixed step has no contact solver and would let it
+    # fall through the floor
+    xml = FLOATING.format(integrator="", armature="").replace(
+        '<flag contact="disable"/>', "").replace(
+        "<worldbody>", '<worldbody><geom name="floor" type="plane" size="5 5 0.1"/>')
+    with pytest.raises(ValueError, match=r"contacts \(floor with geom 1 \(body torso\), floor with "):
+        Robot(xml, servos(), control_period=0.002)
+    # the same model with contacts off is taken, and the adapter takes it with them on
+    Robot(xml.replace('gravity="0 0 0">', 'gravity="0 0 0"><flag contact="disable"/>'),
+          servos(), control_period=0.002)
+    ServoModel(xml, servos(), control_period=0.002)
+
+
+def test_servos_on_a_robot_in_one_call(tmp_path):
+    from pathlib import Path
+
+    from frictionsim.params import ParameterFileError, load_params
+    from frictionsim.robot_files import get_robot
+    from frictionsim.robot_params import RobotParameters
+    from frictionsim.solvers.robot_servos import joint_servos, robot_spec
+
+    params = ParameterSet.defaults("m1", "sts3215_12v").with_scheme("semi_implicit")
+    # a bare MJCF: joints by pattern, the period the model's step, the joint's own armature
+    # replaced by the servo's (unless asked to keep it)
+    sm = ServoModel.from_robot(floating(armature=0.01), params, "sh*")
+    assert [s.joint for s in sm.servos] == ["shoulder"] and sm.period == 0.002
+    dof = sm.dofs[0]
+    kept = ServoModel.from_robot(floating(armature=0.01), params, "sh*", replace_dynamics=False)
+    assert kept.model.dof_armature[dof] == pytest.approx(sm.model.dof_armature[dof] + 0.01)
+    assert sm.servos[0].kp == 32  # the actuator's factory gain
+    with pytest.raises(ValueError, match="'knee' matches none"):
+        ServoModel.from_robot(floating(), params, "knee")
+    # a robot file: its joints, firmware and period, as the robot commands build them
+    data = Path(__file__).resolve().parents[2] / "shared" / "data"
+    if not data.is_dir():
+        pytest.skip("shared data not found")
+    fit = RobotParameters("so101", {"sts3215_12v": params})
+    so101 = ServoModel.from_robot("so101", fit, data=data)
+    robot = get_robot("so101")
+    by_hand = ServoModel(robot_spec(robot, robot.mjcf_path(data)),
+                         joint_servos(robot, {"sts3215_12v": params}), control_period=0.002)
+    assert so101.servos == by_hand.servos and so101.period == robot.control_period
+    np.testing.assert_array_equal(so101.model.dof_armature, by_hand.model.dof_armature)
+    wrists = ServoModel.from_robot("so101", fit, "wrist_*", data=data)
+    assert [s.joint for s in wrists.servos] == ["wrist_flex", "wrist_roll"]
+    # a robot fit read as a plain parameter file names its loader
+    from frictionsim import atomic
+
+    atomic.write_json(tmp_path / "fit.json", fit.to_dict())
+    with pytest.raises(ParameterFileError, match="load_robot_params"):
+        load_params(tmp_path / "fit.json")
+    assert isinstance(ServoModel.from_robot("so101", tmp_path / "fit.json", data=data),
+                      ServoModel)
+
+
+def test_servos_sharing_a_parameter_set_warn_once_and_robot_takes_a_spec():
+    params = ParameterSet.defaults("m1", "sts3215_12v")  # the reference scheme
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        ServoModel(floating(), [JointServo(j, params, 16.0) for j in ("shoulder", "elbow")],
+                   control_period=0.002)
+    assert len([w for w in caught if "reference scheme" in str(w.message)]) == 1
+    spec = mujoco.MjSpec.from_string(floating())
+    robot = Robot(spec, servos(), control_period=0.002)
+    assert robot.nv == 8 and spec.compile().nv == 8  # the caller's spec is left as it was

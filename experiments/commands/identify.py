@@ -208,6 +208,14 @@ def run(args: argparse.Namespace) -> int:
     held = load_logs(args.validation, processed=True, show_progress=show) if args.validation \
         else None
     train, validation = split_logs(logs, held, args.validation_kp, args.split, args.seed)
+    if learned and not any((log.column("torque_enable") > 0.5).any() for log in train):
+        raise ConfigurationError(f"--model {' '.join(learned)}: the torque is off throughout "
+                                 f"the {len(train)} training logs; a learned actuator learns "
+                                 "the servo's torque and these logs hold none")
+    if args.uncertainty is not None and len(train) < 2:
+        raise ConfigurationError(f"--uncertainty resamples the training logs; {len(train)} "
+                                 "training log gives every bootstrap replicate the same data "
+                                 "(give two logs or more)")
     warn_motor_mismatch(train + validation, actuator)
     if args.overwrite and args.out.is_dir():
         from frictionsim.experiments.identification.pipeline import OUTPUT_FILES

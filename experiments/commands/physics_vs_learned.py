@@ -83,6 +83,9 @@ def _check(args: argparse.Namespace) -> None:
         raise ConfigurationError("--recordings, --validation and --held-out are a robot's (--robot)")
     if not bench and not args.recordings:
         raise ConfigurationError("--robot needs --recordings")
+    if not bench and (args.actuator or args.actuator_file):
+        raise ConfigurationError("--actuator and --actuator-file are the bench's: on a robot the "
+                                 "robot file names each joint's servo")
     if args.budget is None:
         args.budget = 3000 if bench else 800
     check_budget(args.budget)
@@ -105,7 +108,12 @@ def _prepare(out: Path, folders: dict[str, Path], overwrite: bool, prepare) -> N
 
 def _robot_run(args: argparse.Namespace) -> tuple[dict, bool]:
     """The robot's table: {"motions": {MODEL: {train_mae, validation_mae}}}."""
-    from frictionsim.experiments.commands.robot import _check_apart, load_robot, read_recordings
+    from frictionsim.experiments.commands.robot import (
+        _check_apart,
+        check_out_apart,
+        load_robot,
+        read_recordings,
+    )
     from frictionsim.experiments.identification.fitter import FitSettings
     from frictionsim.experiments.robots.identify import RobotFitSettings
     from frictionsim.experiments.robots.physics_vs_learned import (
@@ -117,13 +125,14 @@ def _robot_run(args: argparse.Namespace) -> tuple[dict, bool]:
 
     robot, mjcf = load_robot(args)
     show = not args.no_progress
-    recordings = read_recordings(args.recordings, show)
+    recordings = read_recordings(args.recordings, show, robot)
     if args.validation:
-        train, held = recordings, read_recordings(args.validation, show)
+        train, held = recordings, read_recordings(args.validation, show, robot)
         _check_apart(train, held)
     else:
         count = args.held_out if args.held_out is not None else min(10, len(recordings) // 3)
         train, held = held_out_motions(recordings, count, args.seed)
+    check_out_apart(args.out, train + held)
     folder = args.out / SPLIT
     _prepare(args.out, {SPLIT: folder}, args.overwrite,
              lambda f: prepare_robot_out(f, robot.name, overwrite=args.overwrite))

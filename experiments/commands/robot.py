@@ -86,7 +86,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     s.add_argument("--scheme", choices=("semi_implicit", "reference"), default=None,
                    help="the fixed step's position update (default: the parameter file's; "
                         "MuJoCo's is semi_implicit)")
-    s.add_argument("--variants", type=int, default=0, metavar="N",
+    s.add_argument("--variants", type=int, default=None, metavar="N",
                    help="domain randomisation: also replay with N servo sets drawn within the "
                         "parameter file's ranges (identify --uncertainty), every servo drawn "
                         "on its own; reports each variant's MAE and their spread")
@@ -168,13 +168,14 @@ def load_robot(args: argparse.Namespace):
     return robot, robot.mjcf_path(data, args.mjcf)
 
 
-def read_recordings(paths, show_progress: bool) -> list:
+def read_recordings(paths, show_progress: bool, robot) -> list:
+    """The recordings in ``paths``, their row spacing checked against ``robot``'s bus period."""
     from frictionsim.experiments.common.progress import progress
     from frictionsim.robot_recordings import read_recording, recording_folders
 
     folders = recording_folders(paths)
-    return [read_recording(f) for f in progress(folders, desc="reading recordings",
-                                                 enabled=show_progress)]
+    return [read_recording(f, robot.bus_period)
+            for f in progress(folders, desc="reading recordings", enabled=show_progress)]
 
 
 def simulate(args: argparse.Namespace) -> int:
@@ -182,8 +183,9 @@ def simulate(args: argparse.Namespace) -> int:
 
     from frictionsim.experiments.common.output import table, write_json
     from frictionsim.experiments.common.progress import progress
-    from frictionsim.experiments.robots.recorded import Replay, robot_spec
+    from frictionsim.experiments.robots.recorded import Replay
     from frictionsim.robot_params import load_robot_params
+    from frictionsim.solvers.robot_servos import robot_spec
 
     robot, mjcf = load_robot(args)
     plain = args.engine == "mjcf"
@@ -203,7 +205,9 @@ def simulate(args: argparse.Namespace) -> int:
                                  f"({', '.join(BATCHED)}), not to {args.engine}")
     if args.envs is not None:
         check_count("--envs", args.envs, 1, 100_000)
-    recordings = read_recordings(args.recordings, not args.no_progress)
+    if args.variants is not None:
+        _check_variants(args, servos)
+    recordings = read_recordings(args.recordings, not args.no_progress, robot)
     if batched:
         from frictionsim.experiments.robots.recorded import replay_batched
 
@@ -229,7 +233,8 @@ def simulate(args: argparse.Namespace) -> int:
     rows.append(["mean", *(f"{1e3 * per_joint[j]:.2f}" for j in joints), f"{1e3 * mean:.2f}", ""])
     print(table(["recording", *(f"{j} (mrad)" for j in joints), "mean (mrad)", "seconds"], rows,
                 "<" + ">" * (len(joints) + 2)))
-    variants = _variants(args, robot, mjcf, servos, recordings, joints) if args.variants else []
+    variants = _variants(args, robot, mjcf, servos, recordings, joints) \
+        if args.variants is not None else []
     if args.json:
         write_json(args.json, {
             "recordings": {r.name: {"joint_mae_rad": r.joint_mae, "mean_mae_rad": r.mean_mae}
@@ -245,6 +250,24 @@ def simulate(args: argparse.Namespace) -> int:
     return 0
 
 
+def _check_variants(args: argparse.Namespace, servos: dict) -> None:
+    """``--variants``, checked before any replay: a count, an engine with servos, and a
+    parameter file with ranges to draw within."""
+    from frictionsim.params import ParameterSet
+
+    check_count("--variants", args.variants, 1, 10_000)
+    if args.engine == "mjcf":
+        raise ConfigurationError("--variants draws frictionsim's servos; --engine mjcf has none")
+    if args.engine in BATCHED:
+        raise ConfigurationError(f"--variants replays on the one-recording engines; --engine "
+                                 f"{args.engine} randomises through its Randomisation instead "
+                                 "(docs/robots.md)")
+    if not any(isinstance(p, ParameterSet) and p.ranges for p in servos.values()):
+        raise ConfigurationError(f"--variants: {args.params} has no ranges to draw servos within "
+                                 "(robot identify --uncertainty N, or identify --uncertainty N, "
+                                 "writes them)")
+
+
 def _variants(args: argparse.Namespace, robot, mjcf, servos: dict, recordings: list,
               joints: tuple) -> list[dict]:
     """Each recording replayed with ``args.variants`` servo sets drawn within the parameter
@@ -253,11 +276,9 @@ def _variants(args: argparse.Namespace, robot, mjcf, servos: dict, recordings: l
 
     from frictionsim.experiments.common.output import table
     from frictionsim.experiments.common.progress import progress
-    from frictionsim.experiments.robots.recorded import Replay, robot_spec
+    from frictionsim.experiments.robots.recorded import Replay
+    from frictionsim.solvers.robot_servos import robot_spec
 
-    if args.engine == "mjcf":
-        raise ConfigurationError("--variants draws frictionsim's servos; --engine mjcf has none")
-    check_count("--variants", args.variants, 1, 10_000)
     seeds = [int(x) for x in np.random.default_rng(args.seed).integers(2**63, size=args.variants)]
     spec = robot_spec(robot, mjcf)
     rows = []
@@ -288,6 +309,17 @@ def _check_apart(train: list, held: list) -> None:
             if same_path or (len(h.t) == len(t.t) and np.array_equal(h.position, t.position)):
                 raise ConfigurationError(f"--validation: {h.name} is the training recording {t.name}; a "
                                          "held-out error must come from motions the fit has not seen")
+
+
+def check_out_apart(out: Path, recordings: list) -> None:
+    """``--out`` must not hold a recording the command reads: its outputs would sit among the
+    data, and ``--overwrite`` would be clearing a folder of recordings."""
+    folder = out.resolve()
+    for rec in recordings:
+        if rec.path is not None and (rec.path.resolve() == folder
+                                     or folder in rec.path.resolve().parents):
+            raise ConfigurationError(f"--out {out} holds the recording {rec.name} this command "
+                                     "reads; write the results to a folder of their own")
 
 
 def identify(args: argparse.Namespace) -> int:
@@ -336,9 +368,10 @@ def identify(args: argparse.Namespace) -> int:
     if not 1 <= args.threads <= 256:
         raise ConfigurationError(f"--threads must be 1 to 256, got {args.threads}")
     show = not args.no_progress
-    train = read_recordings(args.recordings, show)
-    validation = read_recordings(args.validation, show) if args.validation else []
+    train = read_recordings(args.recordings, show, robot)
+    validation = read_recordings(args.validation, show, robot) if args.validation else []
     _check_apart(train, validation)
+    check_out_apart(args.out, train + validation)
     earlier = prepare_robot_out(args.out, robot.name, args.resume, args.overwrite)
     settings = RobotFitSettings(tuple(models), FitSettings(args.budget, args.seed), extensions,
                                 fixed, args.per_joint, args.window, args.stride, args.threads,

@@ -62,7 +62,7 @@ def run(args: argparse.Namespace) -> int:
 
     from frictionsim.experiments.common.loading import load_logs, warn_motor_mismatch
     from frictionsim.experiments.common.output import table, write_json
-    from frictionsim.experiments.identification.pipeline import prepare_out
+    from frictionsim.experiments.identification.pipeline import prepare_out, split_logs
     from frictionsim.experiments.identification.vs_mujoco import compare_fold, plot_comparison
 
     actuator = actuator_name(args)
@@ -82,6 +82,7 @@ def run(args: argparse.Namespace) -> int:
     logs = load_logs(args.logs, processed=True, show_progress=show)
     if args.validation:
         held = load_logs(args.validation, processed=True, show_progress=show)
+        split_logs(logs, held)  # refuses a validation log that is a training one
         folds = {"validation": (logs, held)}
     else:
         gains = sorted({log.kp for log in logs})

@@ -62,10 +62,10 @@ def so101_setup(seconds: float, params_path=None) -> Setup:
     import mujoco
 
     from frictionsim.experiments.common.loading import shared_data
-    from frictionsim.experiments.robots.recorded import joint_servos, robot_spec
     from frictionsim.params import ParameterSet
     from frictionsim.robot_files import get_robot
     from frictionsim.robot_params import load_robot_params
+    from frictionsim.solvers.robot_servos import joint_servos, robot_spec
 
     robot = get_robot("so101")
     if params_path is not None:

@@ -33,13 +33,7 @@ from frictionsim.experiments.identification.starts import (
     latency_tries,
     start_for,
 )
-from frictionsim.experiments.robots.recorded import (
-    Replay,
-    hold_counts,
-    joint_servos,
-    recorded_arrays,
-    robot_spec,
-)
+from frictionsim.experiments.robots.recorded import Replay, hold_counts, recorded_arrays
 from frictionsim.experiments.robots.search_space import RobotPoint, RobotSearchSpace
 from frictionsim.learned_files import LearnedActuator
 from frictionsim.params import ParameterSet
@@ -48,6 +42,7 @@ from frictionsim.robot_params import RobotParameters, load_robot_params
 from frictionsim.robot_recordings import Recording
 from frictionsim.solvers.learned_rollout import physics_theta
 from frictionsim.solvers.robot import Robot
+from frictionsim.solvers.robot_servos import joint_servos, robot_spec
 from frictionsim.solvers.robot_windows import RecordedWindow, RobotWindows
 
 #: What each joint may have of its own: nothing, or a calibration offset.

@@ -21,12 +21,7 @@ import numpy as np
 
 from frictionsim.actuator_net import N_INPUTS
 from frictionsim.experiments.identification.learned import NetSettings, train_network
-from frictionsim.experiments.robots.recorded import (
-    hold_counts,
-    joint_servos,
-    recorded_arrays,
-    robot_spec,
-)
+from frictionsim.experiments.robots.recorded import hold_counts, recorded_arrays
 from frictionsim.experiments.robots.search_space import RobotPoint
 from frictionsim.layout import KP
 from frictionsim.learned_files import LearnedActuator
@@ -37,6 +32,7 @@ from frictionsim.robot_recordings import Recording
 from frictionsim.solvers.learned_rollout import bare_theta
 from frictionsim.solvers.robot import Robot
 from frictionsim.solvers.robot_labels import recorded_features, residual_labels
+from frictionsim.solvers.robot_servos import joint_servos, robot_spec
 from frictionsim.solvers.robot_windows import RobotWindows
 
 #: The robot's position update (as its physical fits).

@@ -18,7 +18,6 @@ armature, damping and frictionloss (what users of the model simulate today).
 from __future__ import annotations
 
 from dataclasses import dataclass
-from pathlib import Path
 
 import numpy as np
 
@@ -33,36 +32,6 @@ from frictionsim.solvers.errors import SimulationError
 ENGINES = engine_names("robot", batched=False)
 #: Those that replay many recordings at once, a world each (:func:`replay_batched`).
 BATCHED_ENGINES = engine_names("robot", batched=True)
-
-
-def robot_spec(robot: RobotDescription, mjcf: Path, plain: bool = False):
-    """The robot's MJCF as an ``MjSpec`` ready for the servos, a new one (the file is only
-    read): the joints left out held rigid (their joint and actuators removed), on each servo
-    joint the MJCF's own armature, damping and frictionloss dropped when the robot file says
-    the servo model replaces them (``joint_dynamics = "servo"``) unless ``plain`` (the
-    ``mjcf`` engine: the model as shipped), the timestep the control period."""
-    import mujoco
-
-    spec = mujoco.MjSpec.from_file(str(mjcf))
-    joints = {j.name: j for j in spec.joints}
-    for joint in robot.joints:
-        if joint.mjcf not in joints:
-            raise ConfigurationError(f"{mjcf}: no joint {joint.mjcf!r} (robot {robot.name}, recorded "
-                                     f"joint {joint.name}); joints: {', '.join(joints)}")
-    left_out = {j.mjcf for j in robot.joints if j.left_out}
-    for act in list(spec.actuators):
-        if act.target in left_out:
-            spec.delete(act)
-    for name in left_out:
-        spec.delete(joints[name])
-    if robot.joint_dynamics == "servo" and not plain:
-        for joint in robot.servo_joints:
-            j = joints[joint.mjcf]
-            j.armature = 0.0
-            j.damping = np.zeros(3)
-            j.frictionloss = 0.0
-    spec.option.timestep = robot.control_period
-    return spec
 
 
 def stable_timestep(robot: RobotDescription, model, servos: list) -> float:
@@ -148,23 +117,6 @@ def to_recorded(robot: RobotDescription, q_model: np.ndarray) -> np.ndarray:
     return np.column_stack([j.from_model(q_model[:, i]) for i, j in enumerate(robot.servo_joints)])
 
 
-def joint_servos(robot: RobotDescription, params: dict) -> list:
-    """One :class:`~frictionsim.solvers.robot.JointServo` per simulated joint: its actuator's
-    parameter set (``params``: actuator name → ParameterSet) and the firmware settings of
-    the robot file."""
-    from frictionsim.solvers.robot import JointServo
-
-    out = []
-    for joint in robot.servo_joints:
-        if joint.actuator not in params:
-            raise ConfigurationError(f"no parameters for actuator {joint.actuator!r} (joint "
-                                     f"{joint.name}); have: {', '.join(params) or 'none'}")
-        fw = joint.firmware
-        out.append(JointServo(joint.mjcf, params[joint.actuator], kp=fw.kp, kd=fw.kd,
-                              torque_limit=fw.torque_limit, acceleration=fw.acceleration))
-    return out
-
-
 class Replay:
     """The robot's servos ready to replay recordings on one engine: the model compiled, the
     physics step chosen (:func:`stable_timestep`) and the simulator built once per run, not
@@ -176,6 +128,7 @@ class Replay:
     def __init__(self, robot: RobotDescription, spec, params: dict, engine: str = "fixed_step",
                  scheme: str | None = None, variant: int | None = None) -> None:
         from frictionsim.solvers.engines import get_engine
+        from frictionsim.solvers.robot_servos import joint_servos
 
         chosen = get_engine(engine)
         self.robot, self.engine = robot, engine
@@ -230,6 +183,7 @@ def replay_batched(robot: RobotDescription, spec, params: dict, recordings: list
     end of the longest. The same :class:`RecordedRun` as :meth:`Replay.run`, each with its
     share of the batch's seconds."""
     from frictionsim.solvers.engines import get_engine
+    from frictionsim.solvers.robot_servos import joint_servos
 
     chosen = get_engine(engine)
     if not chosen.batched:

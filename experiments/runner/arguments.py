@@ -146,8 +146,10 @@ def input_paths(args: argparse.Namespace) -> dict[Path, str]:
                         found.setdefault(child.resolve(), f"{flag} {path}")
                 elif path.exists():
                     found.setdefault(path.resolve(), f"{flag} {path}")
-            except OSError:
-                continue  # the command's own loading reports an unreadable input
+            except (OSError, RuntimeError):
+                # a symlink loop is a RuntimeError in Path.resolve before Python 3.13: the
+                # command's own loading reports an unreadable input, naming it
+                continue
     return found
 
 

@@ -1,0 +1,107 @@
+"""Bad robot inputs, each refused in one line naming the file or option: recordings whose
+timestamps are in the wrong unit, a joint list that is not UTF-8, a control file that is a
+symlink loop, an MJCF that is not XML, a robot file whose control period would exhaust memory,
+an ``--out`` holding a training recording, ``--variants`` that could never work."""
+
+from __future__ import annotations
+
+import csv
+import shutil
+from pathlib import Path
+
+import pytest
+
+from frictionsim.experiments.runner.cli import main
+from frictionsim.params import ParameterSet, save_params
+
+DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
+RECORDINGS = DATA / "so101" / "recordings"
+pytestmark = pytest.mark.skipif(not RECORDINGS.is_dir(), reason="shared data not found")
+MOTION = "slow_precision"
+
+
+@pytest.fixture()
+def work(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    shutil.copytree(RECORDINGS / MOTION, tmp_path / "rec")
+    save_params(tmp_path / "p.json", ParameterSet("m1", "sts3215_12v", {}, scheme="reference"))
+    return tmp_path
+
+
+def simulate(work: Path, *extra: str) -> list[str]:
+    return ["robot", "simulate", "--robot", "so101", "--data", str(DATA), "--params",
+            str(work / "p.json"), "--no-progress", *extra]
+
+
+def refused(argv: list[str], culprit: str, capsys) -> str:
+    assert main(argv) == 1
+    err = capsys.readouterr().err
+    assert culprit in err and "Traceback" not in err and "this is a bug" not in err, err
+    assert len(err.strip().splitlines()) == 1, err
+    return err
+
+
+@pytest.mark.parametrize("scale, unit", [(1e-3, "milliseconds"), (1e-6, "seconds")])
+def test_timestamps_in_another_unit_than_microseconds_are_refused(work, capsys, scale, unit):
+    # written in ms or s after the first row, the rows would replay 10³ or 10⁶ times too fast
+    for name in ("control.csv", "state_motor.csv"):
+        path = work / "rec" / name
+        rows = list(csv.reader(path.open()))
+        for row in rows[2:]:
+            row[1] = repr(float(row[1]) * scale)
+        with path.open("w", newline="") as f:
+            csv.writer(f).writerows(rows)
+    err = refused(simulate(work, "rec"), "state_motor.csv", capsys)
+    assert "bus period is 20 ms" in err and unit in err
+
+
+def test_a_joint_list_that_is_not_utf8_is_named(work, capsys):
+    (work / "rec" / "joint_list.txt").write_bytes(b"\xff\xfeRotation\n")
+    refused(simulate(work, "rec"), "joint_list.txt: not UTF-8", capsys)
+
+
+def test_a_control_file_that_is_a_symlink_loop_is_named(work, capsys):
+    (work / "rec" / "control.csv").unlink()
+    (work / "rec" / "control.csv").symlink_to("control.csv")
+    refused(simulate(work, "rec"), "control.csv", capsys)
+
+
+def test_an_mjcf_that_is_not_xml_is_named_on_one_line(work, capsys):
+    (work / "bad.xml").write_text("not xml at all\n")
+    refused(simulate(work, "--mjcf", str(work / "bad.xml"), "rec"), "bad.xml: not a usable MJCF",
+            capsys)
+
+
+@pytest.mark.parametrize("edit, culprit", [
+    (("control_period = 0.002", "control_period = 1e-9"), "control_period"),
+    (("bus_period = 0.02", "bus_period = 0.99"), "bus_period"),
+])
+def test_robot_file_periods_are_bounded_before_anything_is_allocated(work, capsys, edit,
+                                                                      culprit):
+    from frictionsim.robot_files import builtin_robots
+
+    text = builtin_robots()["so101"].read_text()
+    text = text.replace(edit[0], edit[1], 1).replace(
+        "control_period = 0.002", "control_period = 0.0001", 1 if culprit == "bus_period" else 0)
+    (work / "r.toml").write_text(text)
+    argv = simulate(work, "rec")
+    argv[argv.index("so101")] = str(work / "r.toml")
+    refused(argv, culprit, capsys)
+
+
+def test_robot_identify_refuses_an_out_holding_its_own_recording(work, capsys):
+    (work / "data").mkdir()
+    shutil.move(work / "rec", work / "data" / "rec")
+    before = sorted(p.name for p in (work / "data" / "rec").iterdir())
+    refused(["robot", "identify", "--robot", "so101", "--data", str(DATA), "--recordings",
+             str(work / "data"), "--model", "m1", "--budget", "4", "--out", str(work / "data"),
+             "--overwrite", "--no-progress"], "holds the recording rec", capsys)
+    assert sorted(p.name for p in (work / "data" / "rec").iterdir()) == before
+
+
+@pytest.mark.parametrize("count, culprit", [("0", "--variants must be"),
+                                             ("3", "has no ranges")])
+def test_variants_are_checked_before_any_replay(work, capsys, count, culprit):
+    err = refused(simulate(work, "--variants", count, "rec"), culprit, capsys)
+    assert "simulating" not in err
+    assert "mean" not in capsys.readouterr().out
