@@ -277,3 +277,21 @@ def test_servos_sharing_a_parameter_set_warn_once_and_robot_takes_a_spec():
     spec = mujoco.MjSpec.from_string(floating())
     robot = Robot(spec, servos(), control_period=0.002)
     assert robot.nv == 8 and spec.compile().nv == 8  # the caller's spec is left as it was
+
+
+def test_the_adapter_cost_study_steps_a_biped_on_its_floor(tmp_path):
+    import json
+
+    from frictionsim.experiments.robots.adapter_cost import biped_mjcf
+    from frictionsim.experiments.runner.cli import main
+
+    xml, joints = biped_mjcf()
+    model = mujoco.MjModel.from_xml_string(xml)
+    assert model.nv == 20 and len(joints) == 14 and model.nu == 14
+    out = tmp_path / "cost.json"
+    assert main(["run", "adapter-cost", "--seconds", "0.3", "--rounds", "1", "--json", str(out),
+                 "--no-progress"]) == 0
+    cost = json.loads(out.read_text())
+    assert (cost["dofs"], cost["servos"]) == (20, 14)
+    assert cost["contacts"] >= 4  # both feet stand on the floor
+    assert all(cost[k] > 0 for k in ("shipped_us", "bare_us", "adapter_us"))

@@ -258,3 +258,32 @@ def test_overwrite_removes_only_what_a_robot_identification_writes(tmp_path):
     assert set(prepare_robot_out(out, "so101", resume=True)) == {"m1"}
     assert prepare_robot_out(out, "so101", overwrite=True) == {}
     assert sorted(p.name for p in out.iterdir()) == ["notes.txt"]
+
+
+def test_a_robot_fit_carries_its_uncertainty_to_every_randomisation(so101, tmp_path,
+                                                                     monkeypatch, capsys):
+    from frictionsim.experiments.runner.cli import main
+    from frictionsim.solvers.robot import draw_servos
+    from frictionsim.solvers.robot_servos import joint_servos
+
+    monkeypatch.chdir(tmp_path)
+    out = tmp_path / "fit"
+    assert main(_identify(out, "--uncertainty", "2", "--budget", "40")) == 0
+    fit = load_robot_params(out / "m1.json")
+    params = fit.servos["sts3215_12v"]
+    assert {"kt", "R", "friction_base"} <= set(params.ranges)
+    for name, (low, high) in params.ranges.items():
+        assert low <= params.values[name] <= high
+    assert fit.fit["uncertainty"]["replicates"] == 2
+    # the robot simulator's draws, the parameter set's own, and the command line's
+    robot = get_robot("so101")
+    wide = [k for k, (low, high) in params.ranges.items() if high > low]
+    assert wide
+    drawn = draw_servos(joint_servos(robot, fit.servos), 3, seed=1)
+    assert len({s[0].params.values[wide[0]] for s in drawn}) == 3
+    assert len(params.variants(2)) == 2
+    capsys.readouterr()
+    assert main(["robot", "simulate", "--robot", "so101", "--data", str(DATA), "--params",
+                 str(out / "m1.json"), "--variants", "2", str(RECORDINGS / "slow_precision"),
+                 "--no-progress"]) == 0
+    assert "2 servo sets drawn within the ranges" in capsys.readouterr().out

@@ -42,6 +42,16 @@ IDENTIFY = (
     "net hybrid) are trained after the physical models and written as OUT/net.json, "
     "OUT/hybrid.json, robot parameter files 'robot simulate --params' takes too."
 )
+EXPORT = (
+    "Write the robot's MJCF with every servo joint's armature, damping, frictionloss and "
+    "actuator set from a fit, for plain MuJoCo, MJX or mjlab without frictionsim: the Feetech "
+    "position loop and the voltage law as a <position> actuator (kp, kv from the P and D "
+    "terms, the torque limit as forcerange), back-EMF and viscous friction as damping, the "
+    "Coulomb level as frictionloss, at the robot's control period with MuJoCo's Euler step. "
+    "What has no attribute (dead band, target-speed limiter, Stribeck and load-dependent "
+    "friction) is dropped and listed. With --validation, the exported file is replayed in "
+    "plain MuJoCo on those recordings, beside frictionsim's own servos."
+)
 #: The engines a recording replays on, from the registry (frictionsim.solvers.engines), and
 #: those that replay many recordings at once, a world each.
 ENGINES = engine_names("robot")
@@ -128,6 +138,12 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     i.add_argument("--budget", type=int, default=800,
                    help="loss evaluations per model (default 800)")
     i.add_argument("--seed", type=seed, default=0, help="random seed (default 0)")
+    i.add_argument("--uncertainty", type=int, nargs="?", const=20, default=None, metavar="N",
+                   help="after the fit, N robot identifications (default 20) on the training "
+                        "recordings drawn with replacement: per parameter, the range another "
+                        "fit lands in 90 %% of the time, written into OUT/<model>.json "
+                        "('ranges', which robot simulate --variants and every randomisation "
+                        "draw from); each costs one identification")
     i.add_argument("--fix", nargs="+", default=[], metavar="NAME=VALUE",
                    help="hold servo parameters at given values")
     i.add_argument("--window", type=float, default=10.0, metavar="SECONDS",
@@ -149,10 +165,41 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     add_output_argument(i, "--json", JSON, "write the summary (report.json) here too")
     add_progress_argument(i)
 
+    e = sub.add_parser("export-mjcf", help="the robot's MJCF with a fit's servos as plain MuJoCo "
+                       "attributes", description=EXPORT)
+    _robot_arguments(e)
+    e.add_argument("--params", type=Path, required=True,
+                   help="a robot parameter file (robot identify) or a plain parameter file")
+    e.add_argument("--target", choices=("position",), default="position",
+                   help="position: a <position> actuator per servo, with joint armature, "
+                        "damping and frictionloss (default; any MuJoCo, MJX, mjlab)")
+    e.add_argument("--out", type=Path, required=True, metavar="DIR",
+                   help="the folder to write <robot>.xml and its meshes (assets/) into; a "
+                        "non-empty one is refused unless --overwrite")
+    e.add_argument("--overwrite", action="store_true",
+                   help="replace an earlier export in --out")
+    e.add_argument("--recordings", nargs="+", type=Path, metavar="DIR",
+                   help="training recordings: a fit richer than M1 (whose Stribeck and "
+                        "load-dependent friction have no MuJoCo attribute) is refitted on them "
+                        "as the closest native model, an M1 started from its values; without "
+                        "them its M1 terms are exported as they are")
+    e.add_argument("--budget", type=int, default=400,
+                   help="loss evaluations of that refit (default 400)")
+    e.add_argument("--seed", type=seed, default=0, help="random seed of the refit (default 0)")
+    e.add_argument("--validation", nargs="+", type=Path, metavar="DIR",
+                   help="recordings to replay the exported model on in plain MuJoCo (the mjcf "
+                        "engine), beside frictionsim's servos: how much fidelity the export keeps")
+    add_output_argument(e, "--json", JSON, 'write {"joints": {NAME: {armature, damping, '
+                        'frictionloss, kp, kv, force_limit}}, "dropped": [...], "validation": '
+                        '{"export_mae_rad", "frictionsim_mae_rad"}} here')
+    add_progress_argument(e)
+
 
 def run(args: argparse.Namespace) -> int:
     if args.robot_command == "identify":
         return identify(args)
+    if args.robot_command == "export-mjcf":
+        return export_mjcf(args)
     return simulate(args)
 
 
@@ -298,6 +345,87 @@ def _variants(args: argparse.Namespace, robot, mjcf, servos: dict, recordings: l
     return rows
 
 
+def export_mjcf(args: argparse.Namespace) -> int:
+    import numpy as np
+
+    from frictionsim.experiments.common.output import table, write_json
+    from frictionsim.experiments.robots.recorded import Replay
+    from frictionsim.robot_params import load_robot_params
+    from frictionsim.solvers.robot_export import export_robot, write_export
+
+    robot, mjcf = load_robot(args)
+    fit = load_robot_params(args.params)
+    out = args.out
+    if out.exists() and (not out.is_dir() or any(out.iterdir())) and not args.overwrite:
+        raise ConfigurationError(f"--out {out} is not an empty folder: pass --overwrite to "
+                                 "replace an earlier export, or another --out")
+    check_budget(args.budget)
+    show = not args.no_progress
+    validation = read_recordings(args.validation, show, robot) if args.validation else []
+    train = read_recordings(args.recordings, show, robot) if args.recordings else []
+    _check_apart(train, validation)
+    check_out_apart(out, validation + train)
+    exported = fit
+    richer = [s for s in fit.servos.values() if getattr(s, "model", "m1") != "m1"]
+    if richer and train:
+        from frictionsim.experiments.robots.native_refit import native_refit
+
+        print(f"{richer[0].model} has no MuJoCo attribute for its Stribeck and load-dependent "
+              f"friction: refitting the closest native model (M1) on {len(train)} recordings, "
+              f"budget {args.budget}", flush=True)
+        exported, loss = native_refit(robot, mjcf, fit, train, args.budget, args.seed,
+                                      progress=show)
+        print(f"native M1 refit: window loss {1e3 * loss:.2f} mrad")
+    elif richer:
+        print(f"note: {richer[0].model}'s M1 terms are exported as they are; give --recordings "
+              "to refit the closest native model on them")
+    export = export_robot(robot, mjcf, exported, args.target)
+    if exported is not fit:
+        export.dropped.insert(0, f"{richer[0].model}'s Stribeck and load-dependent friction: the "
+                                 f"closest native model, an M1 refitted on {len(train)} "
+                                 "recordings, stands for it")
+    header = (f"frictionsim robot export-mjcf: {robot.title}, servos of {args.params.name} as "
+              f"{args.target} actuators at the control period "
+              f"{1e3 * robot.control_period:g} ms.\nNot carried: " +
+              ("; ".join(export.dropped) or "nothing") + ".")
+    path = write_export(export, mjcf, out, robot.name, header)
+    print(f"wrote {path}")
+    print(table(["joint", "armature (kg·m²)", "damping (N·m·s/rad)", "frictionloss (N·m)",
+                 "kp (N·m/rad)", "kv (N·m·s/rad)", "force limit (N·m)"],
+                [[j.joint, f"{j.armature:.4g}", f"{j.damping:.4g}", f"{j.frictionloss:.4g}",
+                  f"{j.kp:.4g}", f"{j.kv:.4g}", f"{j.force_limit:.4g}"] for j in export.joints]))
+    for line in export.dropped:
+        print(f"not carried: {line}")
+    summary = {"mjcf": str(path), "target": args.target, "refitted": exported is not fit,
+               "joints": {j.joint: {k: v for k, v in vars(j).items() if k != "joint"}
+                          for j in export.joints}, "dropped": export.dropped}
+    if validation:
+        from frictionsim.solvers.robot_servos import robot_spec
+
+        # both with the fit's joint offsets (the recorded↔model angles), the servos' own
+        # replay with the fit itself, not the export
+        applied, sets = fit.for_robot(robot)
+        as_exported = exported.for_robot(robot)[0]
+        native = Replay(as_exported, robot_spec(as_exported, path, plain=True), {}, "mjcf")
+        ours = Replay(applied, robot_spec(applied, mjcf), sets, "fixed_step")
+        rows, both = [], {"export": [], "frictionsim": []}
+        for rec in validation:
+            a, b = native.run(rec), ours.run(rec)
+            both["export"].append(a.mean_mae)
+            both["frictionsim"].append(b.mean_mae)
+            rows.append([rec.name, f"{1e3 * a.mean_mae:.2f}", f"{1e3 * b.mean_mae:.2f}"])
+        means = {k: float(np.mean(v)) for k, v in both.items()}
+        rows.append(["mean", f"{1e3 * means['export']:.2f}", f"{1e3 * means['frictionsim']:.2f}"])
+        print(table(["recording", "exported MJCF in MuJoCo (mrad)", "frictionsim's servos (mrad)"],
+                    rows))
+        summary["validation"] = {"export_mae_rad": means["export"],
+                                 "frictionsim_mae_rad": means["frictionsim"],
+                                 "recordings": [r.name for r in validation]}
+    if args.json:
+        write_json(args.json, summary)
+    return 0
+
+
 def _check_apart(train: list, held: list) -> None:
     """A held-out recording must not be a training one (same folder or same content)."""
     import numpy as np
@@ -320,6 +448,41 @@ def check_out_apart(out: Path, recordings: list) -> None:
                                      or folder in rec.path.resolve().parents):
             raise ConfigurationError(f"--out {out} holds the recording {rec.name} this command "
                                      "reads; write the results to a folder of their own")
+
+
+def _robot_uncertainty(args: argparse.Namespace, robot, mjcf, train: list, settings,
+                       fits: dict) -> bool:
+    """The bootstrap's ranges (:mod:`~frictionsim.experiments.robots.uncertainty`) written
+    into each physical model's robot parameter file; whether Ctrl-C cut it short."""
+    import sys
+
+    from frictionsim.atomic import write_json
+    from frictionsim.experiments.robots.identify import RobotModelFit, actuator_of
+    from frictionsim.experiments.robots.uncertainty import robot_bootstrap
+    from frictionsim.robot_params import load_robot_params
+
+    physical = {m: f for m, f in fits.items() if isinstance(f, RobotModelFit)}
+    fitted = {m: f.result.params.params for m, f in physical.items()}
+    print(f"uncertainty: {args.uncertainty} robot identifications of {' '.join(fitted)} on "
+          f"{len(train)} recordings drawn with replacement", flush=True)
+    result = robot_bootstrap(robot, mjcf, train, settings, fitted, args.uncertainty)
+    actuator = actuator_of(robot)
+    for model, ranges in result.ranges.items():
+        saved = load_robot_params(physical[model].path)
+        saved.servos[actuator] = saved.servos[actuator].with_ranges(ranges)
+        saved.fit["uncertainty"] = {**{k: v for k, v in result.summary().items()
+                                       if k != "ranges"}, "method": "bootstrap over recordings"}
+        write_json(physical[model].path, saved.to_dict())
+        wide = sorted(ranges, key=lambda k: -(ranges[k][1] - ranges[k][0])
+                      / max(abs(fitted[model].values[k]), 1e-12))[:3]
+        print(f"{model}: ranges of {len(ranges)} parameters from "
+              f"{len(result.replicates[model])} replicates ({result.seconds:.0f} s); widest "
+              "relative to the fit: " + ", ".join(
+                  f"{k} [{ranges[k][0]:.4g}, {ranges[k][1]:.4g}]" for k in wide))
+    if result.interrupted:
+        print("interrupted during the bootstrap: the ranges come from the replicates done so "
+              "far", file=sys.stderr)
+    return result.interrupted
 
 
 def identify(args: argparse.Namespace) -> int:
@@ -367,8 +530,13 @@ def identify(args: argparse.Namespace) -> int:
         raise ConfigurationError("--folds applies to --cross-validate motion only")
     if not 1 <= args.threads <= 256:
         raise ConfigurationError(f"--threads must be 1 to 256, got {args.threads}")
+    if args.uncertainty is not None:
+        check_count("--uncertainty", args.uncertainty, 2, 10_000, "bootstrap identifications")
     show = not args.no_progress
     train = read_recordings(args.recordings, show, robot)
+    if args.uncertainty is not None and len(train) < 2:
+        raise ConfigurationError("--uncertainty resamples the training recordings; one recording "
+                                 "gives every bootstrap replicate the same data (give two or more)")
     validation = read_recordings(args.validation, show, robot) if args.validation else []
     _check_apart(train, validation)
     check_out_apart(args.out, train + validation)
@@ -398,6 +566,9 @@ def identify(args: argparse.Namespace) -> int:
               f"{len(train)} recordings")
     fits, interrupted, cost = fit_robot(robot, mjcf, train, validation, settings, args.out,
                                         earlier)
+    cut_short = False
+    if args.uncertainty is not None and not interrupted:
+        cut_short = _robot_uncertainty(args, robot, mjcf, train, settings, fits)
     joints = tuple(j.name for j in robot.servo_joints)
     summary = write_robot_report(args.out, robot.name, fits, settings, train, validation, cost,
                                  joints, section, interrupted)
@@ -407,4 +578,4 @@ def identify(args: argparse.Namespace) -> int:
     if interrupted:
         print(f"interrupted: the best parameters so far are saved in {args.out}", file=sys.stderr)
         return 130
-    return 0
+    return 130 if cut_short else 0

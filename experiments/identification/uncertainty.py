@@ -120,18 +120,26 @@ def bootstrap(train: list[Log], settings, fitted: dict[str, ParameterSet],
     finally:
         show.close()
     result.seconds = time.perf_counter() - t0
+    read_ranges(result, fitted, settings.fixed)
+    return result
+
+
+def read_ranges(result: Uncertainty, fitted: dict[str, ParameterSet],
+                fixed: dict[str, float]) -> None:
+    """Each model's ranges (and its combinations') from the replicates in ``result``, about
+    its fit on all the data (``fitted``); the parameters held ``fixed`` and the discrete ones
+    get none. A model with fewer than two replicates gets none."""
     for model, params in fitted.items():
         rows = result.replicates[model]
         if len(rows) < 2:
             continue
         spec = schema.parameters(model, params.actuator, params.extensions)
-        free = [k for k in spec if k not in settings.fixed and k not in schema.DISCRETE]
+        free = [k for k in spec if k not in fixed and k not in schema.DISCRETE]
         result.ranges[model] = {
-            k: another_fit_range(params.values[k], np.array([r[k] for r in rows]), level,
-                                 spec[k].lower, spec[k].upper) for k in free}
+            k: another_fit_range(params.values[k], np.array([r[k] for r in rows]),
+                                 result.level, spec[k].lower, spec[k].upper) for k in free}
         mine = combinations(params)
         theirs = [combinations(params.with_values(**r)) for r in rows]
         result.combinations[model] = {
-            k: another_fit_range(v, np.array([c[k] for c in theirs]), level, 0.0, np.inf)
+            k: another_fit_range(v, np.array([c[k] for c in theirs]), result.level, 0.0, np.inf)
             for k, v in mine.items()}
-    return result

@@ -214,7 +214,6 @@ def fit_robot(robot: RobotDescription, mjcf: Path, train: list[Recording],
     window count and control periods, peak memory (MiB).
     """
     actuator = actuator_of(robot)
-    joints = tuple(j.name for j in robot.servo_joints)
     t0 = time.perf_counter()
     windows = training_windows(robot, train, settings.window, settings.stride)
     evaluator = _evaluator(robot, mjcf, actuator, windows, settings.threads)
@@ -224,21 +223,7 @@ def fit_robot(robot: RobotDescription, mjcf: Path, train: list[Recording],
     print(f"{len(train)} training recordings → {len(windows)} windows of {settings.window:g} s "
           f"({evaluator.n_steps} control periods per evaluation); {len(validation)} held out")
     out.mkdir(parents=True, exist_ok=True)
-    offset_joints = joints if settings.per_joint == "offsets" else ()
-
-    def one(model: str, fitted: dict[str, RobotPoint]) -> FitResult:
-        saved = (earlier or {}).get(model)
-        start = start_for(model, {m: p.params for m, p in fitted.items()}, None,
-                          saved.servos[actuator] if saved is not None else None)
-        simpler = next((fitted[m] for m in CONTAINS[model] if m in fitted), None)
-        offsets = {f"offset:{j}": v for j, v in
-                   (simpler.offsets if simpler else {}).items()}
-        saved_offsets = {f"offset:{j}": v for j, v in
-                         (saved.joint_offsets if saved is not None else {}).items()}
-        return _fit_model(robot, model, actuator, joints, offset_joints, evaluator, settings,
-                          out, start, offsets, saved_offsets)
-
-    chain, interrupted = fit_chain(settings.models, one)
+    chain, interrupted = fit_models(robot, evaluator, settings, out, earlier)
     fits = {model: RobotModelFit(model, result, path_of(out, model), {}, settings.per_joint)
             for model, result in chain.items()}
     learned: dict[str, RobotLearnedFit] = {}
@@ -257,6 +242,30 @@ def fit_robot(robot: RobotDescription, mjcf: Path, train: list[Recording],
                                   "fixed_step", settings.progress,
                                   f"{kind}: replaying held-out recordings")
     return {**fits, **learned}, interrupted, cost
+
+
+def fit_models(robot: RobotDescription, evaluator: RobotWindows, settings: RobotFitSettings,
+               out: Path, earlier: dict[str, RobotParameters] | None = None
+               ) -> tuple[dict[str, FitResult], bool]:
+    """The chain of ``settings.models`` on the windows of ``evaluator``, each model's best
+    written to ``out/<model>.json`` as it improves; whether Ctrl-C ended it."""
+    actuator = actuator_of(robot)
+    joints = tuple(j.name for j in robot.servo_joints)
+    offset_joints = joints if settings.per_joint == "offsets" else ()
+
+    def one(model: str, fitted: dict[str, RobotPoint]) -> FitResult:
+        saved = (earlier or {}).get(model)
+        start = start_for(model, {m: p.params for m, p in fitted.items()}, None,
+                          saved.servos[actuator] if saved is not None else None)
+        simpler = next((fitted[m] for m in CONTAINS[model] if m in fitted), None)
+        offsets = {f"offset:{j}": v for j, v in
+                   (simpler.offsets if simpler else {}).items()}
+        saved_offsets = {f"offset:{j}": v for j, v in
+                         (saved.joint_offsets if saved is not None else {}).items()}
+        return _fit_model(robot, model, actuator, joints, offset_joints, evaluator, settings,
+                          out, start, offsets, saved_offsets)
+
+    return fit_chain(settings.models, one)
 
 
 def _train_learned(robot: RobotDescription, mjcf: Path, train: list[Recording],

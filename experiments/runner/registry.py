@@ -69,6 +69,9 @@ COMMANDS: tuple[Command, ...] = (
     Command("engines", "every engine on the bench and the SO-101: deviation, held-joint drift, "
             "cost per environment-step", "frictionsim.experiments.commands.engines",
             subcommand=False),
+    Command("adapter-cost", "the MuJoCo servo adapter's cost on a robot with contacts, against "
+            "its own actuators", "frictionsim.experiments.commands.adapter_cost",
+            subcommand=False),
     Command("jitter", "the recorder's timing: period statistics of raw logs and a histogram",
             "frictionsim.experiments.commands.jitter", subcommand=False),
 )

@@ -1,0 +1,174 @@
+"""A robot fit as a plain MuJoCo model: the robot's MJCF with every servo joint's armature,
+damping, frictionloss and actuator set from the fit (``frictionsim robot export-mjcf``), for
+users of plain MuJoCo, MJX or mjlab who take the fit without frictionsim.
+
+The servo of docs/model.md §12 (the Feetech position loop on the voltage law, M1 friction)
+maps onto a MuJoCo ``<position>`` actuator and its joint as the bench export does
+(:mod:`frictionsim.solvers.mjcf_export`), with the robot file's firmware settings::
+
+    kp_mj      = KP·eg·egr·vin·k_t/R          (the P term, N·m/rad)
+    kv_mj      = KD·T_d·eg·egr·vin·k_t/R      (the D term: on the error's rate, which is −q̇
+                                               while the goal holds)
+    forcerange = ±max_pwm·torque_limit·vin·k_t/R
+    armature   = the servo's reflected rotor inertia
+    damping    = k_t²/R + K_v                  (back-EMF and viscous friction)
+    frictionloss = K_c, its row stopping the joint within one step
+
+with the integrator Euler (``eulerdamp`` off) at the robot's control period. What has no
+attribute is dropped and listed in the file's header: the dead band, the target-speed
+limiter, latency, and for M2–M6 the Stribeck and load-dependent friction (the closest
+native expression keeps the model's Coulomb level ``friction_base`` and viscous term). The
+MJCF's other joints, bodies, contacts and actuators are kept; its meshes are copied next to
+the export so that the folder stands alone.
+"""
+
+from __future__ import annotations
+
+import shutil
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+from frictionsim import schema
+from frictionsim.errors import ConfigurationError
+from frictionsim.learned_files import LearnedActuator
+from frictionsim.params import ParameterSet
+from frictionsim.robot_files import RobotDescription, RobotJoint
+from frictionsim.robot_params import RobotParameters
+from frictionsim.solvers.mjcf_export import STOP_IN_ONE_STEP
+
+TARGETS = ("position",)
+
+
+@dataclass
+class JointExport:
+    """One servo joint's native attributes (SI units)."""
+
+    joint: str
+    armature: float
+    damping: float
+    frictionloss: float
+    kp: float
+    kv: float
+    force_limit: float
+
+
+@dataclass
+class RobotExport:
+    """The exported model (``spec``), each servo joint's attributes, and what the export
+    could not carry (sentences)."""
+
+    spec: object
+    joints: list[JointExport]
+    dropped: list[str] = field(default_factory=list)
+
+
+def joint_attributes(joint: RobotJoint, params: ParameterSet) -> JointExport:
+    """The native attributes of ``params`` on ``joint`` with its firmware settings."""
+    act = schema.get_actuator(params.actuator)
+    if act.law != "voltage":
+        raise ConfigurationError(f"{joint.name}: {params.actuator} runs the current law; its "
+                                 "back-EMF window has no MuJoCo attribute (export the bench "
+                                 "servo with frictionsim export-mjcf --target dcmotor)")
+    v = params.values
+    fw = joint.firmware
+    volts_to_torque = act.vin * v["kt"] / v["R"]
+    gain = act.error_gain * v.get("error_gain_ratio", 1.0) * volts_to_torque
+    kd = fw.kd * v.get("derivative_time", 0.0) if act.derivative else 0.0
+    return JointExport(joint.mjcf, v["armature"], v["kt"] ** 2 / v["R"] + v["friction_viscous"],
+                       v["friction_base"], fw.kp * gain, kd * gain,
+                       act.max_pwm * (fw.torque_limit or 1.0) * volts_to_torque)
+
+
+def _dropped(params: ParameterSet) -> list[str]:
+    act = schema.get_actuator(params.actuator)
+    v = params.values
+    lost = []
+    if params.model != "m1":
+        lost.append(f"{params.model}'s Stribeck and load-dependent friction: the joint keeps "
+                    "its Coulomb level (friction_base) and viscous term")
+    if act.dead_band:
+        lost.append(f"the dead band (±{act.dead_band:.4g} rad)")
+    if act.target_speed_limit:
+        lost.append(f"the target-speed limiter ({v.get('max_velocity', 0.0):.4g} rad/s): goals "
+                    "must move slower than it")
+    if act.derivative:
+        lost.append("the D term acts on the joint velocity (the firmware's acts on the error's "
+                    "rate, which also follows a moving goal)")
+    if v.get("latency_steps", 0.0) or v.get("observation_delay", 0.0):
+        lost.append("latency and observation delay")
+    for ext in params.extensions:
+        lost.append(f"the {ext} extension")
+    return lost
+
+
+def export_robot(robot: RobotDescription, mjcf: Path, fit: RobotParameters,
+                 target: str = "position") -> RobotExport:
+    """The robot's MJCF with the fit's servos as native attributes (module docstring)."""
+    from frictionsim.solvers.mjcf_files import read_spec
+    from frictionsim.solvers.mujoco_dynamics import mujoco
+
+    if target not in TARGETS:
+        raise ConfigurationError(f"--target {target!r}: one of {', '.join(TARGETS)}")
+    robot, sets = fit.for_robot(robot)
+    spec = read_spec(mjcf)
+    joints = {j.name: j for j in spec.joints}
+    actuators = {a.target: a for a in spec.actuators}
+    out, dropped = [], []
+    for joint in robot.servo_joints:
+        params = sets[joint.actuator]
+        if isinstance(params, LearnedActuator):
+            if params.physics is None:
+                raise ConfigurationError(f"{fit.source}: a learned network has no MuJoCo "
+                                         "attribute; export a physical model (m1 … m6)")
+            dropped.append(f"{joint.name}: the hybrid's learned residual (its physics kept)")
+            params = params.physics
+        attrs = joint_attributes(joint, params)
+        for line in _dropped(params):
+            if line not in dropped:
+                dropped.append(line)
+        if joint.mjcf not in joints:
+            raise ConfigurationError(f"{mjcf}: no joint {joint.mjcf!r} (robot {robot.name})")
+        j = joints[joint.mjcf]
+        keep = robot.joint_dynamics == "mjcf"  # the MJCF's own dynamics kept besides the servo
+        j.armature = attrs.armature + (float(j.armature) if keep else 0.0)
+        j.damping = np.array([attrs.damping + (float(j.damping[0]) if keep else 0.0), 0, 0])
+        j.frictionloss = attrs.frictionloss + (float(j.frictionloss) if keep else 0.0)
+        j.solref_friction = [-1.0, -STOP_IN_ONE_STEP / robot.control_period]
+        j.solimp_friction = [STOP_IN_ONE_STEP, STOP_IN_ONE_STEP, 0.001, 0.5, 2.0]
+        act = actuators.get(joint.mjcf)
+        if act is None:
+            act = spec.add_actuator(name=joint.mjcf, target=joint.mjcf,
+                                    trntype=mujoco.mjtTrn.mjTRN_JOINT)
+        act.set_to_position(kp=attrs.kp, kv=attrs.kv)
+        act.forcelimited = mujoco.mjtLimited.mjLIMITED_TRUE
+        act.forcerange = [-attrs.force_limit, attrs.force_limit]
+        out.append(attrs)
+    spec.option.timestep = robot.control_period
+    spec.option.integrator = mujoco.mjtIntegrator.mjINT_EULER
+    spec.option.disableflags |= int(mujoco.mjtDisableBit.mjDSBL_EULERDAMP)
+    return RobotExport(spec, out, dropped)
+
+
+def write_export(export: RobotExport, mjcf: Path, folder: Path, name: str,
+                 header: str) -> Path:
+    """``folder/<name>.xml`` with ``header`` as a comment, the source's mesh folder copied to
+    ``folder/assets``; the written path."""
+    import xml.dom.minidom
+
+    from frictionsim import atomic
+
+    source_assets = (mjcf.parent / (export.spec.meshdir or ".")).resolve()
+    folder.mkdir(parents=True, exist_ok=True)
+    if export.spec.meshdir and source_assets.is_dir():
+        shutil.copytree(source_assets, folder / "assets", dirs_exist_ok=True)
+        export.spec.meshdir = "assets"
+    text = export.spec.to_xml()
+    comment = "<!--\n" + header.replace("--", "- -") + "\n-->\n"
+    first = text.index(">") + 1 if text.startswith("<?xml") else 0
+    text = text[:first] + ("\n" if first else "") + comment + text[first:].lstrip("\n")
+    xml.dom.minidom.parseString(text)  # well-formed for strict parsers too
+    path = folder / f"{name}.xml"
+    atomic.write_text(path, text)
+    return path

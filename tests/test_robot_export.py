@@ -1,0 +1,75 @@
+"""``robot export-mjcf``: a robot fit as a plain MuJoCo model, checked by replaying it in
+plain MuJoCo against frictionsim's own servos."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from xml.dom import minidom
+
+import pytest
+
+mujoco = pytest.importorskip("mujoco")
+
+from frictionsim import atomic  # noqa: E402
+from frictionsim.experiments.runner.cli import main  # noqa: E402
+from frictionsim.params import ParameterSet  # noqa: E402
+from frictionsim.robot_params import RobotParameters  # noqa: E402
+
+DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
+RECORDINGS = DATA / "so101" / "recordings"
+pytestmark = pytest.mark.skipif(not RECORDINGS.is_dir(), reason="shared data not found")
+
+
+def fit_file(path: Path, model: str) -> Path:
+    values = {"friction_base": 0.12, "friction_viscous": 0.1, "kt": 2.2, "R": 9.0,
+              "armature": 0.02}
+    if model == "m6":
+        values |= {"friction_stribeck": 0.2}
+    params = ParameterSet(model, "sts3215_12v", values, scheme="semi_implicit")
+    atomic.write_json(path, RobotParameters("so101", {"sts3215_12v": params}).to_dict())
+    return path
+
+
+def export(tmp_path: Path, params: Path, *extra: str) -> dict:
+    out = tmp_path / "cost.json"
+    assert main(["robot", "export-mjcf", "--robot", "so101", "--data", str(DATA), "--params",
+                 str(params), "--out", str(tmp_path / "export"), "--json", str(out),
+                 "--no-progress", *extra]) == 0
+    return json.loads(out.read_text())
+
+
+def test_an_m1_robot_fit_exports_exactly_and_the_folder_stands_alone(tmp_path, monkeypatch,
+                                                                      capsys):
+    summary = export(tmp_path, fit_file(tmp_path / "m1.json", "m1"), "--validation",
+                     str(RECORDINGS / "slow_precision"))
+    # the position loop and M1 are native: plain MuJoCo replays what frictionsim simulates
+    held = summary["validation"]
+    assert abs(held["export_mae_rad"] - held["frictionsim_mae_rad"]) < 5e-5
+    assert set(summary["joints"]) == {"shoulder_pan", "shoulder_lift", "elbow_flex",
+                                      "wrist_flex", "wrist_roll"}
+    pan = summary["joints"]["shoulder_pan"]
+    assert pan["damping"] == pytest.approx(2.2**2 / 9.0 + 0.1)
+    assert pan["frictionloss"] == 0.12 and pan["armature"] == 0.02
+    # well-formed for strict parsers; loads from another folder with its own meshes
+    path = tmp_path / "export" / "so101.xml"
+    minidom.parse(str(path))
+    monkeypatch.chdir(tmp_path)
+    model = mujoco.MjModel.from_xml_path(str(path))
+    jid = mujoco.mj_name2id(model, mujoco.mjtObj.mjOBJ_JOINT, "elbow_flex")
+    assert model.dof_frictionloss[model.jnt_dofadr[jid]] == pytest.approx(0.12)
+    assert (tmp_path / "export" / "assets").is_dir()
+    # a second export into the same folder is refused unless asked
+    capsys.readouterr()
+    assert main(["robot", "export-mjcf", "--robot", "so101", "--data", str(DATA), "--params",
+                 str(tmp_path / "m1.json"), "--out", str(tmp_path / "export")]) == 1
+    assert "--overwrite" in capsys.readouterr().err
+
+
+def test_a_richer_fit_names_what_it_drops_and_is_refitted_as_an_m1(tmp_path):
+    summary = export(tmp_path, fit_file(tmp_path / "m6.json", "m6"), "--recordings",
+                     str(RECORDINGS / "ramp_motion"), "--budget", "6")
+    assert summary["refitted"]
+    assert any("Stribeck" in line for line in summary["dropped"])
+    text = (tmp_path / "export" / "so101.xml").read_text()
+    assert "Not carried:" in text and "dead band" in text
