@@ -52,6 +52,11 @@ ACTUATORS: dict[str, dict] = {
         law="voltage", vin=12.0, kp=32.0, error_gain=0.16489, max_pwm=0.97, limiter=True,
         kd=32.0, dead_band=2 * math.pi / 4096,
     ),
+    # and at 7.4 V (the bench sts3215's supply and gain)
+    "sts3215_7v4": dict(
+        law="voltage", vin=7.4, kp=32.0, error_gain=0.166, max_pwm=0.97, limiter=True,
+        kd=32.0, dead_band=2 * math.pi / 4096,
+    ),
     "erob80_100": dict(law="current", damping=2.0, max_current=12.0, max_voltage=48.0),
     "erob80_50": dict(law="current", damping=1.0, max_current=12.0, max_voltage=48.0),
 }

@@ -201,17 +201,16 @@ def overflowing_params(tmp_path):
 
 
 @pytest.mark.parametrize("command", ["simulate", "compare", "crosscheck"])
-def test_a_non_finite_simulation_is_an_error_naming_log_and_parameters(
+def test_a_parameter_that_would_overflow_the_simulation_is_refused_naming_file_and_key(
         command, folder, overflowing_params, tmp_path, capsys):
+    # k_t = 1e300 once overflowed the kernels mid-run; such a value is refused at load now
     log = str(folder / "up_and_down_kp16.json")
     argv = {"simulate": ["simulate", "--params", str(overflowing_params), log],
             "compare": ["compare", "--params", str(overflowing_params), "--logs", log],
             "crosscheck": ["crosscheck", "--params", str(overflowing_params), "--logs", log]}[command]
-    started = time.perf_counter()
     assert main(argv + ["--json", str(tmp_path / "r.json")]) == 1
-    assert time.perf_counter() - started < 60  # no hang: the event solver stops at once
     err = capsys.readouterr().err
-    assert "up_and_down_kp16.json" in err and "overflow.json" in err and "non-finite" in err
+    assert "overflow.json: kt = 1e+300 is implausibly large" in err
     assert not (tmp_path / "r.json").exists()
 
 
