@@ -223,6 +223,11 @@ class MjcfSimulator:
             data.qpos[:] = q0
         if v0 is not None:
             data.qvel[:] = v0
+        # an actuator with a state of its own (a dcmotor's slewed target) starts at its
+        # joint, as the firmware's limiter does
+        for a, joint_q in zip(self.actuators, data.qpos[self.qadr]):
+            if self.model.actuator_actnum[a]:
+                data.act[self.model.actuator_actadr[a]] = joint_q
         n = len(goals)
         out_q = np.empty((n, self.model.nq))
         out_v = np.empty((n, self.model.nv))

@@ -14,7 +14,11 @@ maps onto a MuJoCo ``<position>`` actuator and its joint as the bench export doe
     damping    = k_t²/R + K_v                  (back-EMF and viscous friction)
     frictionloss = K_c, its row stopping the joint within one step
 
-with the integrator Euler (``eulerdamp`` off) at the robot's control period. What has no
+with the integrator Euler (``eulerdamp`` off) at the robot's control period. The
+``dcmotor`` target (MuJoCo ≥ 3.12) is MuJoCo's own DC motor with ``input="pos"``: the motor
+(k_t, R) and its back-EMF inside the actuator, the controller's kp and kd as above (kd plus
+k_t²/R, which cancels the back-EMF compensation), the target-speed limiter as ``slewmax``,
+the supply window as its voltage clip. What has no
 attribute is dropped and listed in the file's header: the dead band, the target-speed
 limiter, latency, and for M2–M6 the Stribeck and load-dependent friction (the closest
 native expression keeps the model's Coulomb level ``friction_base`` and viscous term). The
@@ -38,7 +42,7 @@ from frictionsim.robot_files import RobotDescription, RobotJoint
 from frictionsim.robot_params import RobotParameters
 from frictionsim.solvers.mjcf_export import STOP_IN_ONE_STEP
 
-TARGETS = ("position",)
+TARGETS = ("position", "dcmotor")
 
 
 @dataclass
@@ -52,6 +56,8 @@ class JointExport:
     kp: float
     kv: float
     force_limit: float
+    max_velocity: float = 0.0
+    """The firmware's target-speed limit (rad/s; 0: none): a dcmotor's ``slewmax``."""
 
 
 @dataclass
@@ -78,10 +84,24 @@ def joint_attributes(joint: RobotJoint, params: ParameterSet) -> JointExport:
     kd = fw.kd * v.get("derivative_time", 0.0) if act.derivative else 0.0
     return JointExport(joint.mjcf, v["armature"], v["kt"] ** 2 / v["R"] + v["friction_viscous"],
                        v["friction_base"], fw.kp * gain, kd * gain,
-                       act.max_pwm * (fw.torque_limit or 1.0) * volts_to_torque)
+                       act.max_pwm * (fw.torque_limit or 1.0) * volts_to_torque,
+                       v.get("max_velocity", 0.0) if act.target_speed_limit else 0.0)
 
 
-def _dropped(params: ParameterSet) -> list[str]:
+def _set_dcmotor(actuator, attrs: JointExport, params: ParameterSet, mujoco) -> None:
+    """``actuator`` as MuJoCo's ``<dcmotor>`` with ``input="pos"``: the motor (k_t, R), the
+    controller's torque-space gains (kp; kd = k_t²/R, which cancels the back-EMF the motor
+    model adds, plus the D term's velocity gain), the target limiter as ``slewmax``, the
+    supply window ±vin·max_pwm·torque_limit as its voltage clip."""
+    kt, resistance = params.values["kt"], params.values["R"]
+    volts = attrs.force_limit * resistance / kt
+    actuator.set_to_dcmotor(
+        motorconst=[kt, kt], resistance=resistance,
+        controller=[attrs.kp, 0.0, kt**2 / resistance + attrs.kv, attrs.max_velocity, 0.0,
+                    volts], ctrlspec=int(mujoco.mjtCtrlInput.mjINPUT_POS))
+
+
+def _dropped(params: ParameterSet, target: str) -> list[str]:
     act = schema.get_actuator(params.actuator)
     v = params.values
     lost = []
@@ -90,7 +110,7 @@ def _dropped(params: ParameterSet) -> list[str]:
                     "its Coulomb level (friction_base) and viscous term")
     if act.dead_band:
         lost.append(f"the dead band (±{act.dead_band:.4g} rad)")
-    if act.target_speed_limit:
+    if act.target_speed_limit and target == "position":
         lost.append(f"the target-speed limiter ({v.get('max_velocity', 0.0):.4g} rad/s): goals "
                     "must move slower than it")
     if act.derivative:
@@ -125,7 +145,7 @@ def export_robot(robot: RobotDescription, mjcf: Path, fit: RobotParameters,
             dropped.append(f"{joint.name}: the hybrid's learned residual (its physics kept)")
             params = params.physics
         attrs = joint_attributes(joint, params)
-        for line in _dropped(params):
+        for line in _dropped(params, target):
             if line not in dropped:
                 dropped.append(line)
         if joint.mjcf not in joints:
@@ -141,9 +161,16 @@ def export_robot(robot: RobotDescription, mjcf: Path, fit: RobotParameters,
         if act is None:
             act = spec.add_actuator(name=joint.mjcf, target=joint.mjcf,
                                     trntype=mujoco.mjtTrn.mjTRN_JOINT)
-        act.set_to_position(kp=attrs.kp, kv=attrs.kv)
-        act.forcelimited = mujoco.mjtLimited.mjLIMITED_TRUE
-        act.forcerange = [-attrs.force_limit, attrs.force_limit]
+        if target == "dcmotor":
+            # the back-EMF lives in the motor model: the joint keeps the viscous friction
+            j.damping = np.array([params.values["friction_viscous"]
+                                  + (float(j.damping[0]) if keep else 0.0), 0, 0])
+            _set_dcmotor(act, attrs, params, mujoco)
+            act.forcelimited = mujoco.mjtLimited.mjLIMITED_FALSE
+        else:
+            act.set_to_position(kp=attrs.kp, kv=attrs.kv)
+            act.forcelimited = mujoco.mjtLimited.mjLIMITED_TRUE
+            act.forcerange = [-attrs.force_limit, attrs.force_limit]
         out.append(attrs)
     spec.option.timestep = robot.control_period
     spec.option.integrator = mujoco.mjtIntegrator.mjINT_EULER

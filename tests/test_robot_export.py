@@ -73,3 +73,14 @@ def test_a_richer_fit_names_what_it_drops_and_is_refitted_as_an_m1(tmp_path):
     assert any("Stribeck" in line for line in summary["dropped"])
     text = (tmp_path / "export" / "so101.xml").read_text()
     assert "Not carried:" in text and "dead band" in text
+
+
+def test_the_dcmotor_target_carries_the_limiter_and_replays_like_the_servos(tmp_path):
+    summary = export(tmp_path, fit_file(tmp_path / "m1.json", "m1"), "--target", "dcmotor",
+                     "--validation", str(RECORDINGS / "slow_precision"))
+    held = summary["validation"]
+    # the dead band and the D term's response to a moving goal are what it lacks
+    assert abs(held["export_mae_rad"] - held["frictionsim_mae_rad"]) < 5e-4
+    assert not any("limiter" in line for line in summary["dropped"])
+    model = mujoco.MjModel.from_xml_path(str(tmp_path / "export" / "so101.xml"))
+    assert (model.actuator_dyntype == mujoco.mjtDyn.mjDYN_DCMOTOR).sum() == 5

@@ -170,9 +170,11 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     _robot_arguments(e)
     e.add_argument("--params", type=Path, required=True,
                    help="a robot parameter file (robot identify) or a plain parameter file")
-    e.add_argument("--target", choices=("position",), default="position",
+    e.add_argument("--target", choices=("position", "dcmotor"), default="position",
                    help="position: a <position> actuator per servo, with joint armature, "
-                        "damping and frictionloss (default; any MuJoCo, MJX, mjlab)")
+                        "damping and frictionloss (default; any MuJoCo, MJX, mjlab); dcmotor: "
+                        "MuJoCo's own DC motor (MuJoCo >= 3.12), which also carries the "
+                        "target-speed limiter")
     e.add_argument("--out", type=Path, required=True, metavar="DIR",
                    help="the folder to write <robot>.xml and its meshes (assets/) into; a "
                         "non-empty one is refused unless --overwrite")
