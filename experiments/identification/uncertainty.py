@@ -87,31 +87,50 @@ def bootstrap(train: list[Log], settings, fitted: dict[str, ParameterSet],
     :class:`~frictionsim.experiments.identification.pipeline.IdentifySettings`; replicate b
     uses seed ``settings.fit.seed + 1 + b``). Ctrl-C ends it early with the replicates so far
     (``interrupted``)."""
-    from frictionsim.experiments.common.progress import progress as bar
     from frictionsim.experiments.identification.starts import fit_model, start_for
 
     if not 2 <= replicates <= 10_000:
         raise ConfigurationError(f"--uncertainty {replicates}: 2 to 10,000 replicates")
+
+    def replicate(draw: list[Log], seed: int, tmp: Path) -> dict[str, ParameterSet]:
+        packed = PackedLogs.from_logs(draw, settings.actuator)
+        done: dict[str, ParameterSet] = {}
+        fit = FitSettings(settings.fit.budget, seed)
+        for model in settings.models:
+            start = start_for(model, done if settings.chain else {}, settings.init)
+            res, _ = fit_model(model, settings.actuator, settings.fixed, packed, fit, tmp, start,
+                               progress=False, scheme=settings.scheme,
+                               extensions=settings.extensions, coordinates=settings.coordinates)
+            if res.interrupted:
+                raise KeyboardInterrupt
+            done[model] = res.params
+        return done
+
+    return run_bootstrap(train, fitted, settings.fixed, settings.fit.seed, replicates, level,
+                         progress, replicate)
+
+
+def run_bootstrap(data: list, fitted: dict[str, ParameterSet], fixed: dict[str, float],
+                  seed: int, replicates: int, level: float, progress: bool,
+                  replicate) -> Uncertainty:
+    """The bootstrap loop the bench and the robots share: ``replicates`` draws of ``data``
+    with replacement (as many items as it has), each identified by ``replicate(draw, seed_b,
+    folder)`` (seed ``seed + 1 + b``, a temporary folder of its own) into fitted parameter
+    sets by model, then the ranges (:func:`read_ranges`). Ctrl-C ends it early with the
+    replicates so far (``interrupted``)."""
+    from frictionsim.experiments.common.progress import progress as bar
+
     result = Uncertainty(level, {m: [] for m in fitted})
-    rng = np.random.default_rng(settings.fit.seed)
+    rng = np.random.default_rng(seed)
     t0 = time.perf_counter()
     show = bar(total=replicates, desc="bootstrap", unit="fit", enabled=progress)
     try:
         with tempfile.TemporaryDirectory(prefix="frictionsim-bootstrap-") as tmp:
             for b in range(replicates):
-                draw = [train[i] for i in rng.integers(0, len(train), len(train))]
-                packed = PackedLogs.from_logs(draw, settings.actuator)
-                done: dict[str, ParameterSet] = {}
-                fit = FitSettings(settings.fit.budget, settings.fit.seed + 1 + b)
-                for model in settings.models:
-                    start = start_for(model, done if settings.chain else {}, settings.init)
-                    res, _ = fit_model(model, settings.actuator, settings.fixed, packed, fit,
-                                       Path(tmp), start, progress=False,
-                                       scheme=settings.scheme, extensions=settings.extensions,
-                                       coordinates=settings.coordinates)
-                    if res.interrupted:
-                        raise KeyboardInterrupt
-                    done[model] = res.params
+                draw = [data[i] for i in rng.integers(0, len(data), len(data))]
+                folder = Path(tmp) / str(b)
+                folder.mkdir()
+                done = replicate(draw, seed + 1 + b, folder)
                 for model in fitted:
                     result.replicates[model].append(dict(done[model].values))
                 show.update(1)
@@ -120,7 +139,7 @@ def bootstrap(train: list[Log], settings, fitted: dict[str, ParameterSet],
     finally:
         show.close()
     result.seconds = time.perf_counter() - t0
-    read_ranges(result, fitted, settings.fixed)
+    read_ranges(result, fitted, fixed)
     return result
 
 

@@ -16,14 +16,10 @@ one robot identification.
 from __future__ import annotations
 
 import dataclasses
-import tempfile
-import time
 from pathlib import Path
 
-import numpy as np
-
 from frictionsim.experiments.identification.fitter import FitSettings
-from frictionsim.experiments.identification.uncertainty import LEVEL, Uncertainty, read_ranges
+from frictionsim.experiments.identification.uncertainty import LEVEL, Uncertainty, run_bootstrap
 from frictionsim.experiments.robots.identify import (
     RobotFitSettings,
     _evaluator,
@@ -43,33 +39,17 @@ def robot_bootstrap(robot: RobotDescription, mjcf: Path, train: list[Recording],
     ``replicates`` robot identifications on recordings drawn with replacement (replicate b
     with seed ``settings.fit.seed + 1 + b``). Ctrl-C ends it early with the replicates so far
     (``interrupted``)."""
-    from frictionsim.experiments.common.progress import progress as bar
-
-    result = Uncertainty(level, {m: [] for m in fitted})
-    rng = np.random.default_rng(settings.fit.seed)
     quiet = dataclasses.replace(settings, progress=False, learned=())
     actuator = actuator_of(robot)
-    t0 = time.perf_counter()
-    show = bar(total=replicates, desc="bootstrap", unit="fit", enabled=settings.progress)
-    try:
-        with tempfile.TemporaryDirectory(prefix="frictionsim-robot-bootstrap-") as tmp:
-            for b in range(replicates):
-                draw = [train[i] for i in rng.integers(0, len(train), len(train))]
-                windows = training_windows(robot, draw, settings.window, settings.stride)
-                evaluator = _evaluator(robot, mjcf, actuator, windows, settings.threads)
-                (Path(tmp) / str(b)).mkdir()
-                run = dataclasses.replace(
-                    quiet, fit=FitSettings(settings.fit.budget, settings.fit.seed + 1 + b))
-                chain, interrupted = fit_models(robot, evaluator, run, Path(tmp) / str(b))
-                if interrupted:
-                    raise KeyboardInterrupt
-                for model in fitted:
-                    result.replicates[model].append(dict(chain[model].params.params.values))
-                show.update(1)
-    except KeyboardInterrupt:
-        result.interrupted = True
-    finally:
-        show.close()
-    result.seconds = time.perf_counter() - t0
-    read_ranges(result, fitted, settings.fixed)
-    return result
+
+    def replicate(draw: list[Recording], seed: int, folder: Path) -> dict[str, ParameterSet]:
+        windows = training_windows(robot, draw, settings.window, settings.stride)
+        evaluator = _evaluator(robot, mjcf, actuator, windows, settings.threads)
+        run = dataclasses.replace(quiet, fit=FitSettings(settings.fit.budget, seed))
+        chain, interrupted = fit_models(robot, evaluator, run, folder)
+        if interrupted:
+            raise KeyboardInterrupt
+        return {model: result.params.params for model, result in chain.items()}
+
+    return run_bootstrap(train, fitted, settings.fixed, settings.fit.seed, replicates, level,
+                         settings.progress, replicate)
