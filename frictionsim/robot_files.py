@@ -145,7 +145,7 @@ class RobotDescription:
 
     def mjcf_path(self, data: Path | None, override: str | os.PathLike | None = None) -> Path:
         """The MJCF to load: ``override`` (``--mjcf``) when given, else the file's ``mjcf``,
-        relative to the data folder ``data`` when not absolute. ``FileNotFoundError`` naming
+        relative to the data folder ``data`` when not absolute. ConfigurationError naming
         what was looked for."""
         if override is not None:
             path = Path(override)
@@ -153,12 +153,12 @@ class RobotDescription:
             path = Path(self.mjcf)
             if not path.is_absolute():
                 if data is None:
-                    raise FileNotFoundError(
+                    raise ConfigurationError(
                         f"{self.name}: its MJCF {self.mjcf} lies in the data folder, which was "
                         "not found: pass --mjcf PATH or --data DIR")
                 path = Path(data) / path
         if not path.is_file():
-            raise FileNotFoundError(f"{self.name}: no MJCF at {path} (pass --mjcf PATH)")
+            raise ConfigurationError(f"{self.name}: no MJCF file at {path} (pass --mjcf PATH)")
         return path
 
 

@@ -138,7 +138,7 @@ def _vectors(path: Path, rows: list[list[str]], column: int, name: str, n: int,
     bad = ~np.isfinite(out) | (np.abs(out) > limit)
     if bad.any():
         i, j = (int(x) for x in np.argwhere(bad)[0])
-        raise RecordingError(f"{path}: row {i + 2}: {name}[{j}] = {out[i, j]!r} is not a "
+        raise RecordingError(f"{path}: row {i + 2}: {name}[{j}] = {float(out[i, j])!r} is not a "
                              f"plausible value (finite, |x| ≤ {limit:g})")
     return out
 

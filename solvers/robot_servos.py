@@ -171,6 +171,9 @@ def servos_on_robot(model, params, joints: str | Sequence[str] | None = None, *,
 
     spec = read_spec(model)
     hinges = [j.name for j in spec.joints if j.type == mujoco.mjtJoint.mjJNT_HINGE and j.name]
+    if not hinges:
+        raise ConfigurationError("the model has no named hinge joint to put a servo on (servos "
+                                 "are rotary: one per hinge)")
     names = _select(hinges, joints, "the model's named hinge joints")
     if len(fit.servos) != 1:
         raise ConfigurationError(

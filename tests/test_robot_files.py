@@ -148,13 +148,13 @@ def test_robot_file_timing_and_mjcf_path(tmp_path):
         load_robot_file(path)
     path.write_text(BASE)
     robot = load_robot_file(path)
-    with pytest.raises(FileNotFoundError, match="no MJCF at /nowhere/arm.xml"):
+    with pytest.raises(ValueError, match="no MJCF file at /nowhere/arm.xml"):
         robot.mjcf_path(None)
     other = tmp_path / "other.xml"
     other.write_text("<mujoco/>")
     assert robot.mjcf_path(None, other) == other
     path.write_text(BASE.replace('"/nowhere/arm.xml"', '"arm/arm.xml"'))
-    with pytest.raises(FileNotFoundError, match="pass --mjcf PATH or --data DIR"):
+    with pytest.raises(ValueError, match="pass --mjcf PATH or --data DIR"):
         load_robot_file(path).mjcf_path(None)
     (tmp_path / "arm").mkdir()
     (tmp_path / "arm" / "arm.xml").write_text("<mujoco/>")

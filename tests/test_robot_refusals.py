@@ -105,3 +105,33 @@ def test_variants_are_checked_before_any_replay(work, capsys, count, culprit):
     err = refused(simulate(work, "--variants", count, "rec"), culprit, capsys)
     assert "simulating" not in err
     assert "mean" not in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("extra, culprit", [
+    (["--mjcf", "{w}"], "no MJCF file at"),
+    (["--engine", "mjcf", "--scheme", "reference"], "--scheme"),
+])
+def test_simulate_options_that_cannot_apply_are_named(work, capsys, extra, culprit):
+    argv = [a.format(w=work) for a in extra]
+    base = simulate(work, *argv, "rec")
+    if "mjcf" in extra:  # the shipped model takes no parameter file
+        i = base.index("--params")
+        del base[i:i + 2]
+    refused(base, culprit, capsys)
+
+
+def test_an_export_into_a_file_is_refused(work, capsys):
+    (work / "file").write_text("x")
+    refused(["robot", "export-mjcf", "--robot", "so101", "--data", str(DATA), "--params",
+             str(work / "p.json"), "--out", str(work / "file"), "--overwrite"], "is a file", capsys)
+    assert (work / "file").read_text() == "x"
+
+
+def test_servos_need_a_hinge_joint():
+    pytest.importorskip("mujoco")
+    from frictionsim.solvers.mujoco_adapter import ServoModel
+
+    free = ('<mujoco><worldbody><body><freejoint/><geom size="0.1"/></body></worldbody>'
+            "</mujoco>")
+    with pytest.raises(ValueError, match="no named hinge joint"):
+        ServoModel.from_robot(free, ParameterSet.defaults("m1", "sts3215_7v4"))

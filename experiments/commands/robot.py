@@ -238,6 +238,9 @@ def simulate(args: argparse.Namespace) -> int:
 
     robot, mjcf = load_robot(args)
     plain = args.engine == "mjcf"
+    if plain and args.scheme is not None:
+        raise ConfigurationError("--scheme is the fixed step's position update; --engine mjcf "
+                                 "steps the MJCF as shipped, with MuJoCo's integrator")
     if plain and args.params is not None:
         raise ConfigurationError("--engine mjcf simulates the MJCF as shipped, without frictionsim's "
                                  "servos: it takes no --params")
@@ -358,7 +361,10 @@ def export_mjcf(args: argparse.Namespace) -> int:
     robot, mjcf = load_robot(args)
     fit = load_robot_params(args.params)
     out = args.out
-    if out.exists() and (not out.is_dir() or any(out.iterdir())) and not args.overwrite:
+    if out.exists() and not out.is_dir():
+        raise ConfigurationError(f"--out {out} is a file: the export is a folder (<robot>.xml "
+                                 "and its meshes); give a folder's path")
+    if out.exists() and any(out.iterdir()) and not args.overwrite:
         raise ConfigurationError(f"--out {out} is not an empty folder: pass --overwrite to "
                                  "replace an earlier export, or another --out")
     check_budget(args.budget)
