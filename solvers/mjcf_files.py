@@ -31,10 +31,11 @@ def read_spec(source: str | os.PathLike | mujoco.MjSpec) -> mujoco.MjSpec:
     edited); :class:`ConfigurationError` naming the file and MuJoCo's reason on one line."""
     if isinstance(source, mujoco.MjSpec):
         return source.copy()
+    if not _is_text(source):
+        check_regular_file(Path(source), ConfigurationError, "MJCF file")
     try:
         if _is_text(source):
             return mujoco.MjSpec.from_string(source)
-        check_regular_file(Path(source), ConfigurationError, "MJCF file")
         return mujoco.MjSpec.from_file(str(source))
     except (ValueError, OSError) as e:
         raise _failure(source, e) from None
@@ -45,15 +46,8 @@ def read_model(source) -> mujoco.MjModel:
     ``MjModel`` (returned as is); errors as :func:`read_spec`."""
     if isinstance(source, mujoco.MjModel):
         return source
-    if isinstance(source, mujoco.MjSpec):
-        return compile_spec(source.copy(), "the MjSpec")
-    try:
-        if _is_text(source):
-            return mujoco.MjModel.from_xml_string(source)
-        check_regular_file(Path(source), ConfigurationError, "MJCF file")
-        return mujoco.MjModel.from_xml_path(str(source))
-    except (ValueError, OSError) as e:
-        raise _failure(source, e) from None
+    what = "the MjSpec" if isinstance(source, mujoco.MjSpec) else source
+    return compile_spec(read_spec(source), what)
 
 
 def compile_spec(spec: mujoco.MjSpec, what: str) -> mujoco.MjModel:
