@@ -28,6 +28,7 @@ the export so that the folder stands alone.
 
 from __future__ import annotations
 
+import dataclasses
 import shutil
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -47,7 +48,8 @@ TARGETS = ("position", "dcmotor")
 
 @dataclass
 class JointExport:
-    """One servo joint's native attributes (SI units)."""
+    """One servo joint's native attributes (SI units); ``damping`` is k_t²/R + K_v for a
+    ``<position>`` actuator, K_v for a ``<dcmotor>`` (whose motor model has the back-EMF)."""
 
     joint: str
     armature: float
@@ -145,6 +147,8 @@ def export_robot(robot: RobotDescription, mjcf: Path, fit: RobotParameters,
             dropped.append(f"{joint.name}: the hybrid's learned residual (its physics kept)")
             params = params.physics
         attrs = joint_attributes(joint, params)
+        if target == "dcmotor":  # the back-EMF lives in the motor model, not the joint
+            attrs = dataclasses.replace(attrs, damping=params.values["friction_viscous"])
         for line in _dropped(params, target):
             if line not in dropped:
                 dropped.append(line)
@@ -162,9 +166,6 @@ def export_robot(robot: RobotDescription, mjcf: Path, fit: RobotParameters,
             act = spec.add_actuator(name=joint.mjcf, target=joint.mjcf,
                                     trntype=mujoco.mjtTrn.mjTRN_JOINT)
         if target == "dcmotor":
-            # the back-EMF lives in the motor model: the joint keeps the viscous friction
-            j.damping = np.array([params.values["friction_viscous"]
-                                  + (float(j.damping[0]) if keep else 0.0), 0, 0])
             _set_dcmotor(act, attrs, params, mujoco)
             act.forcelimited = mujoco.mjtLimited.mjLIMITED_FALSE
         else:

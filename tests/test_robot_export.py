@@ -82,5 +82,6 @@ def test_the_dcmotor_target_carries_the_limiter_and_replays_like_the_servos(tmp_
     # the dead band and the D term's response to a moving goal are what it lacks
     assert abs(held["export_mae_rad"] - held["frictionsim_mae_rad"]) < 5e-4
     assert not any("limiter" in line for line in summary["dropped"])
+    assert summary["joints"]["elbow_flex"]["damping"] == 0.1  # back-EMF in the motor model
     model = mujoco.MjModel.from_xml_path(str(tmp_path / "export" / "so101.xml"))
     assert (model.actuator_dyntype == mujoco.mjtDyn.mjDYN_DCMOTOR).sum() == 5
