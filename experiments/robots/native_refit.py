@@ -16,8 +16,10 @@ import tempfile
 from pathlib import Path
 
 from frictionsim import schema
+from frictionsim.errors import ConfigurationError
 from frictionsim.experiments.identification.fitter import FitSettings
 from frictionsim.experiments.robots.identify import RobotFitSettings, actuator_of, fit_robot
+from frictionsim.learned_files import LearnedActuator
 from frictionsim.params import ParameterSet
 from frictionsim.robot_files import RobotDescription
 from frictionsim.robot_params import RobotParameters
@@ -31,6 +33,11 @@ def native_refit(robot: RobotDescription, mjcf: Path, fit: RobotParameters,
     taken from it, the rest at their defaults), and its window loss (rad)."""
     actuator = actuator_of(robot)
     richer = fit.servos[actuator]
+    if isinstance(richer, LearnedActuator):  # a hybrid starts from its physics
+        if richer.physics is None:
+            raise ConfigurationError(f"{fit.source}: a learned network has no MuJoCo "
+                                     "attribute; export a physical model (m1 … m6)")
+        richer = richer.physics
     names = schema.parameters("m1", actuator, ())
     start = ParameterSet("m1", actuator, {k: v for k, v in richer.values.items() if k in names},
                          scheme=richer.scheme)
