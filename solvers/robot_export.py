@@ -179,19 +179,34 @@ def export_robot(robot: RobotDescription, mjcf: Path, fit: RobotParameters,
     return RobotExport(spec, out, dropped)
 
 
+def _bundle_assets(spec, mjcf: Path, assets: Path) -> None:
+    """Copy the mesh and texture files ``spec`` names (relative to its ``meshdir`` and
+    ``texturedir``, themselves relative to the MJCF's folder) into ``assets``, keeping their
+    relative paths, and point the spec there: the export loads from wherever it is moved."""
+    for items, attr in ((spec.meshes, "meshdir"), (spec.textures, "texturedir")):
+        base = Path(getattr(spec, attr) or "")
+        base = base if base.is_absolute() else mjcf.parent / base
+        for item in items:
+            if not item.file or Path(item.file).is_absolute():
+                continue  # a built-in texture, or a path that holds anywhere
+            source = base / item.file
+            if source.is_file():  # else MuJoCo names what is missing when it loads
+                target = assets / item.file
+                target.parent.mkdir(parents=True, exist_ok=True)
+                shutil.copy2(source, target)
+        setattr(spec, attr, assets.name)
+
+
 def write_export(export: RobotExport, mjcf: Path, folder: Path, name: str,
                  header: str) -> Path:
-    """``folder/<name>.xml`` with ``header`` as a comment, the source's mesh folder copied to
-    ``folder/assets``; the written path."""
+    """``folder/<name>.xml`` with ``header`` as a comment, the mesh and texture files it
+    names copied to ``folder/assets``; the written path."""
     import xml.dom.minidom
 
     from frictionsim import atomic
 
-    source_assets = (mjcf.parent / (export.spec.meshdir or ".")).resolve()
     folder.mkdir(parents=True, exist_ok=True)
-    if export.spec.meshdir and source_assets.is_dir():
-        shutil.copytree(source_assets, folder / "assets", dirs_exist_ok=True)
-        export.spec.meshdir = "assets"
+    _bundle_assets(export.spec, mjcf, folder / "assets")
     text = export.spec.to_xml()
     comment = "<!--\n" + header.replace("--", "- -") + "\n-->\n"
     first = text.index(">") + 1 if text.startswith("<?xml") else 0

@@ -4,6 +4,7 @@ plain MuJoCo against frictionsim's own servos."""
 from __future__ import annotations
 
 import json
+import shutil
 from pathlib import Path
 from xml.dom import minidom
 
@@ -55,7 +56,9 @@ def test_an_m1_robot_fit_exports_exactly_and_the_folder_stands_alone(tmp_path, m
     path = tmp_path / "export" / "so101.xml"
     minidom.parse(str(path))
     monkeypatch.chdir(tmp_path)
-    model = mujoco.MjModel.from_xml_path(str(path))
+    moved = tmp_path / "elsewhere"
+    shutil.copytree(tmp_path / "export", moved)
+    model = mujoco.MjModel.from_xml_path(str(moved / "so101.xml"))
     jid = mujoco.mj_name2id(model, mujoco.mjtObj.mjOBJ_JOINT, "elbow_flex")
     assert model.dof_frictionloss[model.jnt_dofadr[jid]] == pytest.approx(0.12)
     assert (tmp_path / "export" / "assets").is_dir()
