@@ -98,6 +98,8 @@ class RobotServos:
 
 
 def _robot_file(model) -> RobotDescription | None:
+    """``model`` as a robot file: a description, a ``.toml`` path, or a bare name (no folder,
+    no suffix: a built-in robot); None for an MJCF (a path, text or spec)."""
     if isinstance(model, RobotDescription):
         return model
     if isinstance(model, (str, os.PathLike)) and not str(model).lstrip().startswith("<"):
