@@ -331,7 +331,8 @@ def _compile_callback():
             nd = carray(_i32_at(ma + o_nnum), (1,))[0]
             if nd >= 3:
                 nums = carray(_f64_at(carray(_i64_at(ma + o_num), (1,))[0]), (nd,))
-                for i in range(nd - 2):
+                # from the end: the mark is added after the model's own numerics
+                for i in range(nd - 3, -1, -1):
                     if nums[i] == MARK:
                         r = int(nums[i + 1])
                         if 0 <= r < rows:

@@ -109,23 +109,21 @@ def contact_pairs(model) -> list[tuple[str, str]]:
 
     weld = model.body_weldid
     parent_weld = weld[model.body_parentid[weld]]
-    excluded = {frozenset((int(a), int(b))) for a, b in
-                zip(model.exclude_signature >> 16, model.exclude_signature & 0xFFFF)}
-    pairs = [(name(int(a)), name(int(b))) for a, b in zip(model.pair_geom1, model.pair_geom2)]
-    for a in range(model.ngeom):
-        for b in range(a + 1, model.ngeom):
-            wa, wb = weld[model.geom_bodyid[a]], weld[model.geom_bodyid[b]]
-            if wa == wb or frozenset((int(model.geom_bodyid[a]),
-                                      int(model.geom_bodyid[b]))) in excluded:
-                continue
-            if not (model.geom_contype[a] & model.geom_conaffinity[b]
-                    or model.geom_contype[b] & model.geom_conaffinity[a]):
-                continue
-            if filter_parent and wa != 0 and wb != 0 \
-                    and (parent_weld[wa] == wb or parent_weld[wb] == wa):
-                continue
-            pairs.append((name(a), name(b)))
-    return pairs
+    body = model.geom_bodyid.astype(np.int64)
+    a, b = np.triu_indices(model.ngeom, 1)
+    wa, wb = weld[body[a]], weld[body[b]]
+    low, high = np.minimum(body[a], body[b]), np.maximum(body[a], body[b])
+    signature = model.exclude_signature.astype(np.int64)
+    excluded = np.minimum(signature >> 16, signature & 0xFFFF) << 16 \
+        | np.maximum(signature >> 16, signature & 0xFFFF)
+    possible = (wa != wb) & ~np.isin(low << 16 | high, excluded) & (
+        (model.geom_contype[a] & model.geom_conaffinity[b]
+         | model.geom_contype[b] & model.geom_conaffinity[a]) != 0)
+    if filter_parent:
+        possible &= ~((wa != 0) & (wb != 0)
+                      & ((parent_weld[wa] == wb) | (parent_weld[wb] == wa)))
+    pairs = [(name(int(g1)), name(int(g2))) for g1, g2 in zip(model.pair_geom1, model.pair_geom2)]
+    return pairs + [(name(int(g1)), name(int(g2))) for g1, g2 in zip(a[possible], b[possible])]
 
 
 def check_hinges(model, joints: list[str]) -> tuple[np.ndarray, np.ndarray]:

@@ -138,6 +138,7 @@ def export_robot(robot: RobotDescription, mjcf: Path, fit: RobotParameters,
     joints = {j.name: j for j in spec.joints}
     actuators = {a.target: a for a in spec.actuators}
     out, dropped = [], []
+    keep = robot.joint_dynamics == "mjcf"  # the MJCF's own dynamics kept besides the servo
     for joint in robot.servo_joints:
         params = sets[joint.actuator]
         if isinstance(params, LearnedActuator):
@@ -155,7 +156,6 @@ def export_robot(robot: RobotDescription, mjcf: Path, fit: RobotParameters,
         if joint.mjcf not in joints:
             raise ConfigurationError(f"{mjcf}: no joint {joint.mjcf!r} (robot {robot.name})")
         j = joints[joint.mjcf]
-        keep = robot.joint_dynamics == "mjcf"  # the MJCF's own dynamics kept besides the servo
         j.armature = attrs.armature + (float(j.armature) if keep else 0.0)
         j.damping = np.array([attrs.damping + (float(j.damping[0]) if keep else 0.0), 0, 0])
         j.frictionloss = attrs.frictionloss + (float(j.frictionloss) if keep else 0.0)

@@ -12,6 +12,7 @@ resolves all of it into what every engine takes — an ``MjSpec`` and the servos
 
 from __future__ import annotations
 
+import dataclasses
 import fnmatch
 import os
 from collections.abc import Sequence
@@ -163,7 +164,9 @@ def servos_on_robot(model, params, joints: str | Sequence[str] | None = None, *,
             raise ConfigurationError("kp: a robot file's firmware table sets each servo's gain")
         robot, sets = fit.for_robot(robot)
         path = robot.mjcf_path(Path(data) if data is not None else None, mjcf)
-        spec = robot_spec(robot, path, plain=replace_dynamics is False)
+        if replace_dynamics is False:  # the robot file's own switch: keep the MJCF's too
+            robot = dataclasses.replace(robot, joint_dynamics="mjcf")
+        spec = robot_spec(robot, path)
         servos = joint_servos(robot, sets)
         chosen = set(_select([s.joint for s in servos], joints, f"{robot.name}'s servo joints"))
         servos = [s for s in servos if s.joint in chosen]
