@@ -21,6 +21,11 @@ push along its new velocity (σ_i·ν_i > 0) leaves W. The start is the box
 projection of the unconstrained optimum τ_f = −s, which is already the answer
 for one joint and for a diagonal M.
 
+The velocities after the step come with the answer: v⁺ = dt·M⁻¹·r = dt·ν, with ν = ν_W on
+the held joints and 0 on the others, so a joint that ends the step at rest has v⁺ exactly 0
+(no round-off from a second solve with M, no creep of a stuck joint);
+:func:`stepped_velocities` reads them.
+
 For n = 1 the answer is docs/model.md §4's formula, τ_f = −sign(τ_stop)·min(|τ_stop|, b),
 computed by :func:`stop_friction`, the one place it is written: the single-joint
 step calls it too, so the single-joint results are bit-identical.
@@ -55,19 +60,25 @@ def stop_friction(inertia: float, tau: float, v: float, budget: float, dt: float
 
 
 @njit(cache=True, inline="always")
-def _cholesky_solve(M: np.ndarray, idx: np.ndarray, k: int, chol: np.ndarray,
-                    x: np.ndarray) -> None:
-    """x ← A⁻¹·x for the principal submatrix A = M[idx[:k], idx[:k]] (SPD), by Cholesky
-    A = L·Lᵀ with L row-major in ``chol`` (rows of MAX_JOINTS)."""
-    for a in range(k):
+def _cholesky_rows(M: np.ndarray, idx: np.ndarray, first: int, k: int, chol: np.ndarray) -> None:
+    """Rows ``first`` … k−1 of the Cholesky factor A = L·Lᵀ of the principal submatrix
+    A = M[idx[:k], idx[:k]] (SPD), L row-major in ``chol`` (rows of MAX_JOINTS). Row a reads
+    only rows ≤ a, so rows before ``first``, factored for the same leading indices, stay."""
+    for a in range(first, k):
+        ia = int(idx[a])
         for c in range(a + 1):
-            total = M[int(idx[a]), int(idx[c])]
+            total = M[ia, int(idx[c])]
             for e in range(c):
                 total -= chol[a * MAX_JOINTS + e] * chol[c * MAX_JOINTS + e]
             if a == c:
                 chol[a * MAX_JOINTS + a] = np.sqrt(total)
             else:
                 chol[a * MAX_JOINTS + c] = total / chol[c * MAX_JOINTS + c]
+
+
+@njit(cache=True, inline="always")
+def _cholesky_solve(k: int, chol: np.ndarray, x: np.ndarray) -> None:
+    """x ← A⁻¹·x with A's factor L (k rows) in ``chol`` (:func:`_cholesky_rows`)."""
     for a in range(k):
         total = x[a]
         for e in range(a):
@@ -80,21 +91,20 @@ def _cholesky_solve(M: np.ndarray, idx: np.ndarray, k: int, chol: np.ndarray,
         x[a] = total / chol[a * MAX_JOINTS + a]
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _solve_face(M: np.ndarray, s: np.ndarray, b: np.ndarray, held: np.ndarray,
                 side: np.ndarray, n: int, out: np.ndarray, nu: np.ndarray,
-                chol: np.ndarray, idx: np.ndarray, rhs: np.ndarray) -> None:
-    """The face optimum: out = τ_f with τ_f,W = side·b (held) and v⁺_F = 0; nu = ν (0 on F)."""
-    k = 0
-    for i in range(n):
-        if held[i] != 0.0:
-            idx[k] = i
-            k += 1
+                chol: np.ndarray, idx: np.ndarray, k: int, factored: int,
+                rhs: np.ndarray) -> None:
+    """The face optimum: out = τ_f with τ_f,W = side·b on the held joints W = idx[:k] and
+    v⁺_F = 0; nu = ν (0 on F). The factor of M_WW is kept from the last face for its first
+    ``factored`` rows (the joints held then and still held, in the same order)."""
+    _cholesky_rows(M, idx, factored, k, chol)
     # ν_W = M_WW⁻¹·(s_W + side_W·b_W)
     for a in range(k):
         i = int(idx[a])
         rhs[a] = s[i] + side[i] * b[i]
-    _cholesky_solve(M, idx, k, chol, rhs)
+    _cholesky_solve(k, chol, rhs)
     for i in range(n):
         nu[i] = 0.0
     for a in range(k):
@@ -146,8 +156,21 @@ def clip_friction_into(mass_matrix: np.ndarray, tau: np.ndarray, v: np.ndarray,
             held[i], side[i], out[i] = 1.0, -1.0, -budget[i]
         else:
             held[i], side[i], out[i] = 0.0, 0.0, -s[i]
+    # The held joints in the order of the factor of M_WW: those without a budget (a floating
+    # base, passive joints) first, as they are never released, then the others; a joint that
+    # becomes held is appended (one new row), a released one invalidates the rows from its
+    # place on, so each face costs O(k²) after the first instead of a new factorisation.
+    k = 0
+    for zero_budget in (True, False):
+        for i in range(n):
+            if held[i] != 0.0 and (budget[i] == 0.0) == zero_budget:
+                idx[k] = i
+                k += 1
+    factored = 0
     for iteration in range(1, 10 * n + 20):
-        _solve_face(mass_matrix, s, budget, held, side, n, target, nu, chol, idx, rhs)
+        _solve_face(mass_matrix, s, budget, held, side, n, target, nu, chol, idx, k, factored,
+                    rhs)
+        factored = k
         # Step from out towards the face optimum, up to the first bound it crosses.
         step = 1.0
         block = -1
@@ -170,6 +193,8 @@ def clip_friction_into(mass_matrix: np.ndarray, tau: np.ndarray, v: np.ndarray,
             held[block] = 1.0
             side[block] = 1.0 if target[block] > budget[block] else -1.0
             out[block] = side[block] * budget[block]
+            idx[k] = block
+            k += 1
             continue
         for i in range(n):
             out[i] = target[i]
@@ -183,7 +208,24 @@ def clip_friction_into(mass_matrix: np.ndarray, tau: np.ndarray, v: np.ndarray,
             return iteration
         held[worst] = 0.0
         side[worst] = 0.0
+        place = 0
+        while int(idx[place]) != worst:
+            place += 1
+        for a in range(place, k - 1):
+            idx[a] = idx[a + 1]
+        k -= 1
+        factored = place
     return NOT_CONVERGED  # degenerate cycling: out is feasible but maybe not optimal
+
+
+@njit(cache=True, inline="always")
+def stepped_velocities(work: np.ndarray, n: int, dt: float, out: np.ndarray) -> None:
+    """The velocities v⁺ = dt·ν (rad/s) at the end of the step of the last
+    :func:`clip_friction_into` call on ``work`` that converged with n ≥ 2 joints (module
+    docstring): exactly 0 for the joints it leaves at rest."""
+    nu = work[MAX_JOINTS * MAX_JOINTS + 2 * MAX_JOINTS:]
+    for i in range(n):
+        out[i] = dt * nu[i]
 
 
 @njit(cache=True)
@@ -274,4 +316,5 @@ def spd_solve_into(matrix: np.ndarray, rhs: np.ndarray, out: np.ndarray, work: n
     for a in range(n):
         idx[a] = a
         out[a] = rhs[a]
-    _cholesky_solve(matrix, idx, n, work, out)
+    _cholesky_rows(matrix, idx, 0, n, work)
+    _cholesky_solve(n, work, out)

@@ -12,7 +12,8 @@ difference of goal and position, the same in either frame.
   loop; per physics step, with τ = τ_m − bias and b_i = F_i + K_v,i·|v_i| of each servo
   (its own τ_m,i and τ_e,i = −bias_i), friction by docs/model.md §10's clipping
   (:func:`frictionsim.solvers.joint_friction.clip_friction_into`), then
-  ``a = M⁻¹(τ + τ_f)``, ``v ← clip(v + a·dt, ±100)`` and ``q ← q + v·dt (+ ½·a·dt²)``
+  ``v⁺ = v + dt·M⁻¹(τ + τ_f)`` (read from the friction solve itself, so a joint that sticks
+  ends the step at exactly 0), ``v ← clip(v⁺, ±100)``, ``a = (v⁺ − v)/dt`` and ``q ← q + v·dt (+ ½·a·dt²)``
   (the ``semi_implicit`` scheme, MuJoCo's Euler, or the reference one; with free or ball
   joints, a floating base, q ← q ⊕ (v (+ ½·a·dt))·dt by MuJoCo's ``mj_integratePos``).
   Joints without a servo are passive and frictionless; a joint's own ``armature`` stays in
@@ -49,9 +50,14 @@ from frictionsim.servo_unit import NO_LOG, delay_too_long
 from frictionsim.solvers.errors import SimulationError
 from frictionsim.solvers.event_driven import EventSolver, Mechanism, Tolerances
 from frictionsim.solvers.fixed_step import MAX_SPEED
-from frictionsim.solvers.joint_friction import MAX_JOINTS, WORK_SIZE, clip_friction_into, spd_solve_into
+from frictionsim.solvers.joint_friction import (
+    MAX_JOINTS,
+    WORK_SIZE,
+    clip_friction_into,
+    stepped_velocities,
+)
 from frictionsim.solvers.learned_rollout import physics_theta
-from frictionsim.solvers.mjcf_files import read_model
+from frictionsim.solvers.mjcf_files import dynamics_model, read_model
 from frictionsim.solvers.mujoco_dynamics import (
     check_hinges,
     contact_pairs,
@@ -239,11 +245,20 @@ def physics_steps(model: int, data: int, qpos: np.ndarray, qvel: np.ndarray, dof
                      tau, budget, bias)
         if clip_friction_into(mass, tau, v, budget, dt, tau_f, work) < 0:
             return False
+        if nv == 1:
+            acc[0] = (tau_f[0] + tau[0]) / mass[0, 0]
+            tau_f[0] = v[0] + acc[0] * dt
+        else:
+            # the solve's own v⁺ (exactly 0 where a joint sticks), not a second solve with M
+            stepped_velocities(work, nv, dt, acc)
+            for i in range(nv):
+                # 0·(τ + τ_f) carries a NaN or infinity of the torques into v⁺, as a solve
+                # with M would: a diverging candidate must not read as a stuck joint
+                v_next = acc[i] + 0.0 * (tau[i] + tau_f[i])
+                acc[i] = (v_next - v[i]) / dt
+                tau_f[i] = v_next
         for i in range(nv):
-            tau_f[i] += tau[i]
-        spd_solve_into(mass, tau_f, acc, work)
-        for i in range(nv):
-            v[i] = min(max(v[i] + acc[i] * dt, -MAX_SPEED), MAX_SPEED)
+            v[i] = min(max(tau_f[i], -MAX_SPEED), MAX_SPEED)
             if not hinges_only:
                 drift[i] = v[i] if semi_implicit else v[i] + 0.5 * acc[i] * dt
             elif semi_implicit:
@@ -311,7 +326,9 @@ class Robot:
             raise ConfigurationError(f"the model has {self.model.nv} dofs; frictionsim's simulators take "
                                      f"1 to {MAX_JOINTS}")
         refuse_contacts(self.model)
-        self.data = mujoco.MjData(self.model)
+        #: the model the compiled loops ask for M and the bias: ``model`` without geometry
+        self.dynamics = dynamics_model(model, self.model)
+        self.data = mujoco.MjData(self.dynamics)
         self.servos = list(servos)
         self.qadr, self.dofs = check_hinges(self.model, [s.joint for s in self.servos])
         self.dt = float(self.model.opt.timestep)
@@ -367,7 +384,7 @@ class Robot:
         out_v = np.empty((goals.shape[0], self.nv))
         physical = np.empty_like(out_q)
         start = time.perf_counter()
-        failed = fixed_step_run(self.model._address, self.data._address, self.data.qpos,
+        failed = fixed_step_run(self.dynamics._address, self.data._address, self.data.qpos,
                                 self.data.qvel, self.qadr, self.dofs, self.bank(), goals,
                                 enable, q, v, self.substeps, self.dt,
                                 self.scheme == "semi_implicit", out_q, out_v, physical)
@@ -430,7 +447,7 @@ class RobotMechanism(Mechanism):
         self.bank = robot.bank()
         ns = len(robot.servos)
         self._motor, self._extra = np.empty(ns), np.empty(ns)
-        self._data = mujoco.MjData(robot.model)
+        self._data = mujoco.MjData(robot.dynamics)
 
     def forces(self, q, v):
         r, n = self.robot, self.n
@@ -438,7 +455,7 @@ class RobotMechanism(Mechanism):
         v = np.ascontiguousarray(v, float)
         bank_held_torques(self.bank, v[r.dofs], self._motor, self._extra)
         mass, tau, budget, bias = np.empty((n, n)), np.empty(n), np.empty(n), np.empty(n)
-        robot_forces(r.model._address, self._data._address, self._data.qpos, self._data.qvel,
+        robot_forces(r.dynamics._address, self._data._address, self._data.qpos, self._data.qvel,
                      r.dofs, self.bank.thetas, self._motor, self._extra, q, v, mass, tau,
                      budget, bias)
         return mass, tau, budget

@@ -46,7 +46,7 @@ def residual_labels(robot: Robot, goals: np.ndarray, counts: np.ndarray, q: np.n
     out = np.empty((len(goals) - 1, len(robot.servos)))
     # the physical model only: a network's torque is what the labels measure
     bank = new_bank(robot.thetas, robot.benches)
-    _labels(robot.model._address, robot.data._address, robot.data.qpos, robot.data.qvel,
+    _labels(robot.dynamics._address, robot.data._address, robot.data.qpos, robot.data.qvel,
             robot.qadr, robot.dofs, bank, goals, np.ascontiguousarray(counts, dtype=np.int64),
             q, v, robot.substeps, robot.dt, robot.scheme == "semi_implicit", out)
     return out

@@ -79,7 +79,7 @@ class RobotWindows:
         self.robot = robot
         self.windows = list(windows)
         self.threads = max(1, int(threads))
-        self._data = [mujoco.MjData(robot.model) for _ in range(self.threads)]
+        self._data = [mujoco.MjData(robot.dynamics) for _ in range(self.threads)]
         self.width = layout.THETA_SIZE + ns
 
     @property
@@ -139,7 +139,7 @@ class RobotWindows:
             v0[r.dofs] = window.v0
             out_q = np.empty((len(goals), r.nq))
             out_v = np.empty((len(goals), nv))
-            failed = fixed_step_run(r.model._address, data._address, data.qpos, data.qvel,
+            failed = fixed_step_run(r.dynamics._address, data._address, data.qpos, data.qvel,
                                     r.qadr, r.dofs, new_bank(thetas, r.benches, servo_nets),
                                     goals, np.ones_like(goals), q0, v0, r.substeps, r.dt, semi,
                                     out_q, out_v, np.empty_like(out_q))

@@ -16,6 +16,7 @@ from frictionsim.solvers.joint_friction import (
     WORK_SIZE,
     clip_friction,
     clip_friction_into,
+    stepped_velocities,
     stop_friction,
 )
 
@@ -48,6 +49,26 @@ def test_random_problems_meet_the_kkt_conditions(n):
         f = clip_friction(M, tau, v, b, dt)
         scale = max(1.0, float(np.abs(v).max()))
         assert kkt_residual(M, tau, v, b, dt, f) <= 1e-10 * scale
+
+
+@pytest.mark.parametrize("n", [2, 5, 20])
+def test_the_solve_hands_back_the_velocities_after_the_step(n):
+    """v⁺ read from the solve is v + dt·M⁻¹(τ + τ_f), and exactly 0 on the joints it leaves at
+    rest (strictly inside their budget), where a solve with M leaves round-off."""
+    rng = np.random.default_rng(100 + n)
+    work, out, v_next = np.empty(WORK_SIZE), np.empty(n), np.empty(n)
+    at_rest = 0
+    for _ in range(500):
+        M, tau, v, b, dt = random_problem(rng, n)
+        assert clip_friction_into(M, tau, v, b, dt, out, work) > 0
+        stepped_velocities(work, n, dt, v_next)
+        expected = v + dt * np.linalg.solve(M, tau + out)
+        scale = max(1.0, float(np.abs(v).max()), float(np.abs(expected).max()))
+        assert np.abs(v_next - expected).max() <= 1e-9 * scale
+        inside = np.abs(out) < b * (1 - 1e-9)
+        assert np.all(v_next[inside] == 0.0)
+        at_rest += int(inside.sum())
+    assert at_rest > 100  # the problems did leave joints at rest
 
 
 def test_twelve_joints_ill_conditioned():

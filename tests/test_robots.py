@@ -136,6 +136,36 @@ def test_fixed_step_and_mujoco_stay_within_a_mrad_of_the_event_driven_arm(data):
     assert np.abs(np.diff(by["event_driven"].q, axis=0)).max() > 1e-3  # it did move
 
 
+def test_the_compiled_loops_read_a_geometry_free_copy_that_changes_no_bit(data):
+    """Robot's dynamics model drops the meshes but keeps M and the bias to the last bit: the
+    fixed step on it equals the fixed step on the full model, and a joint that sticks has a
+    velocity of exactly 0 (the friction solve's own v⁺, no second solve with M)."""
+    from frictionsim.solvers.robot import fixed_step_run
+
+    path = arm2r.ARMS["mx"].path(data)
+    robot = Robot(path, arm_servos(data), control_period=0.005)
+    full = robot.model
+    assert robot.dynamics.ngeom == 0 < full.ngeom
+    assert robot.dynamics.nv == full.nv
+    t = np.arange(400) * 0.005
+    goals = np.stack([0.4 * np.sin(2 * t), 0.3 * np.cos(3 * t)], axis=1)
+    run = robot.fixed_step(goals, q0=[0.1, -0.2])
+    d = mujoco.MjData(full)
+    out_q, out_v = np.empty((400, full.nq)), np.empty((400, full.nv))
+    failed = fixed_step_run(full._address, d._address, d.qpos, d.qvel, robot.qadr, robot.dofs,
+                            robot.bank(), goals, np.ones_like(goals), np.array([0.1, -0.2]),
+                            np.zeros(2), robot.substeps, robot.dt, robot.scheme == "semi_implicit",
+                            out_q, out_v, np.empty_like(out_q))
+    assert failed == -1
+    assert np.array_equal(out_v, run.v) and np.array_equal(out_q, run.q)
+    # goals where it starts: it sags under gravity, then sticks; a second solve with M left
+    # about 1e-18 rad/s there for ever
+    held = robot.fixed_step(np.tile([0.5, 0.7], (200, 1)), q0=[0.5, 0.7])
+    assert np.abs(held.v[1:]).max() > 0.1 and np.all(held.v[100:] == 0.0)
+    # a model handed over compiled has no spec to edit: it is used as it is
+    assert Robot(full, arm_servos(data), control_period=0.005).dynamics is full
+
+
 def test_a_break_away_that_falls_back_within_the_first_step_is_located_after_it(data):
     """MX arm, M6, kp 8, t = 0.94 s of the triangle: the shoulder breaks away with v̇ = 6.5e-4
     rad/s² while the elbow decelerates, and falls back to rest 117 µs later, inside the

@@ -197,7 +197,7 @@ def _evaluator(robot: RobotDescription, mjcf: Path, actuator: str,
                windows: list[RecordedWindow], threads: int) -> RobotWindows:
     # the servos' firmware settings; their parameters come with each candidate
     servos = joint_servos(robot, {actuator: ParameterSet.defaults("m1", actuator)})
-    sim = Robot(robot_spec(robot, mjcf).compile(), servos, control_period=robot.control_period,
+    sim = Robot(robot_spec(robot, mjcf), servos, control_period=robot.control_period,
                 scheme=SCHEME)
     return RobotWindows(sim, windows, threads)
 

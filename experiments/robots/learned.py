@@ -50,7 +50,7 @@ def robot_training_set(robot: RobotDescription, mjcf: Path, recordings: list[Rec
     params = physics if physics is not None else ParameterSet.defaults("m1", actuator)
     applied = RobotParameters(robot.name, {actuator: params}, dict(offsets)).apply(robot)
     servos = joint_servos(applied, {actuator: params.with_scheme(SCHEME)})
-    sim = Robot(robot_spec(applied, mjcf).compile(), servos,
+    sim = Robot(robot_spec(applied, mjcf), servos,
                 control_period=applied.control_period, scheme=SCHEME)
     if physics is None:
         sim.thetas[:] = bare_theta(actuator, armature)

@@ -27,6 +27,7 @@ from frictionsim.robot_files import RobotDescription
 from frictionsim.robot_recordings import Recording
 from frictionsim.solvers.engines import engine_names
 from frictionsim.solvers.errors import SimulationError
+from frictionsim.solvers.mjcf_files import read_model
 
 #: The engines that replay a recording at a time (:data:`frictionsim.solvers.engines.ENGINES`).
 ENGINES = engine_names("robot", batched=False)
@@ -143,11 +144,12 @@ class Replay:
 
             servos = draw_servos(servos, 1, variant)[0]
         self.servos = servos
-        self.timestep = stable_timestep(robot, spec.compile(), servos)
+        # compile a copy: a compiled spec holds its processed meshes, and every copy of it
+        # (the simulator makes two) would carry them (about 120 MB each on the SO-101)
+        self.timestep = stable_timestep(robot, read_model(spec), servos)
         spec = spec.copy()
         spec.option.timestep = self.timestep
-        self._sim = chosen.robot(spec.compile() if chosen.name in ("fixed_step", "event_driven")
-                                 else spec, servos, robot.control_period, scheme)
+        self._sim = chosen.robot(spec, servos, robot.control_period, scheme)
 
     def run(self, recording: Recording) -> RecordedRun:
         """Simulate ``recording`` in closed loop from its first recorded state."""
