@@ -89,7 +89,7 @@ _OPTIONAL = ("target_speed_limit", "current_limit", "derivative", "dead_band", "
 MAX_DEAD_BAND = 0.1
 _CURRENT_ONLY = ("max_current", "max_voltage", "damping")
 _HARDWARE = {"family", "model_numbers", "protocols", "baudrate", "ids", "counts_per_turn",
-             "velocity_unit_rpm"}
+             "encoder_span_deg", "velocity_unit_rpm"}
 
 
 #: The largest magnitude of any number in a declaration: beyond it a square (k_t², the
@@ -221,7 +221,10 @@ def parse_actuator(data: dict, source: str) -> Actuator:
     if not isinstance(derivative, bool):
         raise r.fail("derivative", f"{derivative!r} must be true or false")
     if "kp" in data:
-        kp = r.number(data, "kp", "", non_negative=True, at_most=1e6)
+        # a voltage-law servo with no P gain never moves: as a default it would be exported
+        # and simulated as a limp joint; a current-law drive takes its gains from each log
+        kp = r.number(data, "kp", "", non_negative=law != "voltage",
+                      positive=law == "voltage", at_most=1e6)
     else:
         kp = 32.0 if law == "voltage" else 0.0
     if law == "voltage":
@@ -272,7 +275,10 @@ def parse_actuator(data: dict, source: str) -> Actuator:
                              f"kg·m² is outside parameters.armature [{lo:g}, {hi:g}]")
         if key == "R" and lo <= 0:
             raise r.fail("parameters.R.min", f"{lo:g} must be > 0 (the law divides by R)")
-        if key != "error_gain_ratio" and lo < 0:
+        if key == "error_gain_ratio" and lo <= 0:
+            raise r.fail(f"parameters.{key}.min", f"{lo:g} must be > 0 (a ratio of two gains; "
+                         "at or below 0 the limiter pushes away from the goal)")
+        if lo < 0:
             raise r.fail(f"parameters.{key}.min", f"{lo:g} must be ≥ 0")
         motor.append(Parameter(key, default, lo, hi, unit=_UNITS[key]))
 
@@ -321,7 +327,9 @@ def _hardware(r: TomlReader, hw: dict) -> Hardware:
         raise r.fail("hardware.model_numbers", "must be a list of integers")
     numbers = [r.integer(n, "hardware.model_numbers", 0, 0xFFFF) for n in numbers]
     protocols = hw.get("protocols", [])
-    if not isinstance(protocols, list) or any(p not in (1, 2) for p in protocols):
+    # isinstance first: true == 1 in Python, and a TOML boolean is no protocol version
+    if not isinstance(protocols, list) or any(isinstance(p, bool) or p not in (1, 2)
+                                              for p in protocols):
         raise r.fail("hardware.protocols", f"{protocols!r} must be a list of 1 and/or 2")
     ids = hw.get("ids", [0, 252])
     if not (isinstance(ids, list) and len(ids) == 2):
@@ -330,13 +338,28 @@ def _hardware(r: TomlReader, hw: dict) -> Hardware:
     if lo > hi:
         raise r.fail("hardware.ids", f"lowest {lo} > highest {hi}")
     baudrate = r.integer(hw.get("baudrate", 0), "hardware.baudrate", 0, 100_000_000)
-    counts = r.number(hw, "counts_per_turn", "hardware.", positive=True) \
-        if "counts_per_turn" in hw else 4096.0
+    counts = _counts_per_turn(r, hw) if "counts_per_turn" in hw else 4096.0
     velocity = r.number(hw, "velocity_unit_rpm", "hardware.", positive=True) \
         if "velocity_unit_rpm" in hw else 0.229
     return Hardware(family=family, model_numbers=tuple(numbers), protocols=tuple(protocols),
                     baudrate=baudrate, ids=(lo, hi), counts_per_turn=counts,
                     velocity_unit_rpm=velocity)
+
+
+def _counts_per_turn(r: TomlReader, hw: dict) -> float:
+    """``counts_per_turn``, checked to be a whole number of encoder counts over the angle they
+    span (``encoder_span_deg``, default a full turn): the XL320's 1024 counts over 300° make
+    1228.8 per turn; 4096.5 counts over a turn would scale every logged position wrongly."""
+    counts = r.number(hw, "counts_per_turn", "hardware.", positive=True, at_most=2.0**32)
+    span = r.number(hw, "encoder_span_deg", "hardware.", positive=True, at_most=360.0) \
+        if "encoder_span_deg" in hw else 360.0
+    whole = counts * span / 360.0
+    if whole < 2 or abs(whole - round(whole)) > 1e-9 * whole:
+        raise r.fail("hardware.counts_per_turn", f"{counts:g} per turn is {whole:g} counts over "
+                     f"{span:g}°, not a whole number of encoder counts (an encoder that spans "
+                     "less than a turn declares encoder_span_deg: the XL320's 1024 counts over "
+                     "300° are counts_per_turn = 1228.8 with encoder_span_deg = 300)")
+    return counts
 
 
 def read_toml(path: str | os.PathLike, error: type[ValueError], what: str) -> dict:

@@ -131,6 +131,11 @@ class Actuator:
         return None
 
 
+class ReplacedActuatorWarning(UserWarning):
+    """A user's actuator file declares a name a built-in actuator has: the file's declaration
+    is used for the run (the command line shows it as one ``warning:`` line)."""
+
+
 class ActuatorRegistry(Mapping):
     """Every known actuator by name: the built-in declarations, then the files registered.
 
@@ -173,7 +178,8 @@ class ActuatorRegistry(Mapping):
             import warnings
 
             warnings.warn(f"{actuator.source or 'actuator'} replaces the built-in declaration "
-                          f"of {actuator.name!r} for this run", stacklevel=2)
+                          f"of {actuator.name!r} for this run", ReplacedActuatorWarning,
+                          stacklevel=2)
         self._all()[actuator.name] = actuator
         return actuator
 

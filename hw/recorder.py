@@ -111,11 +111,14 @@ def return_to_zero(servo: BenchServo, start: float, duration: float = 1.5, rate:
 
 
 def record(servo: BenchServo, trajectory: str, setup: BenchSetup, path: Path, rate: float = 200.0,
-           clock: Clock | None = None, duration: float = trajectories.DURATION) -> Path:
+           clock: Clock | None = None, duration: float = trajectories.DURATION,
+           on_complete: Callable[[Path], None] | None = None) -> Path:
     """Record ``trajectory`` on the bench into the raw log ``path``; returns the path.
 
     Raises what went wrong (``ServoError``, ``KeyboardInterrupt``…) after saving
-    the partial log and making the servo safe.
+    the partial log and making the servo safe. ``on_complete(path)`` is called as soon as
+    the complete log is written, before the arm returns to 0: an interruption during that
+    return leaves a complete log, and the caller knows it.
     """
     if not rate > 0:
         raise ConfigurationError(f"rate = {rate!r} must be positive")
@@ -160,6 +163,8 @@ def record(servo: BenchServo, trajectory: str, setup: BenchSetup, path: Path, ra
         _make_safe(servo, clock)
         raise
     out = log.flush()
+    if on_complete is not None:
+        on_complete(out)
     _make_safe(servo, clock)
     return out
 
@@ -201,15 +206,26 @@ def summarise(path: Path, rate: float) -> str:
 
 
 def record_new(servo: BenchServo, trajectory: str, setup: BenchSetup, logdir: Path,
-               rate: float = 200.0, duration: float = trajectories.DURATION) -> Path:
-    """Record ``trajectory`` into a new log of ``logdir``, saying where and how it went."""
+               rate: float = 200.0, duration: float = trajectories.DURATION,
+               on_complete: Callable[[Path], None] | None = None) -> Path:
+    """Record ``trajectory`` into a new log of ``logdir``, saying where and how it went;
+    ``on_complete`` as :func:`record`'s."""
     path = new_log_path(logdir, trajectory, setup)
     print(f"recording {trajectory} (kp {setup.kp:g}, {setup.mass:g} kg at {setup.length:g} m) "
           f"-> {path}", flush=True)
+    complete: list[Path] = []
+
+    def saved(out: Path) -> None:
+        complete.append(out)
+        if on_complete is not None:
+            on_complete(out)
+
     try:
-        record(servo, trajectory, setup, path, rate=rate, duration=duration)
+        record(servo, trajectory, setup, path, rate=rate, duration=duration, on_complete=saved)
     except BaseException:
-        if path.exists():
+        if complete:
+            print(f"log complete: {path} (stopped while the arm returned to 0)", file=sys.stderr)
+        elif path.exists():
             print(f"partial log kept (marked incomplete): {path}", file=sys.stderr)
         raise
     print(summarise(path, rate), flush=True)

@@ -24,6 +24,7 @@ on the motor and load torques: no MuJoCo attribute expresses it; use
 from __future__ import annotations
 
 import math
+import warnings
 
 from frictionsim import schema
 from frictionsim.errors import ConfigurationError
@@ -55,6 +56,36 @@ def check_export_arguments(joint: str, kp: float | None, vin: float | None,
         raise ConfigurationError(f"timestep {timestep!r} s must be in (0, 1]")
 
 
+class SchemeWarning(UserWarning):
+    """A parameter file identified with the reference scheme, used with MuJoCo's Euler step."""
+
+
+def reference_scheme_note(source: str) -> str:
+    """What a :class:`SchemeWarning` says of the parameter file ``source``."""
+    return (f"{source}: identified with the reference scheme (q += v·dt + ½·a·dt²); MuJoCo "
+            "steps with semi-implicit Euler, about 7 mrad mean away on the XL330 logs: "
+            "identify with --scheme semi_implicit for MuJoCo")
+
+
+def warn_reference_scheme(params: ParameterSet) -> None:
+    """A :class:`SchemeWarning` when ``params`` were identified with the reference scheme: an
+    export runs them with MuJoCo's Euler step, as the adapter does."""
+    if params.scheme != "semi_implicit":
+        source = params.source or f"{params.model} on {params.actuator}"
+        warnings.warn(reference_scheme_note(source), SchemeWarning, stacklevel=3)
+
+
+def firmware_gain(params: ParameterSet, kp: float | None) -> float:
+    """The firmware P gain to export: ``kp``, else the actuator's default; ValueError when that
+    is 0 (a current-law drive's declaration, whose gain each log carries), which would
+    export a limp actuator."""
+    gain = schema.get_actuator(params.actuator).kp if kp is None else kp
+    if not gain > 0:
+        raise ConfigurationError(f"{params.actuator} declares no firmware P gain (kp = {gain:g}): "
+                                 "give the gain the servo runs at (--kp)")
+    return gain
+
+
 def _comment(text: str) -> str:
     """Text safe inside an XML comment (which may not hold '--')."""
     return text.replace("--", "- -")
@@ -72,10 +103,11 @@ def export_m1(params: ParameterSet, joint: str = "servo", kp: float | None = Non
             "`frictionsim simulate --engine mujoco`)"
         )
     check_export_arguments(joint, kp, vin, timestep)
+    warn_reference_scheme(params)
     act = schema.get_actuator(params.actuator)
     v = params.values
     kt, resistance, armature = v["kt"], v["R"], v["armature"]
-    gain = act.kp if kp is None else kp
+    gain = firmware_gain(params, kp)
     if act.target_speed_limit:
         note = ("\n     The firmware's target-speed limiter (max_velocity) is not exported: "
                 "goals must move slower than it.")
@@ -141,7 +173,7 @@ def dcmotor_attributes(params: ParameterSet, kp: float | None = None, vin: float
     act = schema.get_actuator(params.actuator)
     v = params.values
     kt, resistance = v["kt"], v["R"]
-    gain = act.kp if kp is None else kp
+    gain = firmware_gain(params, kp)
     out = {"input": "pos", "resistance": f"{resistance:.9g}", "motorconst": f"{kt:.9g} {kt:.9g}"}
     slew = v.get("max_velocity", 0.0) if act.target_speed_limit else 0.0
     if act.law == "voltage":
@@ -206,6 +238,7 @@ def export_dcmotor(params: ParameterSet, joint: str = "servo", kp: float | None 
                             "friction has no MuJoCo attribute; export the closest M1 (fitted "
                             "on your logs: export-mjcf --target dcmotor --logs …)")
     check_export_arguments(joint, kp, vin, timestep)
+    warn_reference_scheme(params)
     act = schema.get_actuator(params.actuator)
     v = params.values
     cls = "".join(c if c.isalnum() or c in "_-" else "_" for c in params.actuator)
@@ -234,7 +267,7 @@ def export_dcmotor(params: ParameterSet, joint: str = "servo", kp: float | None 
         body = '<geom type="capsule" fromto="0 0 0 0.05 0 0" size="0.005" mass="0.01"/>'
         what = "a small rod standing for your link"
     lost = what_dcmotor_drops(params)
-    gain = act.kp if kp is None else kp
+    gain = firmware_gain(params, kp)
     supply = act.vin if vin is None else vin
     lines = [f'<mujoco model="{cls}">',
              f"  <!-- frictionsim export-mjcf, target dcmotor: {params.model} on "

@@ -92,6 +92,7 @@ from frictionsim.servo_unit import NO_LOG
 from frictionsim.solvers.errors import SimulationError
 from frictionsim.solvers.joint_friction import MAX_JOINTS, WORK_SIZE, clip_friction_into
 from frictionsim.solvers.learned_rollout import bare_theta
+from frictionsim.solvers.mjcf_export import SchemeWarning, reference_scheme_note
 from frictionsim.solvers.mjcf_files import read_spec
 from frictionsim.solvers.mujoco_dynamics import check_hinges, mj_fullM, mujoco
 from frictionsim.solvers.robot import JointServo, check_delay_reach, servo_nets
@@ -147,10 +148,6 @@ REGISTERS = 2
 # work, which the bank's network evaluation uses first, once per control period.
 PER_SERVO_SCRATCH = 6
 assert WORK_SIZE >= BANK_WORK_SIZE
-
-
-class SchemeWarning(UserWarning):
-    """A parameter file identified with the reference scheme, used with MuJoCo's Euler step."""
 
 
 class IntegratorWarning(UserWarning):
@@ -564,10 +561,7 @@ class ServoModel:
                     "+ ½·a·dt²) runs it with MuJoCo's Euler step: train it on a semi_implicit "
                     "file for MuJoCo", SchemeWarning, stacklevel=3)
                 continue
-            warnings.warn(
-                f"{source}: identified with the reference scheme (q += v·dt + ½·a·dt²); MuJoCo "
-                "steps with semi-implicit Euler, about 7 mrad mean away on the XL330 logs: "
-                "identify with --scheme semi_implicit for MuJoCo", SchemeWarning, stacklevel=3)
+            warnings.warn(reference_scheme_note(source), SchemeWarning, stacklevel=3)
 
     def _register(self, user0: int, size: int, dt: float) -> int:
         row = _TABLE.free_row()

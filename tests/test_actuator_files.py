@@ -128,6 +128,13 @@ def _spec(edit: str) -> str:
     ("[hardware]\nprotocols = [3]", "hardware.protocols"),
     ("[hardware]\nids = [10, 1]", "hardware.ids"),
     ("[hardware]\ncounts_per_turn = 0", "hardware.counts_per_turn"),
+    ("[hardware]\ncounts_per_turn = 4096.5", "hardware.counts_per_turn"),
+    ("[hardware]\ncounts_per_turn = 1228.8\nencoder_span_deg = 200", "hardware.counts_per_turn"),
+    ("[hardware]\nprotocols = [true]", "hardware.protocols"),
+    ("vin = 12.0 => vin = 12.0\nkp = 0", "kp"),
+    ("armature = { default = 0.005, min = 1e-5, max = 0.1 } => armature = { default = 0.005, "
+     "min = 1e-5, max = 0.1 }\nerror_gain_ratio = { default = 1.0, min = -0.5, max = 2.0 }",
+     "parameters.error_gain_ratio.min"),
     ("[hardware]\nspeed = 1", "hardware.speed"),
     ("[parameters]                    # default and search bounds of the actuator's own parameters"
      " => [ignored]", "ignored"),
@@ -223,3 +230,25 @@ def test_the_guides_declaration_example_loads(declared):
     act = load_actuator_file(declared(block, "readme.toml"))
     assert act.name == "sts3215_12v" and act.hardware.family == "feetech"
     assert act.override("q_offset") == (None, -0.2, 0.2)
+
+
+
+def test_the_command_line_says_a_replaced_built_in_in_one_warning_line(declared, capsys):
+    """Like every other warning of the command line: ``warning: …``, not Python's
+    ``…/frictionsim/schema.py:NNN: UserWarning:`` and a source line."""
+    from frictionsim.experiments.runner.cli import main
+
+    data = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "xl330"
+    if not data.is_dir():
+        pytest.skip("shared data not found")
+    path = declared(SPEC_EXAMPLE)
+    try:
+        assert main(["simulate", "--params", str(data / "params" / "m1.json"),
+                     str(data / "processed" / "2026-01-15_10h29m04.json"), "--actuator-file",
+                     str(path), "--no-progress"]) == 0
+    finally:  # the built-in comes back for the tests that follow in this process
+        schema.ACTUATORS.unregister("sts3215_12v")
+    assert schema.get_actuator("sts3215_12v").dead_band > 0
+    err = capsys.readouterr().err
+    assert f"warning: {path} replaces the built-in declaration of 'sts3215_12v'" in err
+    assert "UserWarning" not in err and "schema.py" not in err

@@ -158,3 +158,8 @@ def test_cli_refuses_a_bad_grid(params_dir, capsys):
     assert "--points" in capsys.readouterr().err
     assert main(["run", "drive-backdrive", "--params", f, "--tau-e-max", "-1"]) != 0
     assert "--tau-e-max" in capsys.readouterr().err
+    # beyond these the friction terms overflow and the NaN would read as self-locking
+    for option, value in (("--velocity", "1e300"), ("--velocity", "-101"),
+                          ("--tau-e-max", "1e300"), ("--tau-e-max", "2e5")):
+        assert main(["run", "drive-backdrive", "--params", f, option, value]) != 0
+        assert option in capsys.readouterr().err

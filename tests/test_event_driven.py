@@ -196,6 +196,16 @@ def test_crosscheck_command(tmp_path):
     assert (tmp_path / "cc.png").stat().st_size > 10_000
     assert main(["crosscheck", "--params", str(tmp_path / "m4.json"), "--logs",
                  str(tmp_path / "up_and_down.json"), "--dts", "0.003"]) == 1
+    # one step size has no order of convergence: said, never a bare NaN or null
+    one = tmp_path / "one.json"
+    assert main(["crosscheck", "--params", str(tmp_path / "m4.json"), "--logs",
+                 str(tmp_path / "up_and_down.json"), "--dts", "0.005", "--json", str(one)]) == 0
+    text = one.read_text()
+    assert "NaN" not in text
+    data = json.loads(text)
+    assert data["order"] is None and "two or more step sizes" in data["order_unavailable"]
+    assert data["per_log"]["up_and_down.json"]["order"] is None
+    assert "two or more" in data["per_log"]["up_and_down.json"]["order_unavailable"]
 
 
 def test_a_torque_exactly_at_the_budget_holds():

@@ -121,3 +121,48 @@ def test_campaign_prompts_between_set_ups(tmp_path, virtual_port, monkeypatch, c
     assert main(argv) == 1
     assert "--yes" in capsys.readouterr().err
     assert [p.name for p in (tmp_path / "b").glob("*.json")] == ["nothing_kp400_m0.3_l0.1.json"]
+
+
+def _campaign(port, folder):
+    return ["record-campaign", "--motor", "xl330", "--port", port, "--reply-timeout", "1",
+            "--setup", "0.3:0.1", "--kp", "300", "--trajectories", "steps", "nothing",
+            "--duration", "0.5", "--rest", "0", "--logdir", str(folder)]
+
+
+def test_an_interrupted_campaign_keeps_the_log_it_was_recording(tmp_path, virtual_port,
+                                                                monkeypatch, capsys):
+    from frictionsim.hw import recorder
+
+    append = recorder.Recording.append
+
+    def interrupted(self, entry):  # Ctrl-C at the 30th entry of the first recording
+        if len(self.entries) == 30:
+            raise KeyboardInterrupt
+        append(self, entry)
+
+    monkeypatch.setattr(recorder.Recording, "append", interrupted)
+    _, port = virtual_port
+    assert main(_campaign(port, tmp_path)) == 130
+    log = json.loads((tmp_path / "steps_kp300_m0.3_l0.1.json").read_text())
+    assert log["incomplete"] is True and "KeyboardInterrupt" in log["reason"]
+    assert len(log["entries"]) == 30
+    err = capsys.readouterr()
+    assert "partial log kept (marked incomplete)" in err.err
+    assert "campaign: 0 of 2 recordings complete" in err.out
+
+
+def test_a_campaign_stopped_while_the_arm_returns_counts_the_complete_log(tmp_path, virtual_port,
+                                                                        monkeypatch, capsys):
+    from frictionsim.hw import recorder
+
+    def stopped(*args, **kwargs):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(recorder, "return_to_zero", stopped)
+    _, port = virtual_port
+    assert main(_campaign(port, tmp_path)) == 130
+    log = json.loads((tmp_path / "steps_kp300_m0.3_l0.1.json").read_text())
+    assert "incomplete" not in log and log["entries"][-1]["timestamp"] > 0.45
+    err = capsys.readouterr()
+    assert "log complete:" in err.err and "marked incomplete" not in err.err
+    assert "campaign: 1 of 2 recordings complete" in err.out

@@ -73,8 +73,13 @@ def match_intervals(reference: list, other: list, period: float) -> dict:
     }
 
 
+#: Why :func:`order_of` gave no order: what the JSON outputs say beside ``"order": null``.
+ORDER_UNAVAILABLE = "not estimated: it needs two or more step sizes with a non-zero error"
+
+
 def order_of(dts: np.ndarray, errors: np.ndarray) -> float:
-    """Least-squares slope of log(error) against log(dt)."""
+    """Least-squares slope of log(error) against log(dt); NaN with fewer than two step sizes
+    with a non-zero error (:data:`ORDER_UNAVAILABLE`)."""
     ok = errors > 0
     if ok.sum() < 2:
         return math.nan
@@ -117,7 +122,10 @@ def crosscheck_log(log: Log, params: ParameterSet, substeps: list[int],
         out["stick"].append(match_intervals(stick_ref, fixed_stick_intervals(ref.t, v), log.dt))
         trajectories[n] = q
     dts = log.dt / np.array(substeps, dtype=float)
-    out["order"] = order_of(dts, np.array(out["max_error"]))
+    order = order_of(dts, np.array(out["max_error"]))
+    out["order"] = order if math.isfinite(order) else None
+    if out["order"] is None:
+        out["order_unavailable"] = ORDER_UNAVAILABLE
     return out, ref, trajectories
 
 

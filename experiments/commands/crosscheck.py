@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import math
 from pathlib import Path
 
 from frictionsim.experiments.runner.arguments import (
@@ -45,7 +46,11 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from frictionsim.experiments.analysis.crosscheck import crosscheck, plot_crosscheck
+    from frictionsim.experiments.analysis.crosscheck import (
+        ORDER_UNAVAILABLE,
+        crosscheck,
+        plot_crosscheck,
+    )
     from frictionsim.experiments.common.loading import load_logs, warn_motor_mismatch
     from frictionsim.experiments.common.output import table, write_json
     from frictionsim.params import load_params
@@ -68,15 +73,28 @@ def run(args: argparse.Namespace) -> int:
                      f"{1e3 * max(s['max_exit_difference'] for s in sticks):.1f}"])
     print(table(["step", "dt (s)", "max error (mrad)", "mean error (mrad)",
                  "stick intervals matched", "entry Δt max (ms)", "exit Δt max (ms)"], rows))
-    print(f"observed order {result.order:.2f} (per log: "
-          + ", ".join(f"{r['order']:.2f}" for r in result.per_log.values()) + ")")
+    if math.isfinite(result.order):
+        print(f"observed order {result.order:.2f} (per log: "
+              + ", ".join("–" if r["order"] is None else f"{r['order']:.2f}"
+                          for r in result.per_log.values()) + ")")
+    else:
+        print(f"observed order {ORDER_UNAVAILABLE}")
     if not result.falling:
         print("warning: the error does not fall at every halving of dt")
     if args.json:
         write_json(args.json, {"params": str(args.params), "dts": result.dts,
                                "substeps": result.substeps, "max_error": result.worst_max,
-                               "mean_error": result.worst_mean, "order": result.order,
-                               "per_log": result.per_log})
+                               "mean_error": result.worst_mean,
+                               **_order_entries(result.order), "per_log": result.per_log})
     if args.plot:
         plot_crosscheck(result, args.plot)
     return 0
+
+
+def _order_entries(order: float) -> dict:
+    """``{"order": …}``, or ``{"order": null, "order_unavailable": why}``: never a bare null."""
+    from frictionsim.experiments.analysis.crosscheck import ORDER_UNAVAILABLE
+
+    if math.isfinite(order):
+        return {"order": order}
+    return {"order": None, "order_unavailable": ORDER_UNAVAILABLE}

@@ -7,6 +7,7 @@ from pathlib import Path
 
 from frictionsim.errors import ConfigurationError
 from frictionsim.experiments.runner.arguments import FIGURE, JSON, add_actuator_arguments, add_output_argument
+from frictionsim.solvers.fixed_step import MAX_SPEED
 
 DESCRIPTION = (
     "For a grid of external torques τ_e, the static interval of motor torques τ_m for which a "
@@ -19,6 +20,9 @@ DESCRIPTION = (
 
 #: Grid points of the torque axis: beyond it the figure has more points than pixels.
 MAX_POINTS = 100_000
+#: The largest --tau-e-max (N·m): a thousand times the stall torque of the strongest actuator
+#: shipped (an eRob80 at about 100 N·m); the quadratic friction terms stay finite far beyond.
+MAX_TAU_E = 1e5
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -53,11 +57,18 @@ def run(args: argparse.Namespace) -> int:
 
     if not 3 <= args.points <= MAX_POINTS:
         raise ConfigurationError(f"--points must be in [3, {MAX_POINTS}], got {args.points}")
-    if any(not math.isfinite(v) for v in args.velocity) or len(args.velocity) > 100:
-        raise ConfigurationError(f"--velocity must be at most 100 finite speeds in rad/s, got "
-                                 f"{args.velocity[:5]}{' …' if len(args.velocity) > 5 else ''}")
-    if args.tau_e_max is not None and not (math.isfinite(args.tau_e_max) and args.tau_e_max > 0):
-        raise ConfigurationError(f"--tau-e-max must be a positive torque in N·m, got {args.tau_e_max}")
+    # Beyond these the friction terms overflow to NaN, which the JSON would show as null, the
+    # mark of a self-locking servo: refused rather than reported as something they are not.
+    if any(not (math.isfinite(v) and abs(v) <= MAX_SPEED) for v in args.velocity) \
+            or len(args.velocity) > 100:
+        raise ConfigurationError(f"--velocity must be at most 100 speeds within ±{MAX_SPEED:g} rad/s "
+                                 "(the fastest any of frictionsim's simulators lets a joint "
+                                 f"move), got {args.velocity[:5]}"
+                                 f"{' …' if len(args.velocity) > 5 else ''}")
+    if args.tau_e_max is not None and not (math.isfinite(args.tau_e_max)
+                                           and 0 < args.tau_e_max <= MAX_TAU_E):
+        raise ConfigurationError(f"--tau-e-max must be a torque in (0, {MAX_TAU_E:g}] N·m, got "
+                                 f"{args.tau_e_max:g}")
     sets = [load_params(p) for p in args.params]
     limit = args.tau_e_max if args.tau_e_max is not None else max(stall_torque(p) for p in sets)
     if not (math.isfinite(limit) and limit > 0):

@@ -75,8 +75,10 @@ def run(args: argparse.Namespace) -> int:
                                                      "--yes to record unattended") from None
                     current = (setup.mass, setup.length)
                 for trajectory in args.trajectories:
-                    done.append(record_new(servo, trajectory, setup, args.logdir, args.rate,
-                                           args.duration))
+                    # counted once written, before the arm returns to 0: a Ctrl-C then
+                    # leaves it complete
+                    record_new(servo, trajectory, setup, args.logdir, args.rate, args.duration,
+                               on_complete=done.append)
                     print(f"[{len(done)}/{total}]", flush=True)
                     time.sleep(args.rest)
     finally:
