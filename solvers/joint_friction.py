@@ -303,18 +303,3 @@ def clip_friction(mass_matrix: np.ndarray, tau: np.ndarray, v: np.ndarray, budge
                                  "problem: check that M is symmetric positive definite)")
     return out
 
-
-@njit(cache=True)
-def spd_solve_into(matrix: np.ndarray, rhs: np.ndarray, out: np.ndarray, work: np.ndarray) -> None:
-    """out = matrix⁻¹·rhs for a symmetric positive definite matrix (n ≤ 32), by Cholesky in
-    ``work`` (≥ :data:`WORK_SIZE` doubles); a 1 × 1 matrix divides."""
-    n = rhs.shape[0]
-    if n == 1:
-        out[0] = rhs[0] / matrix[0, 0]
-        return
-    idx = work[MAX_JOINTS * MAX_JOINTS: MAX_JOINTS * MAX_JOINTS + n]
-    for a in range(n):
-        idx[a] = a
-        out[a] = rhs[a]
-    _cholesky_rows(matrix, idx, 0, n, work)
-    _cholesky_solve(n, work, out)
