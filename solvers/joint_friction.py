@@ -46,6 +46,9 @@ from frictionsim.vector_checks import check_float64
 MAX_JOINTS = 32
 #: Scratch doubles :func:`clip_friction_into` needs.
 WORK_SIZE = MAX_JOINTS * MAX_JOINTS + 7 * MAX_JOINTS
+#: Where ν (rad/s², one per joint) lies in :func:`clip_friction_into`'s scratch, after the
+#: Cholesky factor and two other vectors: :func:`stepped_velocities` reads it there.
+_NU = MAX_JOINTS * MAX_JOINTS + 2 * MAX_JOINTS
 #: :func:`clip_friction_into`'s results when it has no exact answer (a count otherwise).
 NOT_CONVERGED = -1
 BAD_SIZES = -2
@@ -139,7 +142,7 @@ def clip_friction_into(mass_matrix: np.ndarray, tau: np.ndarray, v: np.ndarray,
     base = MAX_JOINTS * MAX_JOINTS
     s = work[base: base + n]
     side = work[base + MAX_JOINTS: base + MAX_JOINTS + n]
-    nu = work[base + 2 * MAX_JOINTS: base + 2 * MAX_JOINTS + n]
+    nu = work[_NU: _NU + n]
     target = work[base + 3 * MAX_JOINTS: base + 3 * MAX_JOINTS + n]
     rhs = work[base + 4 * MAX_JOINTS: base + 4 * MAX_JOINTS + n]
     held = work[base + 5 * MAX_JOINTS: base + 5 * MAX_JOINTS + n]  # 1.0: at a bound
@@ -223,7 +226,7 @@ def stepped_velocities(work: np.ndarray, n: int, dt: float, out: np.ndarray) -> 
     """The velocities v⁺ = dt·ν (rad/s) at the end of the step of the last
     :func:`clip_friction_into` call on ``work`` that converged with n ≥ 2 joints (module
     docstring): exactly 0 for the joints it leaves at rest."""
-    nu = work[MAX_JOINTS * MAX_JOINTS + 2 * MAX_JOINTS:]
+    nu = work[_NU:]
     for i in range(n):
         out[i] = dt * nu[i]
 

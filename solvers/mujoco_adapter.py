@@ -679,7 +679,7 @@ def servo_spec(mjcf, servos: list[JointServo], friction: str = "budget"):
     term as a start), a goal actuator per servo whose force is 0 and whose ctrl is the goal
     (its index in ctrl returned), Euler integration (an :class:`IntegratorWarning` when the
     model had another)."""
-    spec = _spec(mjcf)
+    spec = read_spec(mjcf)  # a copy: the caller's own spec is never edited
     joints = {j.name: j for j in spec.joints}
     for servo in servos:
         joint = joints.get(servo.joint)
@@ -740,11 +740,6 @@ def semi_implicit_theta(servo: JointServo) -> np.ndarray:
     if physics is None:
         return bare_theta(servo.params.actuator, servo.params.armature)
     return physics.with_scheme("semi_implicit").theta()
-
-
-def _spec(mjcf):
-    """A new ``MjSpec`` of the model: the caller's own spec is copied, never edited."""
-    return read_spec(mjcf)
 
 
 def bench_mjcf(mass: float, length: float, arm_mass: float, dt: float) -> str:

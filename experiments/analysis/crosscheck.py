@@ -86,6 +86,14 @@ def order_of(dts: np.ndarray, errors: np.ndarray) -> float:
     return float(np.polyfit(np.log(dts[ok]), np.log(errors[ok]), 1)[0])
 
 
+def order_entries(order: float) -> dict:
+    """``{"order": …}`` for the JSON outputs, or ``{"order": null, "order_unavailable": why}``
+    when :func:`order_of` found none: never a bare null."""
+    if math.isfinite(order):
+        return {"order": order}
+    return {"order": None, "order_unavailable": ORDER_UNAVAILABLE}
+
+
 def crosscheck_log(log: Log, params: ParameterSet, substeps: list[int],
                    tolerances: Tolerances) -> tuple[dict, EventResult, dict]:
     bench = log.bench(params.actuator)
@@ -122,10 +130,7 @@ def crosscheck_log(log: Log, params: ParameterSet, substeps: list[int],
         out["stick"].append(match_intervals(stick_ref, fixed_stick_intervals(ref.t, v), log.dt))
         trajectories[n] = q
     dts = log.dt / np.array(substeps, dtype=float)
-    order = order_of(dts, np.array(out["max_error"]))
-    out["order"] = order if math.isfinite(order) else None
-    if out["order"] is None:
-        out["order_unavailable"] = ORDER_UNAVAILABLE
+    out.update(order_entries(order_of(dts, np.array(out["max_error"]))))
     return out, ref, trajectories
 
 

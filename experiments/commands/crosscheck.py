@@ -49,6 +49,7 @@ def run(args: argparse.Namespace) -> int:
     from frictionsim.experiments.analysis.crosscheck import (
         ORDER_UNAVAILABLE,
         crosscheck,
+        order_entries,
         plot_crosscheck,
     )
     from frictionsim.experiments.common.loading import load_logs, warn_motor_mismatch
@@ -85,16 +86,8 @@ def run(args: argparse.Namespace) -> int:
         write_json(args.json, {"params": str(args.params), "dts": result.dts,
                                "substeps": result.substeps, "max_error": result.worst_max,
                                "mean_error": result.worst_mean,
-                               **_order_entries(result.order), "per_log": result.per_log})
+                               **order_entries(result.order), "per_log": result.per_log})
     if args.plot:
         plot_crosscheck(result, args.plot)
     return 0
 
-
-def _order_entries(order: float) -> dict:
-    """``{"order": …}``, or ``{"order": null, "order_unavailable": why}``: never a bare null."""
-    from frictionsim.experiments.analysis.crosscheck import ORDER_UNAVAILABLE
-
-    if math.isfinite(order):
-        return {"order": order}
-    return {"order": None, "order_unavailable": ORDER_UNAVAILABLE}
