@@ -48,9 +48,12 @@ index  name                 meaning                                      unit
 32     OBSERVATION_DELAY    the reported (logged) position is the        s
                             physical one this long ago (0: none;
                             ``observation_delay``)
+33     BACKLASH             full gap of the gear train between the       rad
+                            motor side and the output (0: none;
+                            ``backlash``, docs/model.md §14)
 =====  ===================  ===========================================  ==========
 
-The extensions of docs/model.md §9 (entries 25–29, 32) and the Feetech firmware terms (30–31)
+The extensions of docs/model.md §9 and §14 (entries 25–29, 32, 33) and the Feetech firmware terms (30–31)
 are off when 0: the kernels then compute exactly what they compute without them, bit for bit.
 
 ``SCHEME`` selects the position update of the fixed step (docs/model.md §4): the reference
@@ -111,6 +114,12 @@ index  name                meaning                                          unit
                            last NET_RING periods (the network's history)
 88–92  SERVO_VELOCITIES    ring of the velocities of the last NET_RING      rad/s
                            periods
+93     SERVO_GAP           ``backlash``: where the motor side sits in the   rad
+                           gap, δ = p − q (p: motor angle / N), |δ| ≤ gap/2
+94     SERVO_MOTOR_SPEED   ``backlash``: the motor side's velocity ṗ        rad/s
+95     SERVO_CONTACT       ``backlash``: +1 engaged at δ = +gap/2, −1 at    –
+                           −gap/2, 0 apart; NaN until the first physics
+                           step rests the load on the gear train
 =====  ==================  ===============================================  =======
 
 The servo bank (:mod:`frictionsim.servo_bank`) is the code that reads and writes these
@@ -151,7 +160,8 @@ LATENCY = 29
 DERIVATIVE_TIME = 30
 DEAD_BAND = 31
 OBSERVATION_DELAY = 32
-THETA_SIZE = 33
+BACKLASH = 33
+THETA_SIZE = 34
 #: Most control periods of ``latency`` (docs/model.md §9); the firmware's measurement history holds
 #: this many past samples and the current one.
 MAX_LATENCY = 3
@@ -191,7 +201,10 @@ NET_STRIDE = 2
 NET_RING = (NET_HISTORY - 1) * NET_STRIDE + 1
 SERVO_ERRORS = SERVO_OBSERVED + OBSERVED_SIZE
 SERVO_VELOCITIES = SERVO_ERRORS + NET_RING
-SERVO_STATE_SIZE = SERVO_VELOCITIES + NET_RING
+SERVO_GAP = SERVO_VELOCITIES + NET_RING
+SERVO_MOTOR_SPEED = SERVO_GAP + 1
+SERVO_CONTACT = SERVO_MOTOR_SPEED + 1
+SERVO_STATE_SIZE = SERVO_CONTACT + 1
 
 MASS = 0
 LENGTH = 1
@@ -272,4 +285,5 @@ THETA_INDEX: dict[str, int] = {
     "latency_steps": LATENCY,
     "derivative_time": DERIVATIVE_TIME,
     "observation_delay": OBSERVATION_DELAY,
+    "backlash": BACKLASH,
 }

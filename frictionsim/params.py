@@ -145,6 +145,12 @@ class ParameterSet:
         if v.get("max_current_limit", 1.0) <= 0:
             raise ParameterFileError(f"{where}: max_current_limit = {v['max_current_limit']!r} A "
                                      "must be > 0")
+        if not 0 <= v.get("backlash", 0.0) <= 2 * schema.MAX_BACKLASH:
+            raise ParameterFileError(f"{where}: backlash = {v['backlash']!r} rad must be from 0 "
+                                     f"to {2 * schema.MAX_BACKLASH:g} rad (the full gear-train gap)")
+        if v.get("backlash", 0.0) > 0 and v["armature"] <= 0:
+            raise ParameterFileError(f"{where}: backlash needs armature > 0: the rotor's inertia "
+                                     "is the motor side of the gap (docs/model.md §14)")
         if abs(v["q_offset"]) > math.pi:
             plausibility.warn(f"{where}: q_offset = {v['q_offset']!r} rad is more than half a turn")
 

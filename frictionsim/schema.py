@@ -282,9 +282,12 @@ EXTENSIONS: dict[str, tuple[str, ...]] = {
     "current_limit": ("max_current_limit",),
     "latency": ("latency_steps",),
     "observation_delay": ("observation_delay",),
+    "backlash": ("backlash",),
 }
 #: Extensions of any drive, not only a voltage-controlled one.
-ANY_LAW = ("latency", "observation_delay")
+ANY_LAW = ("latency", "observation_delay", "backlash")
+#: Widest gear-train gap searched (rad, about 3.4°): users measure about 1° on hobby servos.
+MAX_BACKLASH = 0.06
 #: Longest observation delay searched (s): a logging chain 50 ms late is already a broken one.
 MAX_OBSERVATION_DELAY = 0.05
 #: The learned actuator models (docs/model.md §13), beside the friction models M1–M6.
@@ -320,6 +323,8 @@ def extension_parameters(name: str, actuator: Actuator) -> list[Parameter]:
                           0.1, 10.0, "A")]
     if name == "observation_delay":
         return [Parameter("observation_delay", 0.0, 0.0, MAX_OBSERVATION_DELAY, "s")]
+    if name == "backlash":
+        return [Parameter("backlash", 0.01, 0.0, MAX_BACKLASH, "rad")]
     return [Parameter("latency_steps", 0.0, 0.0, float(layout.MAX_LATENCY), "periods")]
 
 

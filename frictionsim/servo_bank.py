@@ -100,6 +100,7 @@ RECORD_DTYPE = np.dtype([
     ("history", "f8", (HISTORY_SIZE,)), ("reported", "f8"), ("observed", "f8", (OBSERVED_SIZE,)),
     ("errors", "f8", (NET_RING,)),
     ("velocities", "f8", (NET_RING,)),
+    ("gap", "f8"), ("motor_speed", "f8"), ("contact", "f8"),
 ])
 assert RECORD_DTYPE.itemsize == 8 * SERVO_STATE_SIZE
 

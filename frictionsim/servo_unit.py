@@ -48,6 +48,7 @@ from frictionsim.actuator_laws import (
 )
 from frictionsim.errors import ConfigurationError
 from frictionsim.layout import (
+    BACKLASH,
     CURRENT_LIMIT,
     LATENCY,
     LAW,
@@ -56,13 +57,16 @@ from frictionsim.layout import (
     NET_RING,
     OBSERVATION_DELAY,
     OBSERVED_SIZE,
+    SERVO_CONTACT,
     SERVO_CURRENT,
     SERVO_DRAWN,
     SERVO_ENABLE,
     SERVO_ERROR,
     SERVO_ERRORS,
     SERVO_EXTRA,
+    SERVO_GAP,
     SERVO_HISTORY,
+    SERVO_MOTOR_SPEED,
     SERVO_OBSERVED,
     SERVO_PERIODS,
     SERVO_Q_SMOOTH,
@@ -142,6 +146,11 @@ def reset_record(servo: np.ndarray, q: float, v: float) -> None:
     for slot in range(NET_RING):
         servo[SERVO_ERRORS + slot] = 0.0
         servo[SERVO_VELOCITIES + slot] = 0.0
+    # backlash: the motor side moves with the load, and the first physics step decides which
+    # end of the gap the load rests on (frictionsim.gear_gap.rest_on_gear)
+    servo[SERVO_GAP] = 0.0
+    servo[SERVO_MOTOR_SPEED] = v
+    servo[SERVO_CONTACT] = math.nan
 
 
 @njit(cache=True)
@@ -297,11 +306,13 @@ def lockstep_compatible(thetas: np.ndarray, benches: np.ndarray) -> bool:
     """Whether every row of ``thetas`` runs, with every row of ``benches``, the plain
     voltage law that the lock-step vector kernel (:mod:`frictionsim.solvers.lockstep`) writes
     out lane by lane: no ``current_limit``, no ``latency``, no ``observation_delay``, a logged
-    ``supply`` at most, none of the Feetech terms. A feature added to :func:`servo_control`
-    or :func:`servo_observe` that the vector kernel lacks must be excluded here."""
+    ``supply`` at most, none of the Feetech terms, no ``backlash`` (its plant). A feature
+    added to :func:`servo_control`, :func:`servo_observe` or the plant that the vector kernel
+    lacks must be excluded here."""
     for i in range(thetas.shape[0]):
         if (thetas[i, LAW] != VOLTAGE_LAW or thetas[i, CURRENT_LIMIT] > 0.0
-                or thetas[i, LATENCY] != 0.0 or thetas[i, OBSERVATION_DELAY] != 0.0):
+                or thetas[i, LATENCY] != 0.0 or thetas[i, OBSERVATION_DELAY] != 0.0
+                or thetas[i, BACKLASH] != 0.0):
             return False
         for j in range(benches.shape[0]):
             if not plain_voltage_law(thetas[i], benches[j]):

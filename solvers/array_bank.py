@@ -33,9 +33,11 @@ from typing import NamedTuple
 import numpy as np
 
 from frictionsim.errors import ConfigurationError
+from frictionsim.gear_gap import BACKLASH_ENGINES
 from frictionsim.layout import (
     ACCELERATION,
     ALPHA,
+    BACKLASH,
     CURRENT_LAW,
     CURRENT_LIMIT,
     DAMPING,
@@ -168,6 +170,9 @@ def check_supported(thetas: np.ndarray, firmware: np.ndarray) -> None:
     law = thetas[..., LAW]
     if not np.all((law == VOLTAGE_LAW) | (law == CURRENT_LAW)):
         raise ConfigurationError("the array bank runs the voltage and the current law only")
+    if np.any(thetas[..., BACKLASH] > 0.0):
+        raise ConfigurationError(BACKLASH_ENGINES.format(engine="the batched engines (torch, JAX, "
+                                                                "MuJoCo Warp, MJX, mjlab)"))
 
 
 def servos(thetas, firmware, nets=None, xp=None, dtype=None, device=None) -> ArrayServos:
@@ -271,7 +276,8 @@ def _expand(xp, mask, like):
 
 
 def to_records(state: BankState, xp=None) -> np.ndarray:
-    """The records laid out as the Numba bank's (E, J, SERVO_STATE_SIZE) float64 numpy array."""
+    """The records laid out as the Numba bank's (E, J, SERVO_STATE_SIZE) float64 numpy array;
+    the motor side of a gear's gap (``backlash``, which this bank refuses) left at 0."""
     xp = xp or namespace(state.u)
     E, J = state.u.shape
     out = np.zeros((E, J, SERVO_STATE_SIZE))

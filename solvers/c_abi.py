@@ -28,7 +28,9 @@ own, the functions every engine of frictionsim drives; C code is one more physic
                                double *records, const double *nets, long net_width,
                                double *work, const double *v, double *motor, double *extra);
 
-    /* one fixed step of the bench (docs/model.md §4) with a held control u; state = {q, v} */
+    /* one fixed step of the bench (docs/model.md §4) with a held control u; state = {q, v}.
+       No servo record, so no motor side: a servo with ``backlash`` steps by
+       frictionsim_servo_step, whose record holds it */
     void frictionsim_step(double *state, double u, double enable, double dt,
                           const double *theta, const double *bench);
 

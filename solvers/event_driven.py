@@ -70,6 +70,8 @@ class EventKind(StrEnum):
     REVERSAL = "reversal"  # zero velocity, and slip resumes the other way
     TOUCH = "touch"  # zero velocity, and slip resumes the same way
     MARGIN = "margin"  # |v| = Δ after a break-away: zero-velocity detection re-armed
+    IMPACT = "impact"  # backlash: the gap closed, the two sides collide and engage
+    SEPARATION = "separation"  # backlash: the gear stops pushing the load, the sides part
 
 
 def solve_with_mask(M: np.ndarray, tau: np.ndarray, f_known: np.ndarray,
@@ -95,6 +97,14 @@ class Mechanism:
     """
 
     n = 0
+
+    def guards(self) -> tuple:
+        """Functions g(q, v, signs, stuck) of the mode a hybrid driver runs the mechanism in
+        (backlash: whether the gear is engaged): the mode holds while every g ≤ 0, and
+        :meth:`EventSolver.advance` stops where one rises through 0, or at the start of a
+        segment where one is already above 0 (a stick or slip switch can make one jump).
+        None by default."""
+        return ()
 
     def forces(self, q: np.ndarray, v: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """(M, τ, b): mass matrix (with the rotors' armature), every torque but friction, and
@@ -242,6 +252,10 @@ class EventSolver:
     events: list[Event] = field(default_factory=list)
     segments: list[Segment] = field(default_factory=list)
     nfev: int = 0
+    #: The index of the mechanism's guard that stopped the last :meth:`advance`, and the time
+    #: it stopped at (None, t1: it ran to the end).
+    guard: int | None = None
+    time: float = 0.0
 
     def begin(self, mech: Mechanism, t: float, q, v):
         """Phases and arming at the start of a run, recorded as ``start`` events.
@@ -274,6 +288,8 @@ class EventSolver:
         t = t0
         tol = self.tolerances
         events_before = len(self.events)
+        self.guard = None
+        guards = mech.guards()
         while t < t1:
             if len(self.events) - events_before > tol.max_events:
                 raise SimulationError(
@@ -281,6 +297,11 @@ class EventSolver:
                     f"t = {t0:.9g} s and {t1:.9g} s (chattering); gave up at t = {t:.9g} s"
                 )
             self._settle(mech, t, q, v, phase, armed)
+            signs, stuck = phase.astype(float), phase == STICK
+            self.guard = next((i for i, g in enumerate(guards) if g(q, v, signs, stuck) > 0.0),
+                              None)
+            if self.guard is not None:
+                break
             if np.all(phase == STICK):
                 t_end = self._stick(mech, t, t1, q, v, phase)
                 self.segments.append(Segment(t, t1 if t_end is None else t_end, None,
@@ -289,7 +310,10 @@ class EventSolver:
                     break
                 t = t_end
                 continue
-            t = self._slip(mech, t, t1, q, v, phase, armed)
+            t = self._slip(mech, t, t1, q, v, phase, armed, guards)
+            if self.guard is not None:
+                break
+        self.time = min(t, t1)
         if scalar:
             return float(q[0]), float(v[0]), int(phase[0]), bool(armed[0])
         return q, v, phase, armed
@@ -340,8 +364,10 @@ class EventSolver:
         self.nfev += sol.nfev
         return float(sol.t_events[0][0]) if sol.status == 1 else None
 
-    def _slip(self, mech: Mechanism, t0: float, t1: float, q, v, phase, armed) -> float:
-        """Integrate a segment with the phases fixed (in place); returns the time reached."""
+    def _slip(self, mech: Mechanism, t0: float, t1: float, q, v, phase, armed,
+              guards: tuple = ()) -> float:
+        """Integrate a segment with the phases fixed (in place); returns the time reached
+        (``self.guard`` set when one of the mechanism's ``guards`` stopped it)."""
         n, tol = mech.n, self.tolerances
         stuck = phase == STICK
         signs = phase.astype(float)
@@ -373,6 +399,9 @@ class EventSolver:
             if not armed[j]:
                 events.append(_event(lambda t, y, j=j: signs[j] * y[n + j] - tol.delta, 1))
                 meaning.append((j, EventKind.MARGIN))
+        for i, g in enumerate(guards):
+            events.append(_event(lambda t, y, g=g: g(y[:n], y[n:], signs, stuck), 1))
+            meaning.append((i, EventKind.SEPARATION))
         rhs = BoundedRhs(slip, tol.max_nfev, f"a slip segment from t = {t0:.9g} s")
         # solve_ivp's step-size heuristics may overflow on huge (finite) derivatives; the
         # right-hand side itself refuses non-finite values, so its warnings are noise.
@@ -390,6 +419,11 @@ class EventSolver:
         j, kind = meaning[k]
         q[:], v[:] = y_e[:n], y_e[n:]
         v[stuck] = 0.0
+        if k >= len(events) - len(guards):
+            # a guard: the mechanism's mode ends here, its driver decides what follows
+            self.segments.append(Segment(t0, t_e, sol.sol, np.concatenate([q, v])))
+            self.guard = j
+            return t_e
         if kind is EventKind.MARGIN:
             self.segments.append(Segment(t0, t_e, sol.sol, y_e.copy()))
             armed[j] = True

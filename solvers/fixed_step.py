@@ -54,7 +54,21 @@ from numba import njit
 
 from frictionsim.actuator_laws import motor_torque
 from frictionsim.errors import ConfigurationError
-from frictionsim.layout import SCHEME, SEMI_IMPLICIT, SERVO_REPORTED, SERVO_STATE_SIZE
+from frictionsim.friction import friction_budget
+from frictionsim.gear_gap import gear_torque, impact_velocity, rest_on_gear
+from frictionsim.layout import (
+    ARMATURE,
+    BACKLASH,
+    Q_OFFSET,
+    SCHEME,
+    SEMI_IMPLICIT,
+    SERVO_CONTACT,
+    SERVO_GAP,
+    SERVO_MOTOR_SPEED,
+    SERVO_REPORTED,
+    SERVO_STATE_SIZE,
+)
+from frictionsim.pendulum import gravity_torque, load_inertia
 from frictionsim.plant import bench_torques
 from frictionsim.servo_bank import period_servo, reset_servo, step_servo
 from frictionsim.servo_unit import DELAY_MESSAGE, delay_too_long
@@ -103,6 +117,9 @@ def step(
     check_theta_bench(theta, bench)
     if not dt > 0.0:
         raise ConfigurationError("step: dt must be positive (s)")
+    if theta[BACKLASH] > 0.0:
+        raise ConfigurationError("step: with backlash the motor side's state lives in the servo "
+                                 "record: use servo_step or plant_step")
     return bench_step(q, v, u, enable, dt, theta, bench)
 
 
@@ -133,6 +150,89 @@ def bench_physics(q: float, v: float, tau_m: float, extra: float, dt: float,
                         t.static + t.viscous * abs(v), dt, theta[SCHEME] == SEMI_IMPLICIT)
 
 
+@njit(cache=True, inline="always")
+def plant_step(record: np.ndarray, q: float, v: float, u: float, enable: float, extra: float,
+               dt: float, theta: np.ndarray, bench: np.ndarray) -> JointState:
+    """One physics step of the bench whose servo's record is ``record``: :func:`geared_step`
+    with ``backlash`` on, else :func:`bench_step_with` (the record untouched)."""
+    if theta[BACKLASH] > 0.0:
+        return geared_step(record, q, v, u, enable, extra, dt, theta, bench)
+    return bench_step_with(q, v, u, enable, extra, dt, theta, bench)
+
+
+@njit(cache=True)
+def geared_step(record: np.ndarray, q: float, v: float, u: float, enable: float, extra: float,
+                dt: float, theta: np.ndarray, bench: np.ndarray) -> JointState:
+    """The bench's physics for one step with ``backlash`` (:mod:`frictionsim.gear_gap`); returns
+    the output's new ``(q, v)``, the motor side's δ, w and the contact state in ``record``.
+
+    Engaged, the step is :func:`bench_physics`'s, unless the gear would pull the load
+    (c·τ_c < 0 with this step's acceleration) and the two sides, stepped apart, part
+    (:func:`apart_step` leaves δ inside the gap): then they part. Apart, each side takes its
+    own step; where δ crosses ±g/2 within the step the impact is inelastic, both sides at the
+    momentum-conserving velocity, δ set to ±g/2 around the inertia-weighted mean position.
+    The first step rests the load on the end of the gap its external torque leans it on."""
+    half = 0.5 * theta[BACKLASH]
+    j_load = load_inertia(bench)
+    j_motor = theta[ARMATURE]
+    semi = theta[SCHEME] == SEMI_IMPLICIT
+    tau_e = gravity_torque(q + theta[Q_OFFSET], bench)
+    contact = record[SERVO_CONTACT]
+    if contact != contact:
+        contact = rest_on_gear(tau_e)
+        record[SERVO_GAP] = contact * half
+        record[SERVO_MOTOR_SPEED] = v
+    if contact != 0.0 or not j_load > 0.0:  # a massless output cannot leave the gear
+        tau_m = motor_torque(u, enable, v, theta)
+        b = friction_budget(v, tau_m, tau_e, theta)
+        budget = b.static + b.viscous * abs(v)
+        inertia = j_load + j_motor
+        tau = tau_m + tau_e + extra
+        tau_f = stop_friction(inertia, tau, v, budget, dt)
+        if contact * gear_torque(j_load, (tau + tau_f) / inertia, tau_e) < 0.0 \
+                and j_load > 0.0:
+            load, w, gap = apart_step(q, v, v, contact * half, u, enable, extra, tau_e, dt,
+                                      theta, j_load, j_motor, semi)
+            if contact * gap < half:  # the sides part
+                record[SERVO_GAP] = gap
+                record[SERVO_MOTOR_SPEED] = w
+                record[SERVO_CONTACT] = 0.0
+                return load
+        state = clipped_step(q, v, tau, inertia, budget, dt, semi)
+        record[SERVO_MOTOR_SPEED] = state.v
+        record[SERVO_CONTACT] = contact
+        return state
+    load, w, gap = apart_step(q, v, record[SERVO_MOTOR_SPEED], record[SERVO_GAP], u, enable,
+                              extra, tau_e, dt, theta, j_load, j_motor, semi)
+    if abs(gap) < half:
+        record[SERVO_GAP] = gap
+        record[SERVO_MOTOR_SPEED] = w
+        record[SERVO_CONTACT] = 0.0
+        return load
+    side = 1.0 if gap > 0.0 else -1.0
+    q_new = load.q + j_motor / (j_motor + j_load) * (gap - side * half)
+    v_new = impact_velocity(j_motor, w, j_load, load.v)
+    record[SERVO_GAP] = side * half
+    record[SERVO_MOTOR_SPEED] = v_new
+    record[SERVO_CONTACT] = side
+    return JointState(q_new, v_new)
+
+
+@njit(cache=True, inline="always")
+def apart_step(q: float, v: float, w: float, gap: float, u: float, enable: float, extra: float,
+               tau_e: float, dt: float, theta: np.ndarray, j_load: float, j_motor: float,
+               semi: bool) -> tuple:
+    """One step of the two sides of an open gap from the output (q, v), the motor side at
+    velocity w and place δ = ``gap``: (the load's new JointState, the motor side's new
+    velocity, the new δ, which may lie beyond ±g/2). The load is free (τ_e only); the motor
+    side is clipped by its own budget τ_fm(w, τ_m, 0), τ_m's back-EMF at w."""
+    tau_m = motor_torque(u, enable, w, theta)
+    b = friction_budget(w, tau_m, 0.0, theta)
+    motor = clipped_step(0.0, w, tau_m + extra, j_motor, b.static + b.viscous * abs(w), dt, semi)
+    load = clipped_step(q, v, tau_e, j_load, 0.0, dt, semi)
+    return load, motor.v, gap + motor.q - (load.q - q)
+
+
 @njit(cache=True)
 def servo_step(servo: np.ndarray, q_target: float, q: float, v: float, enable: float,
                logged_vin: float, dt: float, theta: np.ndarray, bench: np.ndarray) -> JointState:
@@ -149,7 +249,7 @@ def servo_step(servo: np.ndarray, q_target: float, q: float, v: float, enable: f
         raise ConfigurationError("servo_step: dt must be positive (s)")
     u = period_servo(servo, theta, bench, q_target, q, v, enable, logged_vin, dt, False)
     step_servo(servo, theta, v)
-    return bench_step(q, v, u, enable, dt, theta, bench)
+    return plant_step(servo, q, v, u, enable, 0.0, dt, theta, bench)
 
 
 @njit(cache=True)
@@ -237,7 +337,7 @@ def log_error(goal: np.ndarray, enable: np.ndarray, supply: np.ndarray, position
         u = period_servo(servo, theta, bench, goal[k], q, v, enable[k], supply[k], dt, False)
         total += abs(servo[SERVO_REPORTED] - position[k])
         step_servo(servo, theta, v)
-        q, v = bench_step(q, v, u, enable[k], dt, theta, bench)
+        q, v = plant_step(servo, q, v, u, enable[k], 0.0, dt, theta, bench)
     return total / n
 
 
@@ -269,6 +369,17 @@ def rollout_substeps(
         raise ConfigurationError("out_q and out_v must hold at least as many entries as goal")
     if substeps < 1:
         raise ConfigurationError("substeps must be at least 1")
+    rollout_loop(goal, enable, supply, q0, v0, theta, bench, period, substeps, out_q, out_v,
+                 np.empty(0))
+
+
+@njit(cache=True)
+def rollout_loop(goal: np.ndarray, enable: np.ndarray, supply: np.ndarray, q0: float, v0: float,
+                 theta: np.ndarray, bench: np.ndarray, period: float, substeps: int,
+                 out_q: np.ndarray, out_v: np.ndarray, out_motor: np.ndarray) -> None:
+    """:func:`rollout_substeps` without its checks, also writing the motor side of the gear's
+    gap, p = q + δ (rad, q the physical angle), before each period into ``out_motor``
+    (``backlash``; an empty array skips it)."""
     q = q0
     v = v0
     servo = np.empty(SERVO_STATE_SIZE)
@@ -279,6 +390,8 @@ def rollout_substeps(
                          False)
         out_q[k] = servo[SERVO_REPORTED]
         out_v[k] = v
+        if out_motor.shape[0] > k:
+            out_motor[k] = q + servo[SERVO_GAP]
         for _ in range(substeps):
             step_servo(servo, theta, v)
-            q, v = bench_step(q, v, u, enable[k], dt, theta, bench)
+            q, v = plant_step(servo, q, v, u, enable[k], 0.0, dt, theta, bench)

@@ -57,7 +57,7 @@ from frictionsim.servo_bank import (
     step_servo,
 )
 from frictionsim.solvers.batch import PackedLogs
-from frictionsim.solvers.fixed_step import bench_step, bench_step_with
+from frictionsim.solvers.fixed_step import plant_step
 from frictionsim.solvers.rollouts import Rollout, check_finite
 
 
@@ -125,7 +125,7 @@ def learned_run(goal: np.ndarray, enable: np.ndarray, supply: np.ndarray, q0: fl
         out_q[k] = servo[SERVO_REPORTED]
         out_v[k] = v
         step_servo(servo, theta, v)
-        q, v = bench_step_with(q, v, u, enable[k], servo[SERVO_EXTRA], dt, theta, bench)
+        q, v = plant_step(servo, q, v, u, enable[k], servo[SERVO_EXTRA], dt, theta, bench)
 
 
 @njit(cache=True, parallel=True)
@@ -192,7 +192,7 @@ def teacher_forced(goal: np.ndarray, enable: np.ndarray, supply: np.ndarray,
                 u = period_servo(ahead, theta, bench, goal[i], qh, vh, enable[i], supply[i], dt,
                                  False)
                 step_servo(ahead, theta, vh)
-                qh, vh = bench_step(qh, vh, u, enable[i], dt, theta, bench)
+                qh, vh = plant_step(ahead, qh, vh, u, enable[i], 0.0, dt, theta, bench)
             residual[k] = inertia * (position[k + horizon] - qh) / (spread * dt * dt)
         u = period_servo(servo, theta, bench, goal[k], q, v, enable[k], supply[k], dt, False)
         step_servo(servo, theta, v)

@@ -86,7 +86,7 @@ from frictionsim.servo_bank import (
     step_servo,
 )
 from frictionsim.servo_unit import lockstep_compatible
-from frictionsim.solvers.fixed_step import bench_step, clipped_step
+from frictionsim.solvers.fixed_step import clipped_step, plant_step
 from frictionsim.solvers.vector_math import SIN_EXACT_LIMIT, vector_sin, vector_stribeck_factor
 
 #: Candidates per block: a multiple of the SIMD width (8 doubles with AVX-512), with room
@@ -210,7 +210,7 @@ def interleaved_errors(thetas, goal, enable, supply, position, offsets, v0, benc
                 u = period_servo(servo, theta, be, g, q[p], v[p], en, logged_vin, dt, False)
                 total[p] += abs(servo[SERVO_REPORTED] - logged_q)
                 step_servo(servo, theta, v[p])
-                q[p], v[p] = bench_step(q[p], v[p], u, en, dt, theta, be)
+                q[p], v[p] = plant_step(servo, q[p], v[p], u, en, 0.0, dt, theta, be)
         for p in range(w):
             out[c0 + p, j] = total[p] / n
 

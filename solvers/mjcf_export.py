@@ -208,6 +208,9 @@ def what_dcmotor_drops(params: ParameterSet) -> list[str]:
     if v.get("observation_delay", 0.0):
         lost.append(f"observation_delay ({1e3 * v['observation_delay']:g} ms) is dropped: it "
                     "delays what the logs record, not the joint")
+    if v.get("backlash", 0.0):
+        lost.append(f"the gear train's backlash ({1e3 * v['backlash']:.3g} mrad gap) is dropped: "
+                    "the joint is stiff")
     if act.derivative or act.dead_band:
         lost.append("the Feetech position loop's D term on the error rate and its dead band "
                     "are dropped (the controller's kd damps the velocity only)")

@@ -95,7 +95,7 @@ from frictionsim.solvers.learned_rollout import bare_theta
 from frictionsim.solvers.mjcf_export import SchemeWarning, reference_scheme_note
 from frictionsim.solvers.mjcf_files import read_spec
 from frictionsim.solvers.mujoco_dynamics import check_hinges, mj_fullM, mujoco
-from frictionsim.solvers.robot import JointServo, check_delay_reach, servo_nets
+from frictionsim.solvers.robot import JointServo, check_delay_reach, refuse_backlash, servo_nets
 from frictionsim.solvers.rollouts import Rollout
 
 MODES = ("budget", "frictionloss")
@@ -500,6 +500,7 @@ class ServoModel:
         self.friction = friction
         self._warn_scheme()
         self._thetas = [semi_implicit_theta(s) for s in self.servos]
+        refuse_backlash(np.array(self._thetas), "MuJoCo's servo adapter and MuJoCo's own actuators")
         spec, self.ctrl_index = servo_spec(mjcf, self.servos, friction)
         mark = spec.add_numeric()
         mark.name = MARK_NAME

@@ -33,8 +33,8 @@ from numba import njit
 from frictionsim import layout
 from frictionsim.errors import ConfigurationError
 from frictionsim.firmware import firmware_settings
-from frictionsim.friction import friction_budget
-from frictionsim.layout import ARMATURE, SERVO_REPORTED
+from frictionsim.gear_gap import BACKLASH_ENGINES
+from frictionsim.layout import SERVO_GAP, SERVO_REPORTED
 from frictionsim.learned_files import LearnedActuator
 from frictionsim.limits import control_substeps
 from frictionsim.params import ParameterSet
@@ -61,10 +61,11 @@ from frictionsim.solvers.mjcf_files import dynamics_model, read_model
 from frictionsim.solvers.mujoco_dynamics import (
     check_hinges,
     contact_pairs,
-    dynamics_terms,
     integrate_positions,
     mujoco,
 )
+from frictionsim.solvers.robot_gear import geared_physics_steps, has_backlash
+from frictionsim.solvers.robot_terms import gather, robot_forces
 
 
 @dataclass(frozen=True)
@@ -148,48 +149,17 @@ def servo_nets(servos: list[JointServo]) -> np.ndarray:
 
 
 @njit(nogil=True)
-def robot_forces(model: int, data: int, qpos: np.ndarray, qvel: np.ndarray, dofs: np.ndarray,
-                 thetas: np.ndarray, motor: np.ndarray, extra: np.ndarray, q: np.ndarray,
-                 v: np.ndarray, mass: np.ndarray, tau: np.ndarray, budget: np.ndarray,
-                 bias: np.ndarray) -> None:
-    """M (with each servo's armature), τ = τ_m + extra − bias and the budgets b at (q, v), in
-    place; ``motor``, ``extra``: each servo's motor torque at this v and its held network
-    torque (N·m: the servo bank's :func:`~frictionsim.servo_bank.bank_step` or
-    :func:`~frictionsim.servo_bank.bank_held_torques`). Friction clips the network torque
-    like any other; the budget is the servo's own (its load-dependent terms see τ_m and the
-    bias, as on the bench)."""
-    dynamics_terms(model, data, qpos, qvel, q, v, mass, bias)
-    for i in range(v.shape[0]):
-        tau[i] = -bias[i]
-        budget[i] = 0.0
-    for j in range(dofs.shape[0]):
-        d = dofs[j]
-        theta = thetas[j]
-        mass[d, d] += theta[ARMATURE]
-        b = friction_budget(v[d], motor[j], tau[d], theta)
-        budget[d] = b.static + b.viscous * abs(v[d])
-        tau[d] += motor[j] + extra[j]
-
-
-@njit(nogil=True, inline="always")
-def gather(values: np.ndarray, index: np.ndarray, out: np.ndarray) -> np.ndarray:
-    """out[j] = values[index[j]]: the servos' joints' entries of a model vector."""
-    for j in range(index.shape[0]):
-        out[j] = values[index[j]]
-    return out
-
-
-@njit(nogil=True)
 def fixed_step_run(model: int, data: int, qpos: np.ndarray, qvel: np.ndarray, qadr: np.ndarray,
                    dofs: np.ndarray, bank: ServoBank, goals: np.ndarray, enable: np.ndarray,
                    q0: np.ndarray, v0: np.ndarray, substeps: int, dt: float,
                    semi_implicit: bool, out_q: np.ndarray, out_v: np.ndarray,
-                   out_physical: np.ndarray) -> int:
+                   out_physical: np.ndarray, out_gap: np.ndarray) -> int:
     """The standalone fixed-step loop, a physics driver around the servo ``bank`` (one servo
     per entry of ``qadr``/``dofs``, their joints' position and dof addresses; reset here at
     the initial state): the state before each control period into out_q (nq positions; a
     servo's joint as the servo reports it, ``observation_delay``), out_physical (the nq
-    positions themselves), out_v (nv velocities).
+    positions themselves), out_v (nv velocities), out_gap (per servo, the motor side's place δ
+    in its gear's gap, ``backlash``; an array of no rows skips it).
     Each control period is the bank's (one supply for every servo), each physics step its
     :func:`~frictionsim.servo_bank.bank_step` then the physics (:func:`physics_steps`).
     Positions are integrated by ``mj_integratePos`` when the model has free or ball joints
@@ -211,7 +181,9 @@ def fixed_step_run(model: int, data: int, qpos: np.ndarray, qvel: np.ndarray, qa
                     NO_LOG, period, True, False)
         for j in range(ns):
             out_q[k, qadr[j]] = bank.records[j, SERVO_REPORTED]
-        if not physics_steps(model, data, qpos, qvel, dofs, bank, q, v, substeps, dt,
+            if out_gap.shape[0] > k:
+                out_gap[k, j] = bank.records[j, SERVO_GAP]
+        if not physics_steps(model, data, qpos, qvel, qadr, dofs, bank, q, v, substeps, dt,
                              semi_implicit, scratch):
             return k  # the friction solve did not converge: the caller names the step
     return -1
@@ -222,27 +194,31 @@ def physics_scratch(nv: int, ns: int) -> tuple:
     """The memory :func:`physics_steps` works in for nv dofs and ns servos: M (nv × nv; after
     a call, the last step's, armatures included), τ, budgets, bias, τ_f, a, the position
     drift, the friction solve's WORK_SIZE doubles, then per servo its velocity, motor
-    torque and network torque."""
+    torque, network torque and whether its gear is engaged (``backlash``)."""
     return (np.empty((nv, nv)), np.empty(nv), np.empty(nv), np.empty(nv), np.empty(nv),
             np.empty(nv), np.empty(nv), np.empty(WORK_SIZE), np.empty(ns), np.empty(ns),
-            np.empty(ns))
+            np.empty(ns), np.ones(ns, dtype=np.bool_))
 
 
 @njit(nogil=True)
-def physics_steps(model: int, data: int, qpos: np.ndarray, qvel: np.ndarray, dofs: np.ndarray,
-                  bank: ServoBank, q: np.ndarray, v: np.ndarray, substeps: int, dt: float,
-                  semi_implicit: bool, scratch: tuple) -> bool:
+def physics_steps(model: int, data: int, qpos: np.ndarray, qvel: np.ndarray, qadr: np.ndarray,
+                  dofs: np.ndarray, bank: ServoBank, q: np.ndarray, v: np.ndarray, substeps: int,
+                  dt: float, semi_implicit: bool, scratch: tuple) -> bool:
     """``substeps`` physics steps of ``dt`` (the module docstring's fixed step), each with the
     bank's :func:`~frictionsim.servo_bank.bank_step` (the currents drawn, the held torques at
     the step's velocities), (q, v) advanced in place, in the memory of
-    :func:`physics_scratch`. False when the friction solve did not converge."""
-    mass, tau, budget, bias, tau_f, acc, drift, work, gv, motor, extra = scratch
+    :func:`physics_scratch`. False when the friction solve did not converge. Servos with
+    ``backlash`` take :func:`~frictionsim.solvers.robot_gear.geared_physics_steps`."""
+    if has_backlash(bank.thetas):
+        return geared_physics_steps(model, data, qpos, qvel, qadr, dofs, bank, q, v, substeps,
+                                    dt, semi_implicit, scratch)
+    mass, tau, budget, bias, tau_f, acc, drift, work, gv, motor, extra, engaged = scratch
     nv = v.shape[0]
     hinges_only = q.shape[0] == nv
     for _ in range(substeps):
         bank_step(bank, gather(v, dofs, gv), motor, extra)
         robot_forces(model, data, qpos, qvel, dofs, bank.thetas, motor, extra, q, v, mass,
-                     tau, budget, bias)
+                     tau, budget, bias, engaged)
         if clip_friction_into(mass, tau, v, budget, dt, tau_f, work) < 0:
             return False
         if nv == 1:
@@ -270,6 +246,12 @@ def physics_steps(model: int, data: int, qpos: np.ndarray, qvel: np.ndarray, dof
     return True
 
 
+def refuse_backlash(thetas: np.ndarray, engine: str) -> None:
+    """ConfigurationError when a servo of ``thetas`` has ``backlash``, which ``engine`` lacks."""
+    if np.any(np.asarray(thetas)[..., layout.BACKLASH] > 0.0):
+        raise ConfigurationError(BACKLASH_ENGINES.format(engine=engine))
+
+
 def check_delay_reach(servos: list[JointServo], period: float) -> None:
     """ValueError naming a servo whose ``observation_delay`` reaches back more than
     ``layout.MAX_OBSERVATION_PERIODS`` control periods of ``period`` s."""
@@ -293,6 +275,9 @@ class RobotRun:
     seconds: float = 0.0
     events: list | None = None
     physical: np.ndarray | None = None
+    #: per servo, the motor side's place δ = p − q in its gear's gap (rad; ``backlash``, the
+    #: fixed step: 0 without backlash)
+    gap: np.ndarray | None = None
 
 
 def refuse_contacts(model) -> None:
@@ -383,17 +368,18 @@ class Robot:
         out_q = np.empty((goals.shape[0], self.nq))
         out_v = np.empty((goals.shape[0], self.nv))
         physical = np.empty_like(out_q)
+        gap = np.zeros((goals.shape[0], len(self.servos)))
         start = time.perf_counter()
         failed = fixed_step_run(self.dynamics._address, self.data._address, self.data.qpos,
                                 self.data.qvel, self.qadr, self.dofs, self.bank(), goals,
                                 enable, q, v, self.substeps, self.dt,
-                                self.scheme == "semi_implicit", out_q, out_v, physical)
+                                self.scheme == "semi_implicit", out_q, out_v, physical, gap)
         seconds = time.perf_counter() - start
         if failed >= 0:
             raise SimulationError(f"the friction solve of the coupled joints did not converge "
                                   f"in control period {failed} (t = {failed * self.period:g} s)")
         return RobotRun(np.arange(goals.shape[0]) * self.period, out_q, out_v, seconds,
-                        physical=physical)
+                        physical=physical, gap=gap)
 
     def event_driven(self, goals, enable=None, q0=None, v0=None,
                      tolerances: Tolerances | None = None) -> RobotRun:
@@ -406,6 +392,8 @@ class Robot:
                                      "dofs; this one has free or ball joints (nq ≠ nv): use fixed_step")
         goals, enable = self._inputs(goals, enable)
         q, v = self._initial(q0, v0)
+        if has_backlash(self.thetas):
+            return self._geared_events(goals, enable, q, v, tolerances)
         mech = RobotMechanism(self)
         solver = EventSolver(tolerances or Tolerances())
         phase, armed = solver.begin(mech, 0.0, q, v)
@@ -431,6 +419,23 @@ class Robot:
         return RobotRun(np.arange(goals.shape[0]) * self.period, out_q, out_v, seconds,
                         solver.events, physical)
 
+    def _geared_events(self, goals, enable, q, v, tolerances) -> RobotRun:
+        """:meth:`event_driven` with backlash (:mod:`frictionsim.solvers.robot_gear_events`)."""
+        import time
+
+        from frictionsim.solvers.robot_gear_events import geared_event_run
+
+        solver = EventSolver(tolerances or Tolerances())
+        out_q = np.empty((goals.shape[0], self.nv))
+        out_v, physical = np.empty_like(out_q), np.empty_like(out_q)
+        start = time.perf_counter()
+        try:
+            geared_event_run(self, goals, enable, q, v, solver, out_q, out_v, physical)
+        except SimulationError as e:
+            raise SimulationError(f"the event-driven robot with backlash: {e}") from None
+        return RobotRun(np.arange(goals.shape[0]) * self.period, out_q, out_v,
+                        time.perf_counter() - start, solver.events, physical)
+
     def bank(self) -> ServoBank:
         """A new servo bank (:mod:`frictionsim.servo_bank`) of the robot's servos: their
         ``thetas``, firmware settings (``benches``) and networks (``nets``) as they are now."""
@@ -447,6 +452,7 @@ class RobotMechanism(Mechanism):
         self.bank = robot.bank()
         ns = len(robot.servos)
         self._motor, self._extra = np.empty(ns), np.empty(ns)
+        self._engaged = np.ones(ns, dtype=np.bool_)
         self._data = mujoco.MjData(robot.dynamics)
 
     def forces(self, q, v):
@@ -457,7 +463,7 @@ class RobotMechanism(Mechanism):
         mass, tau, budget, bias = np.empty((n, n)), np.empty(n), np.empty(n), np.empty(n)
         robot_forces(r.dynamics._address, self._data._address, self._data.qpos, self._data.qvel,
                      r.dofs, self.bank.thetas, self._motor, self._extra, q, v, mass, tau,
-                     budget, bias)
+                     budget, bias, self._engaged)
         return mass, tau, budget
 
 

@@ -29,7 +29,8 @@ from frictionsim.actuator_net import HISTORY, N_INPUTS, STRIDE
 from frictionsim.errors import ConfigurationError
 from frictionsim.servo_bank import ServoBank, bank_period, bank_reset, new_bank
 from frictionsim.servo_unit import NO_LOG
-from frictionsim.solvers.robot import Robot, gather, physics_scratch, physics_steps
+from frictionsim.solvers.robot import Robot, physics_scratch, physics_steps
+from frictionsim.solvers.robot_terms import gather
 
 
 def residual_labels(robot: Robot, goals: np.ndarray, counts: np.ndarray, q: np.ndarray,
@@ -77,7 +78,7 @@ def _labels(model: int, data: int, qpos: np.ndarray, qvel: np.ndarray, qadr: np.
         for p in range(counts[k]):
             bank_period(bank, goals[k], gather(q, qadr, gq), gather(v, dofs, gv), on, NO_LOG,
                         period, True, False)
-            if not physics_steps(model, data, qpos, qvel, dofs, bank, q, v, substeps, dt,
+            if not physics_steps(model, data, qpos, qvel, qadr, dofs, bank, q, v, substeps, dt,
                                  semi_implicit, scratch):
                 ok = False
                 break

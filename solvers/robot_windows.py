@@ -34,6 +34,9 @@ from frictionsim.servo_bank import new_bank
 from frictionsim.solvers.mujoco_dynamics import mujoco
 from frictionsim.solvers.robot import Robot, fixed_step_run
 
+#: fixed_step_run's out_gap when the windows do not ask for the gears' gaps
+NO_GAP = np.empty((0, 1))
+
 
 @dataclass(frozen=True)
 class RecordedWindow:
@@ -142,7 +145,7 @@ class RobotWindows:
             failed = fixed_step_run(r.dynamics._address, data._address, data.qpos, data.qvel,
                                     r.qadr, r.dofs, new_bank(thetas, r.benches, servo_nets),
                                     goals, np.ones_like(goals), q0, v0, r.substeps, r.dt, semi,
-                                    out_q, out_v, np.empty_like(out_q))
+                                    out_q, out_v, np.empty_like(out_q), NO_GAP)
             if failed >= 0:
                 continue
             predicted = out_q[window.rows[1:]][:, r.qadr] - offsets

@@ -7,11 +7,11 @@ from typing import NamedTuple
 
 import numpy as np
 
-from frictionsim.layout import SUPPLY
+from frictionsim.layout import BACKLASH, SUPPLY
 from frictionsim.logs import Log
 from frictionsim.params import ParameterSet
 from frictionsim.solvers.errors import SimulationError, check_inertia
-from frictionsim.solvers.fixed_step import rollout
+from frictionsim.solvers.fixed_step import rollout, rollout_loop
 
 
 @dataclass(frozen=True)
@@ -23,6 +23,9 @@ class Rollout:
     q: np.ndarray
     v: np.ndarray
     q_logged: np.ndarray
+    #: with ``backlash``: the motor side of the gear's gap, p = q + δ (rad, q the physical
+    #: angle); None otherwise
+    motor_side: np.ndarray | None = None
 
     @property
     def error(self) -> np.ndarray:
@@ -86,4 +89,9 @@ def simulate(log: Log, params: ParameterSet) -> Rollout:
     rollout(x.goal, x.enable, x.supply, x.position[0], x.v0, x.theta, x.bench, log.dt, q, v)
     check_finite(log, q, x.what)
     t = np.arange(len(x.goal)) * log.dt
-    return Rollout(log, t, q, v, x.position)
+    motor_side = None
+    if x.theta[BACKLASH] > 0.0:  # the same rollout again, for the gap (a figure's, not the MAE's)
+        motor_side = np.empty_like(x.goal)
+        rollout_loop(x.goal, x.enable, x.supply, x.position[0], x.v0, x.theta, x.bench, log.dt,
+                     1, np.empty_like(x.goal), np.empty_like(x.goal), motor_side)
+    return Rollout(log, t, q, v, x.position, motor_side)

@@ -107,7 +107,11 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                         '"mean_mae_rad": ...}}, "mean_mae_rad": ..., "engine": ...} (and '
                         '"variants": [{"seed", "mean_mae_rad", "joint_mae_rad"}, …])')
     add_output_argument(s, "--plot", FIGURE,
-                        "measured, goal and simulated position per joint (a row per recording)")
+                        "measured, goal and simulated position per joint (a row per recording; "
+                        "with backlash, the simulated motor side of the gap too)")
+    s.add_argument("--plot-span", nargs=2, type=float, metavar=("START", "END"),
+                   help="with --plot: show these seconds of each recording only (a reversal "
+                        "through the gear's gap is a fraction of a second)")
     add_progress_argument(s)
 
     i = sub.add_parser("identify", help="fit the servos to the robot's own recordings",
@@ -238,6 +242,10 @@ def simulate(args: argparse.Namespace) -> int:
     from frictionsim.robot_params import load_robot_params
     from frictionsim.solvers.robot_servos import robot_spec
 
+    if args.plot_span is not None and (args.plot is None or not
+                                       args.plot_span[0] < args.plot_span[1]):
+        raise ConfigurationError(f"--plot-span {args.plot_span[0]:g} {args.plot_span[1]:g}: two "
+                                 "times START < END (s), with --plot")
     robot, mjcf = load_robot(args)
     plain = args.engine == "mjcf"
     if plain and args.scheme is not None:
@@ -300,7 +308,8 @@ def simulate(args: argparse.Namespace) -> int:
         from frictionsim.experiments.robots.plots import recordings_figure
 
         label = "the MJCF as shipped" if plain else args.params.name
-        recordings_figure(runs, args.plot, f"{robot.title}: {label}, {args.engine}")
+        recordings_figure(runs, args.plot, f"{robot.title}: {label}, {args.engine}",
+                          args.plot_span)
     return 0
 
 

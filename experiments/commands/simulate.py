@@ -29,7 +29,11 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--params", required=True, type=Path, help="parameter file (docs/model.md §7)")
     p.add_argument("logs", nargs="+", type=Path,
                    help="processed logs, or directories of them")
-    add_output_argument(p, "--plot", FIGURE, "figure of logged vs simulated position (png/pdf/svg)")
+    add_output_argument(p, "--plot", FIGURE, "figure of logged vs simulated position (png/pdf/svg); "
+                        "with backlash, the simulated motor side of the gear's gap too")
+    p.add_argument("--plot-span", nargs=2, type=float, metavar=("START", "END"),
+                   help="with --plot: show these seconds of each log only (a reversal through the "
+                        "gear's gap is a fraction of a second)")
     add_output_argument(p, "--json", JSON, "write {log: MAE rad} and the mean to this file")
     add_scheme_argument(p)
     add_extensions_argument(p)
@@ -51,6 +55,10 @@ def run(args: argparse.Namespace) -> int:
     from frictionsim.learned_files import LearnedActuator, load_servo_model
     from frictionsim.solvers.engines import get_engine
 
+    if args.plot_span is not None and (args.plot is None or not
+                                       args.plot_span[0] < args.plot_span[1]):
+        raise ConfigurationError(f"--plot-span {args.plot_span[0]:g} {args.plot_span[1]:g}: two "
+                                 "times START < END (s), with --plot")
     params = load_servo_model(args.params, args.extensions).with_scheme(args.scheme)
     learned = isinstance(params, LearnedActuator)
     logs = load_logs(args.logs, processed=True, show_progress=not args.no_progress)
@@ -86,5 +94,6 @@ def run(args: argparse.Namespace) -> int:
     if args.plot:
         from frictionsim.experiments.common.plots import rollouts_figure
 
-        rollouts_figure(rollouts, args.plot, f"{params.model} / {params.actuator}: {args.params.name}")
+        rollouts_figure(rollouts, args.plot, f"{params.model} / {params.actuator}: {args.params.name}",
+                        args.plot_span)
     return 0

@@ -64,14 +64,28 @@ def finish_panels(fig, axes, n: int, title: str, path: str | os.PathLike,
     save_figure(fig, path)
 
 
-def rollouts_figure(rollouts: list[Rollout], path: str | os.PathLike, title: str = "") -> None:
-    """Logged vs simulated position per log, with the goal and the torque-off spans shaded."""
+def rollouts_figure(rollouts: list[Rollout], path: str | os.PathLike, title: str = "",
+                    span: tuple[float, float] | None = None) -> None:
+    """Logged vs simulated position per log, with the goal and the torque-off spans shaded;
+    with ``backlash``, the simulated motor side of the gear's gap too. ``span``: the seconds
+    (start, end) shown."""
     fig, axes = panels(len(rollouts))
     for ax, r in zip(axes.flat, rollouts):
         shade_torque_off(ax, r.t, r.log.column("torque_enable"))
         ax.plot(r.t, r.log.column("goal_position"), "k--", lw=0.8, label="goal")
         ax.plot(r.t, r.q_logged, lw=1.4, label="logged")
-        ax.plot(r.t, r.q, lw=1.2, label="simulated")
+        ax.plot(r.t, r.q, lw=1.2, label="simulated (output)" if r.motor_side is not None
+                else "simulated")
+        if r.motor_side is not None:
+            ax.plot(r.t, r.motor_side, lw=0.9, ls=":", label="simulated motor side (θm/N)")
+        if span is not None:
+            ax.set_xlim(*span)
+            shown = (r.t >= span[0]) & (r.t <= span[1])
+            if shown.any():
+                values = [r.q_logged[shown], r.q[shown]] + (
+                    [r.motor_side[shown]] if r.motor_side is not None else [])
+                low, high = min(map(np.min, values)), max(map(np.max, values))
+                ax.set_ylim(low - 0.1 * (high - low + 1e-3), high + 0.1 * (high - low + 1e-3))
         ax.set_title(f"{r.log.name} ({r.log.trajectory}, kp={r.log.kp:g}): MAE {1e3 * r.mae:.1f} mrad",
                      fontsize=9)
     finish_panels(fig, axes, len(rollouts), title, path)

@@ -89,6 +89,9 @@ class RecordedRun:
     seconds: float
     timestep: float = 0.0
     """The physics step (s): the control period unless :func:`stable_timestep` shortened it."""
+    motor_side: np.ndarray | None = None
+    """With ``backlash`` (the fixed step): the motor side of each gear's gap, p = q + δ, in the
+    recorded convention (rad); None otherwise."""
 
     @property
     def joint_mae(self) -> dict[str, float]:
@@ -171,9 +174,13 @@ class Replay:
             raise SimulationError(f"{recording.name}: the {engine} simulation diverged "
                                   "(non-finite position)")
         cols = [recording.column(j.name) for j in robot.servo_joints]
+        gap = getattr(run, "gap", None)
+        motor_side = to_recorded(robot, q_model + gap[starts]) \
+            if gap is not None and np.any(gap) else None
         return RecordedRun(recording.name, tuple(j.name for j in robot.servo_joints),
                            to_recorded(robot, q_model), recording.position[:, cols],
-                           recording.goal[:, cols], recording.t, seconds, self.timestep)
+                           recording.goal[:, cols], recording.t, seconds, self.timestep,
+                           motor_side)
 
 
 def replay_batched(robot: RobotDescription, spec, params: dict, recordings: list[Recording],

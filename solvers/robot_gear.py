@@ -1,0 +1,220 @@
+"""Backlash on a robot's servos in the fixed step (docs/model.md §14, :mod:`frictionsim.gear_gap`).
+
+Each servo with ``backlash`` has its motor side (δ = p − q, w, the contact state) in its servo
+record. Per physics step:
+
+1. a servo whose record is not yet settled rests its load on the end of the gap its
+   external torque −bias leans it on;
+2. the bank's step gives each servo's held torques, at the motor side's velocity w where
+   the gap is open (back-EMF follows the rotor);
+3. the robot's step (M(q) and the bias from MuJoCo, docs/model.md §10's coupled friction
+   clipping) with the engaged servos as without backlash and the open ones' joints bare
+   (no armature, motor torque or friction). An engaged servo whose gear would pull its load,
+   c·τ_c < 0 with τ_c = τ_m + extra + τ_f − J_m·a the torque the gear passes on, is tried
+   open: the step is solved again without it, and it parts if its motor side, stepped on
+   its own, ends inside the gap (:func:`parted`); else it stays engaged for the step (the
+   bench's rule, :func:`frictionsim.solvers.fixed_step.geared_step`);
+4. each open motor side takes its own clipped step (:func:`frictionsim.solvers.fixed_step.clipped_step`,
+   its budget τ_fm(w, τ_m, 0)); where δ reaches ±g/2 the gap closes by an inelastic
+   impact of the motor side with the whole robot: v⁺ = v + M⁻¹·Σ J_m·(w − v_d)·e_d, M with
+   the impacting rotors' inertia, which conserves the generalised momentum; the overshoot
+   is shared along the joint by inertia, J_m/(J_m + M_dd) of it moving the load.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+from frictionsim.friction import friction_budget
+from frictionsim.gear_gap import rest_on_gear
+from frictionsim.layout import (
+    ARMATURE,
+    BACKLASH,
+    SERVO_CONTACT,
+    SERVO_GAP,
+    SERVO_MOTOR_SPEED,
+)
+from frictionsim.servo_bank import ServoBank, bank_step
+from frictionsim.solvers.fixed_step import MAX_SPEED, clipped_step
+from frictionsim.solvers.joint_friction import clip_friction_into, stepped_velocities
+from frictionsim.solvers.mujoco_dynamics import dynamics_terms, integrate_positions
+from frictionsim.solvers.robot_terms import robot_forces
+
+
+@njit(nogil=True)
+def has_backlash(thetas: np.ndarray) -> bool:
+    """Whether any servo of ``thetas`` (rows of :mod:`frictionsim.layout`) has a gear gap."""
+    for j in range(thetas.shape[0]):
+        if thetas[j, BACKLASH] > 0.0:
+            return True
+    return False
+
+
+@njit(nogil=True)
+def settle_gears(model: int, data: int, qpos: np.ndarray, qvel: np.ndarray, dofs: np.ndarray,
+                 bank: ServoBank, q: np.ndarray, v: np.ndarray, mass: np.ndarray,
+                 bias: np.ndarray) -> None:
+    """Rest every unsettled gear (contact NaN) on the end of its gap that −bias leans it on."""
+    settled = True
+    for j in range(dofs.shape[0]):
+        if bank.records[j, SERVO_CONTACT] != bank.records[j, SERVO_CONTACT]:
+            settled = False
+    if settled:
+        return
+    dynamics_terms(model, data, qpos, qvel, q, v, mass, bias)
+    for j in range(dofs.shape[0]):
+        record = bank.records[j]
+        if record[SERVO_CONTACT] != record[SERVO_CONTACT]:
+            contact = rest_on_gear(-bias[dofs[j]]) if bank.thetas[j, BACKLASH] > 0.0 else 1.0
+            record[SERVO_CONTACT] = contact
+            record[SERVO_GAP] = 0.5 * bank.thetas[j, BACKLASH] * contact
+            record[SERVO_MOTOR_SPEED] = v[dofs[j]]
+
+
+@njit(nogil=True)
+def geared_physics_steps(model: int, data: int, qpos: np.ndarray, qvel: np.ndarray,
+                         qadr: np.ndarray, dofs: np.ndarray, bank: ServoBank, q: np.ndarray,
+                         v: np.ndarray, substeps: int, dt: float, semi_implicit: bool,
+                         scratch: tuple) -> bool:
+    """:func:`frictionsim.solvers.robot.physics_steps` with the servos' gear gaps (module
+    docstring); same memory, same result when no gap is ever open. False when the friction
+    solve did not converge."""
+    mass, tau, budget, bias, tau_f, acc, drift, work, gv, motor, extra, engaged = scratch
+    nv = v.shape[0]
+    ns = dofs.shape[0]
+    hinges_only = q.shape[0] == nv
+    records, thetas = bank.records, bank.thetas
+    tried = np.zeros(ns, dtype=np.bool_)
+    held = np.zeros(ns, dtype=np.bool_)
+    for _ in range(substeps):
+        settle_gears(model, data, qpos, qvel, dofs, bank, q, v, mass, bias)
+        for j in range(ns):
+            engaged[j] = records[j, SERVO_CONTACT] != 0.0
+            gv[j] = v[dofs[j]] if engaged[j] else records[j, SERVO_MOTOR_SPEED]
+        bank_step(bank, gv, motor, extra)
+        for j in range(ns):
+            held[j] = False
+        trial = False
+        for _attempt in range(2 * ns + 2):
+            robot_forces(model, data, qpos, qvel, dofs, thetas, motor, extra, q, v, mass,
+                         tau, budget, bias, engaged)
+            if clip_friction_into(mass, tau, v, budget, dt, tau_f, work) < 0:
+                return False
+            if nv == 1:
+                acc[0] = v[0] + (tau_f[0] + tau[0]) / mass[0, 0] * dt
+            else:
+                stepped_velocities(work, nv, dt, acc)
+            if trial and not parted(dofs, thetas, records, engaged, tried, held, motor, extra,
+                                    v, acc, dt, semi_implicit):
+                trial = False
+                continue  # a gear kept engaged: solve again with it
+            trial = False
+            for j in range(ns):
+                d = dofs[j]
+                if not engaged[j] or held[j] or thetas[j, BACKLASH] <= 0.0:
+                    continue
+                accel = (acc[d] - v[d]) / dt
+                passed = motor[j] + extra[j] + tau_f[d] - thetas[j, ARMATURE] * accel
+                if records[j, SERVO_CONTACT] * passed < 0.0:  # the gear would pull its load
+                    engaged[j] = False
+                    tried[j] = True
+                    trial = True
+            if not trial:
+                break
+        for j in range(ns):
+            if not engaged[j] and records[j, SERVO_CONTACT] != 0.0:  # parted this step
+                records[j, SERVO_CONTACT] = 0.0
+                records[j, SERVO_MOTOR_SPEED] = v[dofs[j]]
+        for j in range(ns):
+            # the open motor sides, before v moves on
+            if engaged[j]:
+                continue
+            d = dofs[j]
+            theta = thetas[j]
+            w = records[j, SERVO_MOTOR_SPEED]
+            b = friction_budget(w, motor[j], 0.0, theta)
+            side = clipped_step(0.0, w, motor[j] + extra[j], theta[ARMATURE],
+                                b.static + b.viscous * abs(w), dt, semi_implicit)
+            records[j, SERVO_MOTOR_SPEED] = side.v
+            records[j, SERVO_GAP] += side.q
+        for i in range(nv):
+            # 0·(τ + τ_f) carries a NaN or infinity of the torques into v⁺ (robot.physics_steps)
+            v_next = acc[i] + 0.0 * (tau[i] + tau_f[i])
+            acc[i] = (v_next - v[i]) / dt
+            v[i] = min(max(v_next, -MAX_SPEED), MAX_SPEED)
+            drift[i] = v[i] if semi_implicit else v[i] + 0.5 * acc[i] * dt
+        for j in range(ns):
+            if engaged[j]:
+                records[j, SERVO_MOTOR_SPEED] = v[dofs[j]]
+            else:
+                records[j, SERVO_GAP] -= drift[dofs[j]] * dt  # the load's own move
+        if hinges_only:
+            for i in range(nv):
+                q[i] += drift[i] * dt
+        else:
+            integrate_positions(model, q, drift, dt)
+        close_gaps(dofs, qadr, bank, q, v, mass, tau, tau_f)
+    return True
+
+
+@njit(nogil=True)
+def parted(dofs: np.ndarray, thetas: np.ndarray, records: np.ndarray, engaged: np.ndarray,
+           tried: np.ndarray, held: np.ndarray, motor: np.ndarray, extra: np.ndarray,
+           v: np.ndarray, v_next: np.ndarray, dt: float, semi_implicit: bool) -> bool:
+    """Whether every gear ``tried`` open (its load pulled) parts: its motor side, stepped on
+    its own from w = v_d, ends the step inside the gap with the load's step ``v_next`` solved
+    without it. One that does not is engaged again and ``held`` for the step; False then."""
+    ok = True
+    for j in range(dofs.shape[0]):
+        if not tried[j]:
+            continue
+        tried[j] = False
+        d = dofs[j]
+        theta = thetas[j]
+        b = friction_budget(v[d], motor[j], 0.0, theta)
+        side = clipped_step(0.0, v[d], motor[j] + extra[j], theta[ARMATURE],
+                            b.static + b.viscous * abs(v[d]), dt, semi_implicit)
+        # the load's move as the step integrates it (robot.physics_steps)
+        load = v_next[d] * dt if semi_implicit else (v_next[d] + 0.5 * (v_next[d] - v[d])) * dt
+        if records[j, SERVO_CONTACT] * (side.q - load) >= 0.0:
+            engaged[j] = True
+            held[j] = True
+            ok = False
+    return ok
+
+
+@njit(nogil=True)
+def close_gaps(dofs: np.ndarray, qadr: np.ndarray, bank: ServoBank, q: np.ndarray,
+               v: np.ndarray, mass: np.ndarray, impulse: np.ndarray, scratch: np.ndarray) -> None:
+    """The inelastic impacts of the open gaps that reached ±g/2 this step (module docstring);
+    ``mass`` is the step's M (the engaged rotors in it), ``impulse`` and ``scratch`` nv doubles
+    of scratch."""
+    records, thetas = bank.records, bank.thetas
+    nv = v.shape[0]
+    hits = 0
+    for i in range(nv):
+        impulse[i] = 0.0
+    for j in range(dofs.shape[0]):
+        half = 0.5 * thetas[j, BACKLASH]
+        gap = records[j, SERVO_GAP]
+        if records[j, SERVO_CONTACT] != 0.0 or abs(gap) < half:
+            continue
+        d = dofs[j]
+        j_motor = thetas[j, ARMATURE]
+        side = 1.0 if gap > 0.0 else -1.0
+        q[qadr[j]] += j_motor / (j_motor + mass[d, d]) * (gap - side * half)
+        impulse[d] += j_motor * (records[j, SERVO_MOTOR_SPEED] - v[d])
+        mass[d, d] += j_motor
+        records[j, SERVO_GAP] = side * half
+        records[j, SERVO_CONTACT] = side
+        hits += 1
+    if hits == 0:
+        return
+    change = np.linalg.solve(mass, impulse)
+    for i in range(nv):
+        scratch[i] = min(max(v[i] + change[i], -MAX_SPEED), MAX_SPEED)
+        v[i] = scratch[i]
+    for j in range(dofs.shape[0]):
+        if records[j, SERVO_CONTACT] != 0.0:
+            records[j, SERVO_MOTOR_SPEED] = v[dofs[j]]
