@@ -40,7 +40,8 @@ from numba import njit
 BACKLASH_ENGINES = ("{engine} do not model backlash yet (docs/model.md §14): run these servos in "
                     "frictionsim's own engines (the bench's rollouts and event-driven engine, "
                     "Robot.fixed_step and Robot.event_driven, robot simulate --engine "
-                    "fixed_step or event_driven), or drop the backlash key (and --with "
+                    "fixed_step or event_driven) or MuJoCo with the servo adapter's friction "
+                    "budget (ServoModel, --engine mujoco), or drop the backlash key (and --with "
                     "backlash) for this engine")
 
 

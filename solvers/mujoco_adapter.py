@@ -30,6 +30,10 @@ the motor torques), and the friction:
   ``dof_frictionloss`` and ``dof_damping``, which MuJoCo's soft friction rows and
   damping use from the next step on.
 
+A servo with ``backlash`` (docs/model.md §14, ``budget`` mode) takes
+:func:`frictionsim.solvers.robot_gear.adapter_gear_step`: the step solved as the robot's
+geared fixed step solves it, its forces written so that MuJoCo's Euler step lands there.
+
 A learned actuator (``net``, or a ``hybrid``'s residual; docs/model.md §13) runs in the same
 bank: its network is evaluated once per control period, from the servo's error and velocity
 history kept in its record, and its torque held until the next, as in frictionsim's own
@@ -96,6 +100,7 @@ from frictionsim.solvers.mjcf_export import SchemeWarning, reference_scheme_note
 from frictionsim.solvers.mjcf_files import read_spec
 from frictionsim.solvers.mujoco_dynamics import check_hinges, mj_fullM, mujoco
 from frictionsim.solvers.robot import JointServo, check_delay_reach, refuse_backlash, servo_nets
+from frictionsim.solvers.robot_gear import adapter_gear_scratch, adapter_gear_step, has_backlash
 from frictionsim.solvers.rollouts import Rollout
 
 MODES = ("budget", "frictionloss")
@@ -155,9 +160,10 @@ class IntegratorWarning(UserWarning):
 
 
 def state_size(servos: int, nv: int) -> int:
-    """Doubles of ``userdata`` a ServoModel needs per MjData."""
+    """Doubles of ``userdata`` a ServoModel needs per MjData (the last
+    :func:`~frictionsim.solvers.robot_gear.adapter_gear_scratch` of them for gear gaps)."""
     return (STATE_HEAD + (REGISTERS + SERVO_STATE_SIZE + PER_SERVO_SCRATCH) * servos
-            + nv * nv + 4 * nv + WORK_SIZE)
+            + nv * nv + 4 * nv + WORK_SIZE + adapter_gear_scratch(nv, servos))
 
 
 # ------------------------------------------------------------ raw memory from compiled code
@@ -386,6 +392,7 @@ def _compile_callback():
         extra = user[base + 5 * ns: base + 6 * ns]
         base += PER_SERVO_SCRATCH * ns
         work = user[base: base + work_size]
+        gear = user[base + work_size: base + work_size + adapter_gear_scratch(nv, ns)]
         blocks = cfg[HEADER: HEADER + SERVO_BLOCK * ns].reshape((ns, SERVO_BLOCK))
         bank = ServoBank(
             cfg[CFG_THETAS: CFG_THETAS + THETA_SIZE * ns].reshape((ns, THETA_SIZE)),
@@ -394,7 +401,9 @@ def _compile_callback():
             carray(_f64_at(keys[row, 3]), (ns, int(cfg[CFG_NET_WIDTH]))),
             work[:bank_work_size])
         # A new run (reset, or time going back as rollouts set their initial state).
-        if user[ST_STARTED] == 0.0 or now < user[ST_LAST_TIME] - 0.5 * dt:
+        advanced = now > user[ST_LAST_TIME] + 0.5 * dt
+        fresh = user[ST_STARTED] == 0.0 or now < user[ST_LAST_TIME] - 0.5 * dt
+        if fresh:
             user[ST_STARTED] = 1.0
             user[ST_NEXT_UPDATE] = now
             user[ST_FAILURES] = 0.0
@@ -422,6 +431,23 @@ def _compile_callback():
             bank_period(bank, goals, gq, gv, on, NO_LOG, period, True, False)
             while user[ST_NEXT_UPDATE] <= now + 1e-9 * period:
                 user[ST_NEXT_UPDATE] += period
+        if not frictionloss and has_backlash(bank.thetas):
+            index = gear[:2 * ns].view(np.int64)
+            for j in range(ns):
+                index[j] = int(blocks[j, SB_DOF])
+                index[ns + j] = int(blocks[j, SB_QPOS])
+            mj_fullM(ma, da, mass.ctypes.data)
+            for i in range(nv):
+                vel[i] = passive[i] - bias[i]
+            if not adapter_gear_step(qpos, qvel, index[ns:], index[:ns], bank, mass, vel, applied,
+                                     fresh, advanced, dt, tau, budget, tau_f, gv, motor, extra,
+                                     work, gear[2 * ns:]):
+                if user[ST_FAILURES] == 0.0:
+                    user[ST_FIRST_FAILURE] = now
+                user[ST_FAILURES] += 1.0
+            for j in range(ns):
+                registers[j, SL_TORQUE] = motor[j] + extra[j]
+            return
         for i in range(nv):
             tau[i] = passive[i] - bias[i]
             budget[i] = 0.0
@@ -500,7 +526,9 @@ class ServoModel:
         self.friction = friction
         self._warn_scheme()
         self._thetas = [semi_implicit_theta(s) for s in self.servos]
-        refuse_backlash(np.array(self._thetas), "MuJoCo's servo adapter and MuJoCo's own actuators")
+        if friction == "frictionloss":
+            refuse_backlash(np.array(self._thetas), "MuJoCo's friction rows (--friction "
+                            "frictionloss)")
         spec, self.ctrl_index = servo_spec(mjcf, self.servos, friction)
         mark = spec.add_numeric()
         mark.name = MARK_NAME

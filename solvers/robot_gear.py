@@ -39,7 +39,6 @@ from frictionsim.servo_bank import ServoBank, bank_step
 from frictionsim.solvers.fixed_step import MAX_SPEED, clipped_step
 from frictionsim.solvers.joint_friction import clip_friction_into, stepped_velocities
 from frictionsim.solvers.mujoco_dynamics import dynamics_terms, integrate_positions
-from frictionsim.solvers.robot_terms import robot_forces
 
 
 @njit(nogil=True)
@@ -84,60 +83,18 @@ def geared_physics_steps(model: int, data: int, qpos: np.ndarray, qvel: np.ndarr
     nv = v.shape[0]
     ns = dofs.shape[0]
     hinges_only = q.shape[0] == nv
-    records, thetas = bank.records, bank.thetas
-    tried = np.zeros(ns, dtype=np.bool_)
-    held = np.zeros(ns, dtype=np.bool_)
+    records = bank.records
+    flags = np.zeros((2, ns), dtype=np.bool_)
+    base_mass = np.empty((nv, nv))
     for _ in range(substeps):
         settle_gears(model, data, qpos, qvel, dofs, bank, q, v, mass, bias)
-        for j in range(ns):
-            engaged[j] = records[j, SERVO_CONTACT] != 0.0
-            gv[j] = v[dofs[j]] if engaged[j] else records[j, SERVO_MOTOR_SPEED]
-        bank_step(bank, gv, motor, extra)
-        for j in range(ns):
-            held[j] = False
-        trial = False
-        for _attempt in range(2 * ns + 2):
-            robot_forces(model, data, qpos, qvel, dofs, thetas, motor, extra, q, v, mass,
-                         tau, budget, bias, engaged)
-            if clip_friction_into(mass, tau, v, budget, dt, tau_f, work) < 0:
-                return False
-            if nv == 1:
-                acc[0] = v[0] + (tau_f[0] + tau[0]) / mass[0, 0] * dt
-            else:
-                stepped_velocities(work, nv, dt, acc)
-            if trial and not parted(dofs, thetas, records, engaged, tried, held, motor, extra,
-                                    v, acc, dt, semi_implicit):
-                trial = False
-                continue  # a gear kept engaged: solve again with it
-            trial = False
-            for j in range(ns):
-                d = dofs[j]
-                if not engaged[j] or held[j] or thetas[j, BACKLASH] <= 0.0:
-                    continue
-                accel = (acc[d] - v[d]) / dt
-                passed = motor[j] + extra[j] + tau_f[d] - thetas[j, ARMATURE] * accel
-                if records[j, SERVO_CONTACT] * passed < 0.0:  # the gear would pull its load
-                    engaged[j] = False
-                    tried[j] = True
-                    trial = True
-            if not trial:
-                break
-        for j in range(ns):
-            if not engaged[j] and records[j, SERVO_CONTACT] != 0.0:  # parted this step
-                records[j, SERVO_CONTACT] = 0.0
-                records[j, SERVO_MOTOR_SPEED] = v[dofs[j]]
-        for j in range(ns):
-            # the open motor sides, before v moves on
-            if engaged[j]:
-                continue
-            d = dofs[j]
-            theta = thetas[j]
-            w = records[j, SERVO_MOTOR_SPEED]
-            b = friction_budget(w, motor[j], 0.0, theta)
-            side = clipped_step(0.0, w, motor[j] + extra[j], theta[ARMATURE],
-                                b.static + b.viscous * abs(w), dt, semi_implicit)
-            records[j, SERVO_MOTOR_SPEED] = side.v
-            records[j, SERVO_GAP] += side.q
+        dynamics_terms(model, data, qpos, qvel, q, v, base_mass, bias)
+        for i in range(nv):
+            bias[i] = -bias[i]
+        if not gear_solve(base_mass, bias, v, dofs, bank, gv, motor, extra, engaged, flags,
+                          mass, tau, budget, tau_f, acc, work, dt, semi_implicit):
+            return False
+        step_motor_sides(dofs, bank, engaged, motor, extra, dt, semi_implicit)
         for i in range(nv):
             # 0·(τ + τ_f) carries a NaN or infinity of the torques into v⁺ (robot.physics_steps)
             v_next = acc[i] + 0.0 * (tau[i] + tau_f[i])
@@ -156,6 +113,93 @@ def geared_physics_steps(model: int, data: int, qpos: np.ndarray, qvel: np.ndarr
             integrate_positions(model, q, drift, dt)
         close_gaps(dofs, qadr, bank, q, v, mass, tau, tau_f)
     return True
+
+
+@njit(nogil=True)
+def gear_solve(base_mass: np.ndarray, base_tau: np.ndarray, v: np.ndarray, dofs: np.ndarray,
+               bank: ServoBank, gv: np.ndarray, motor: np.ndarray, extra: np.ndarray,
+               engaged: np.ndarray, flags: np.ndarray, mass: np.ndarray, tau: np.ndarray,
+               budget: np.ndarray, tau_f: np.ndarray, v_next: np.ndarray, work: np.ndarray,
+               dt: float, semi_implicit: bool) -> bool:
+    """One step's friction solve with the gears (module docstring, steps 2–3): ``base_mass``
+    the mass matrix without the servos' rotors, ``base_tau`` every torque but the servos'
+    (−bias, and MuJoCo's passive forces in the adapter). Into ``v_next`` the solve's v⁺, into
+    ``tau_f`` its friction, into mass/τ/budget the system it solved (the engaged rotors in
+    M); ``engaged`` the gears engaged over the step (one that parts has its contact set to
+    0, its motor side to v_d); the servos' held torques into motor and extra. ``flags``: 2 ×
+    ns booleans of scratch. False when the friction solve did not converge."""
+    nv = v.shape[0]
+    ns = dofs.shape[0]
+    records, thetas = bank.records, bank.thetas
+    tried, held = flags[0], flags[1]
+    for j in range(ns):
+        engaged[j] = records[j, SERVO_CONTACT] != 0.0
+        gv[j] = v[dofs[j]] if engaged[j] else records[j, SERVO_MOTOR_SPEED]
+        held[j] = False
+    bank_step(bank, gv, motor, extra)
+    trial = False
+    for _attempt in range(2 * ns + 2):
+        for a in range(nv):
+            for b in range(nv):
+                mass[a, b] = base_mass[a, b]
+            tau[a] = base_tau[a]
+            budget[a] = 0.0
+        for j in range(ns):
+            if not engaged[j]:
+                continue
+            d = dofs[j]
+            theta = thetas[j]
+            mass[d, d] += theta[ARMATURE]
+            b = friction_budget(v[d], motor[j], tau[d], theta)
+            budget[d] = b.static + b.viscous * abs(v[d])
+            tau[d] += motor[j] + extra[j]
+        if clip_friction_into(mass, tau, v, budget, dt, tau_f, work) < 0:
+            return False
+        if nv == 1:
+            v_next[0] = v[0] + (tau_f[0] + tau[0]) / mass[0, 0] * dt
+        else:
+            stepped_velocities(work, nv, dt, v_next)
+        if trial and not parted(dofs, thetas, records, engaged, tried, held, motor, extra,
+                                v, v_next, dt, semi_implicit):
+            trial = False
+            continue  # a gear kept engaged: solve again with it
+        trial = False
+        for j in range(ns):
+            d = dofs[j]
+            if not engaged[j] or held[j] or thetas[j, BACKLASH] <= 0.0:
+                continue
+            accel = (v_next[d] - v[d]) / dt
+            passed = motor[j] + extra[j] + tau_f[d] - thetas[j, ARMATURE] * accel
+            if records[j, SERVO_CONTACT] * passed < 0.0:  # the gear would pull its load
+                engaged[j] = False
+                tried[j] = True
+                trial = True
+        if not trial:
+            break
+    for j in range(ns):
+        if not engaged[j] and records[j, SERVO_CONTACT] != 0.0:  # parted this step
+            records[j, SERVO_CONTACT] = 0.0
+            records[j, SERVO_MOTOR_SPEED] = v[dofs[j]]
+    return True
+
+
+@njit(nogil=True)
+def step_motor_sides(dofs: np.ndarray, bank: ServoBank, engaged: np.ndarray,
+                     motor: np.ndarray, extra: np.ndarray, dt: float,
+                     semi_implicit: bool) -> None:
+    """The open gears' motor sides, one clipped step each on their own budget τ_fm(w, τ_m, 0):
+    their velocity and their move added to δ (the load's move is the caller's)."""
+    records, thetas = bank.records, bank.thetas
+    for j in range(dofs.shape[0]):
+        if engaged[j]:
+            continue
+        theta = thetas[j]
+        w = records[j, SERVO_MOTOR_SPEED]
+        b = friction_budget(w, motor[j], 0.0, theta)
+        side = clipped_step(0.0, w, motor[j] + extra[j], theta[ARMATURE],
+                            b.static + b.viscous * abs(w), dt, semi_implicit)
+        records[j, SERVO_MOTOR_SPEED] = side.v
+        records[j, SERVO_GAP] += side.q
 
 
 @njit(nogil=True)
@@ -218,3 +262,103 @@ def close_gaps(dofs: np.ndarray, qadr: np.ndarray, bank: ServoBank, q: np.ndarra
     for j in range(dofs.shape[0]):
         if records[j, SERVO_CONTACT] != 0.0:
             records[j, SERVO_MOTOR_SPEED] = v[dofs[j]]
+
+
+@njit(nogil=True)
+def adapter_gear_scratch(nv: int, ns: int) -> int:
+    """Doubles of scratch :func:`adapter_gear_step` takes per MjData, for nv dofs and ns
+    servos, and 2·ns more for the servos' dof and qpos addresses (int64 over the doubles)."""
+    return nv * nv + 3 * nv + 8 * ns
+
+
+@njit(nogil=True)
+def adapter_gear_step(qpos: np.ndarray, qvel: np.ndarray, qadr: np.ndarray, dofs: np.ndarray,
+                      bank: ServoBank, mass: np.ndarray, external: np.ndarray,
+                      applied: np.ndarray, fresh: bool, advanced: bool, dt: float,
+                      tau: np.ndarray, budget: np.ndarray, tau_f: np.ndarray, gv: np.ndarray,
+                      motor: np.ndarray, extra: np.ndarray, work: np.ndarray,
+                      scratch: np.ndarray) -> bool:
+    """The MuJoCo adapter's step with the servos' gear gaps (:mod:`frictionsim.solvers.mujoco_adapter`,
+    the ``budget`` mode; MuJoCo's Euler is the ``semi_implicit`` scheme): ``mass`` is MuJoCo's
+    M with every rotor in it (the model's armature), ``external`` its passive forces minus the
+    bias. Writes each servo's force into ``applied`` so that MuJoCo's step lands where the
+    robot's geared fixed step would: the engaged servos' torque and friction, and on an open
+    gear's joint J_m·a, which takes the rotor MuJoCo's M carries off the load.
+
+    Before the step, when time advanced by a step, the load's last move (dt·v) is taken off
+    each open δ, and a gap it closed is an impact: the overshoot shared along the joint by
+    inertia (``qpos``) and the generalised momentum kept (``qvel``). A callback repeated at one
+    time (``mj_forward``) starts again from the gear state its first call saved. ``fresh``: a
+    new run, its records just reset. False when the friction solve did not converge."""
+    nv = qvel.shape[0]
+    ns = dofs.shape[0]
+    records, thetas = bank.records, bank.thetas
+    base_mass = scratch[:nv * nv].reshape((nv, nv))
+    at = nv * nv
+    base_tau, v, v_next = scratch[at:at + nv], scratch[at + nv:at + 2 * nv], \
+        scratch[at + 2 * nv:at + 3 * nv]
+    at += 3 * nv
+    engaged = scratch[at:at + ns]
+    flags = scratch[at + ns:at + 3 * ns].reshape((2, ns))
+    saved = scratch[at + 3 * ns:at + 6 * ns].reshape((ns, 3))
+    if not fresh and not advanced:
+        for j in range(ns):
+            records[j, SERVO_GAP], records[j, SERVO_MOTOR_SPEED], records[j, SERVO_CONTACT] = \
+                saved[j, 0], saved[j, 1], saved[j, 2]
+    elif advanced:
+        hits = 0
+        for i in range(nv):
+            base_tau[i] = 0.0  # the impulses
+            for k in range(nv):
+                base_mass[i, k] = mass[i, k]
+        for j in range(ns):
+            if records[j, SERVO_CONTACT] != 0.0:
+                continue
+            d = dofs[j]
+            j_motor = thetas[j, ARMATURE]
+            base_mass[d, d] -= j_motor
+            gap = records[j, SERVO_GAP] - dt * qvel[d]  # the load's move in MuJoCo's Euler
+            records[j, SERVO_GAP] = gap
+            half = 0.5 * thetas[j, BACKLASH]
+            if abs(gap) < half:
+                continue
+            side = 1.0 if gap > 0.0 else -1.0
+            qpos[qadr[j]] += j_motor / (mass[d, d]) * (gap - side * half)
+            base_tau[d] += j_motor * (records[j, SERVO_MOTOR_SPEED] - qvel[d])
+            base_mass[d, d] += j_motor
+            records[j, SERVO_GAP] = side * half
+            records[j, SERVO_CONTACT] = side
+            hits += 1
+        if hits > 0:
+            change = np.linalg.solve(base_mass, base_tau)
+            for i in range(nv):
+                qvel[i] = min(max(qvel[i] + change[i], -MAX_SPEED), MAX_SPEED)
+            for j in range(ns):
+                if records[j, SERVO_CONTACT] != 0.0:
+                    records[j, SERVO_MOTOR_SPEED] = qvel[dofs[j]]
+    for j in range(ns):
+        if records[j, SERVO_CONTACT] != records[j, SERVO_CONTACT]:
+            contact = rest_on_gear(external[dofs[j]]) if thetas[j, BACKLASH] > 0.0 else 1.0
+            records[j, SERVO_CONTACT] = contact
+            records[j, SERVO_GAP] = 0.5 * thetas[j, BACKLASH] * contact
+            records[j, SERVO_MOTOR_SPEED] = qvel[dofs[j]]
+        saved[j, 0], saved[j, 1], saved[j, 2] = \
+            records[j, SERVO_GAP], records[j, SERVO_MOTOR_SPEED], records[j, SERVO_CONTACT]
+    for i in range(nv):
+        for k in range(nv):
+            base_mass[i, k] = mass[i, k]
+        base_tau[i] = external[i]
+        v[i] = qvel[i]
+    for j in range(ns):
+        base_mass[dofs[j], dofs[j]] -= thetas[j, ARMATURE]
+    ok = gear_solve(base_mass, base_tau, v, dofs, bank, gv, motor, extra, engaged, flags, mass,
+                    tau, budget, tau_f, v_next, work, dt, True)
+    step_motor_sides(dofs, bank, engaged, motor, extra, dt, True)
+    for j in range(ns):
+        d = dofs[j]
+        if engaged[j]:
+            applied[d] = motor[j] + extra[j] + tau_f[d]
+            records[j, SERVO_MOTOR_SPEED] = v_next[d]
+        else:
+            applied[d] = thetas[j, ARMATURE] * (v_next[d] - v[d]) / dt
+    return ok

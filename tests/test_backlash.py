@@ -186,3 +186,44 @@ def test_the_robot_fixed_step_holds_to_the_exact_gap_on_the_2r_arm(data):
         errors.append(float(np.mean(np.abs(run.q - exact.q))))
     assert errors[0] < 1e-3  # the issue's bound on the 2R arm
     assert errors[1] < errors[0] / 2.5  # and it converges
+
+
+def test_the_mujoco_adapter_steps_the_gap_as_the_fixed_step_does(data):
+    """Inside MuJoCo's step (semi-implicit Euler): the 2R arm with a gap on each joint lands
+    where frictionsim's own fixed step does, and an mj_forward between steps (a callback
+    repeated at one time) does not advance the gears twice: it only lets MuJoCo recompute
+    its terms after an impact wrote the state."""
+    import dataclasses
+
+    mujoco = pytest.importorskip("mujoco")
+    from frictionsim.experiments.robots import arm2r
+    from frictionsim.solvers.mujoco_adapter import ServoModel
+    from frictionsim.solvers.robot import Robot
+
+    arm = arm2r.ARMS["mx"]
+    servos = [dataclasses.replace(s, params=with_gap(s.params, 0.02).with_scheme("semi_implicit"))
+              for s in arm2r.servos_of(arm, "m6", "low", data)]
+    robot = Robot(arm.path(data), servos, control_period=arm2r.PERIOD)
+    geometry = arm2r.measure_geometry(robot.model)
+    t = np.arange(0.0, 1.5, arm2r.PERIOD)
+    goals = geometry.inverse(arm2r.path_points("square", geometry.reach, t))
+    own = robot.fixed_step(goals)
+    contacts = {e.kind for e in robot.event_driven(goals).events}
+    assert EventKind.IMPACT in contacts
+    model = ServoModel(arm.path(data), servos, control_period=arm2r.PERIOD)
+    runs = []
+    for repeat in (False, True):
+        d = model.make_data()
+        q = np.empty((len(goals), 2))
+        for k, goal in enumerate(goals):
+            q[k] = d.qpos[model.qpos_adr]
+            model.set_goals(d, goal)
+            for _ in range(robot.substeps):
+                if repeat:
+                    mujoco.mj_forward(model.model, d)
+                mujoco.mj_step(model.model, d)
+        model.check(d)
+        runs.append(q)
+    assert np.max(np.abs(runs[0] - runs[1])) < 1e-6
+    assert np.mean(np.abs(runs[0] - own.q)) < 1e-5
+    assert np.max(np.abs(runs[0] - own.q)) < 1e-3
