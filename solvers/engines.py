@@ -184,7 +184,8 @@ class MujocoSimulator:
 class MjcfSimulator:
     """The model as it ships: its own actuators (one per servo joint, found by the joint they
     drive) take the goals; no frictionsim servo. ``servos``: the joints' names (or servos,
-    which only name them)."""
+    which only name them). A joint with a gear-gap hinge ``<joint>_backlash`` (``robot
+    export-mjcf --backlash-hinge``) reports the sum of both angles, its output's."""
 
     def __init__(self, model, servos, control_period: float, scheme: str | None = None) -> None:
         import mujoco
@@ -205,6 +206,13 @@ class MjcfSimulator:
             self.actuators.append(found[0])
         self.qadr = self.model.jnt_qposadr[jids]
         self.dofs = self.model.jnt_dofadr[jids]
+        # a gear-gap hinge of robot export-mjcf --backlash-hinge: the output is the sum
+        from frictionsim.solvers.robot_export import BACKLASH_HINGE
+
+        self.hinges = [(int(self.qadr[i]), int(self.model.jnt_qposadr[h]))
+                       for i, h in enumerate(mujoco.mj_name2id(
+                           self.model, mujoco.mjtObj.mjOBJ_JOINT, BACKLASH_HINGE.format(joint=n))
+                           for n in names) if h >= 0]
         self.substeps = int(round(control_period / float(self.model.opt.timestep)))
         self.period = control_period
 
@@ -234,6 +242,8 @@ class MjcfSimulator:
         start = time.perf_counter()
         for k in range(n):
             out_q[k], out_v[k] = data.qpos, data.qvel
+            for joint, hinge in self.hinges:
+                out_q[k, joint] += data.qpos[hinge]
             data.ctrl[self.actuators] = goals[k]
             mujoco.mj_step(self.model, data, nstep=self.substeps)
         seconds = time.perf_counter() - start

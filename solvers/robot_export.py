@@ -44,6 +44,8 @@ from frictionsim.robot_params import RobotParameters
 from frictionsim.solvers.mjcf_export import STOP_IN_ONE_STEP
 
 TARGETS = ("position", "dcmotor")
+#: The name of a servo joint's gear-gap hinge in an export: ``<joint>_backlash``.
+BACKLASH_HINGE = "{joint}_backlash"
 
 
 @dataclass
@@ -121,13 +123,22 @@ def _dropped(params: ParameterSet, target: str) -> list[str]:
     if v.get("latency_steps", 0.0) or v.get("observation_delay", 0.0):
         lost.append("latency and observation delay")
     for ext in params.extensions:
-        lost.append(f"the {ext} extension")
+        lost.append(f"the {ext} extension")  # backlash: unless exported as a hinge
     return lost
 
 
 def export_robot(robot: RobotDescription, mjcf: Path, fit: RobotParameters,
-                 target: str = "position") -> RobotExport:
-    """The robot's MJCF with the fit's servos as native attributes (module docstring)."""
+                 target: str = "position", backlash_hinge: dict[str, float] | None = None
+                 ) -> RobotExport:
+    """The robot's MJCF with the fit's servos as native attributes (module docstring).
+
+    ``backlash_hinge``: actuator name → its fitted ``backlash`` (g, rad; the fit's own, also
+    when ``fit`` is a refit without it); a servo with g > 0 gets the Open Duck Mini's
+    expression of it, a second hinge ``<joint>_backlash`` on the joint's body and axis,
+    free within ±g/2 and stopped by MuJoCo's joint limit (time constant two steps, critically
+    damped: close to an inelastic impact). The servo joint is then the motor side (its
+    armature, damping, friction and actuator, whose position loop reads it, where the
+    firmware reads the output) and the body turns by the sum of both, the output."""
     from frictionsim.solvers.mjcf_files import read_spec
     from frictionsim.solvers.mujoco_dynamics import mujoco
 
@@ -161,6 +172,17 @@ def export_robot(robot: RobotDescription, mjcf: Path, fit: RobotParameters,
         j.frictionloss = attrs.frictionloss + (float(j.frictionloss) if keep else 0.0)
         j.solref_friction = [-1.0, -STOP_IN_ONE_STEP / robot.control_period]
         j.solimp_friction = [STOP_IN_ONE_STEP, STOP_IN_ONE_STEP, 0.001, 0.5, 2.0]
+        gap = (backlash_hinge or {}).get(joint.actuator, 0.0)
+        if gap > 0.0:
+            j.parent.add_joint(name=BACKLASH_HINGE.format(joint=j.name), type=j.type,
+                               axis=j.axis, pos=j.pos, range=[-0.5 * gap, 0.5 * gap],
+                               limited=mujoco.mjtLimited.mjLIMITED_TRUE,
+                               solref_limit=[2.0 * robot.control_period, 1.0])
+            hinge = (f"{joint.name}: the position loop reads the motor side of the gear's "
+                     f"{1e3 * gap:.3g} mrad gap (the hinge {BACKLASH_HINGE.format(joint=j.name)}), "
+                     "the firmware the output")
+            dropped[:] = [line for line in dropped if line != "the backlash extension"]
+            dropped.append(hinge)
         act = actuators.get(joint.mjcf)
         if act is None:
             act = spec.add_actuator(name=joint.mjcf, target=joint.mjcf,

@@ -39,6 +39,7 @@ from frictionsim.servo_bank import ServoBank, bank_step
 from frictionsim.solvers.fixed_step import MAX_SPEED, clipped_step
 from frictionsim.solvers.joint_friction import clip_friction_into, stepped_velocities
 from frictionsim.solvers.mujoco_dynamics import dynamics_terms, integrate_positions
+from frictionsim.solvers.robot_terms import add_servos
 
 
 @njit(nogil=True)
@@ -144,15 +145,7 @@ def gear_solve(base_mass: np.ndarray, base_tau: np.ndarray, v: np.ndarray, dofs:
                 mass[a, b] = base_mass[a, b]
             tau[a] = base_tau[a]
             budget[a] = 0.0
-        for j in range(ns):
-            if not engaged[j]:
-                continue
-            d = dofs[j]
-            theta = thetas[j]
-            mass[d, d] += theta[ARMATURE]
-            b = friction_budget(v[d], motor[j], tau[d], theta)
-            budget[d] = b.static + b.viscous * abs(v[d])
-            tau[d] += motor[j] + extra[j]
+        add_servos(dofs, thetas, motor, extra, v, engaged, mass, tau, budget)
         if clip_friction_into(mass, tau, v, budget, dt, tau_f, work) < 0:
             return False
         if nv == 1:

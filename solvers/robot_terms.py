@@ -28,6 +28,15 @@ def robot_forces(model: int, data: int, qpos: np.ndarray, qvel: np.ndarray, dofs
     for i in range(v.shape[0]):
         tau[i] = -bias[i]
         budget[i] = 0.0
+    add_servos(dofs, thetas, motor, extra, v, engaged, mass, tau, budget)
+
+
+@njit(nogil=True, inline="always")
+def add_servos(dofs: np.ndarray, thetas: np.ndarray, motor: np.ndarray, extra: np.ndarray,
+               v: np.ndarray, engaged: np.ndarray, mass: np.ndarray, tau: np.ndarray,
+               budget: np.ndarray) -> None:
+    """The engaged servos into M (their armature), τ (τ_m + extra) and the budgets (each
+    servo's own, its load-dependent terms seeing τ_m and the τ already there: −bias)."""
     for j in range(dofs.shape[0]):
         if not engaged[j]:
             continue

@@ -88,3 +88,32 @@ def test_the_dcmotor_target_carries_the_limiter_and_replays_like_the_servos(tmp_
     assert summary["joints"]["elbow_flex"]["damping"] == 0.1  # back-EMF in the motor model
     model = mujoco.MjModel.from_xml_path(str(tmp_path / "export" / "so101.xml"))
     assert (model.actuator_dyntype == mujoco.mjtDyn.mjDYN_DCMOTOR).sum() == 5
+
+
+def test_a_fit_with_backlash_exports_the_gap_as_a_hinge_the_replay_reads(tmp_path, capsys):
+    params = ParameterSet("m1", "sts3215_12v", {"friction_base": 0.12, "friction_viscous": 0.1,
+                                                "kt": 2.2, "R": 9.0, "armature": 0.02,
+                                                "backlash": 0.02},
+                          scheme="semi_implicit", extensions=("backlash",))
+    path = tmp_path / "m1_backlash.json"
+    atomic.write_json(path, RobotParameters("so101", {"sts3215_12v": params}).to_dict())
+    plain = export(tmp_path, path)
+    assert any("backlash" in line for line in plain["dropped"])
+    model = mujoco.MjModel.from_xml_path(str(tmp_path / "export" / "so101.xml"))
+    assert mujoco.mj_name2id(model, mujoco.mjtObj.mjOBJ_JOINT, "wrist_roll_backlash") < 0
+    hinged = export(tmp_path, path, "--backlash-hinge", "--overwrite", "--validation",
+                    str(RECORDINGS / "slow_precision"))
+    assert not any(line == "the backlash extension" for line in hinged["dropped"])
+    model = mujoco.MjModel.from_xml_path(str(tmp_path / "export" / "so101.xml"))
+    hinge = mujoco.mj_name2id(model, mujoco.mjtObj.mjOBJ_JOINT, "wrist_roll_backlash")
+    joint = mujoco.mj_name2id(model, mujoco.mjtObj.mjOBJ_JOINT, "wrist_roll")
+    assert hinge >= 0 and model.jnt_bodyid[hinge] == model.jnt_bodyid[joint]
+    assert list(model.jnt_range[hinge]) == pytest.approx([-0.01, 0.01])
+    # the replay reads the output (servo joint + hinge) and lands near frictionsim's own gap
+    held = hinged["validation"]
+    assert abs(held["export_mae_rad"] - held["frictionsim_mae_rad"]) < 0.01
+    fit_without = fit_file(tmp_path / "m1.json", "m1")
+    capsys.readouterr()
+    assert main(["robot", "export-mjcf", "--robot", "so101", "--data", str(DATA), "--params",
+                 str(fit_without), "--backlash-hinge", "--out", str(tmp_path / "x")]) == 1
+    assert "has no backlash" in capsys.readouterr().err

@@ -181,6 +181,10 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                         "damping and frictionloss (default; any MuJoCo, MJX, mjlab); dcmotor: "
                         "MuJoCo's own DC motor (MuJoCo >= 3.12), which also carries the "
                         "target-speed limiter")
+    e.add_argument("--backlash-hinge", action="store_true",
+                   help="a fit with backlash: give each servo joint a second hinge "
+                        "<joint>_backlash free within the fitted gap (the Open Duck Mini's "
+                        "expression of it); without it the gap is dropped and listed")
     e.add_argument("--out", type=Path, required=True, metavar="DIR",
                    help="the folder to write <robot>.xml and its meshes (assets/) into; a "
                         "non-empty one is refused unless --overwrite")
@@ -366,11 +370,19 @@ def export_mjcf(args: argparse.Namespace) -> int:
 
     from frictionsim.experiments.common.output import table, write_json
     from frictionsim.experiments.robots.recorded import Replay
+    from frictionsim.params import ParameterSet
     from frictionsim.robot_params import load_robot_params
     from frictionsim.solvers.robot_export import export_robot, write_export
 
     robot, mjcf = load_robot(args)
     fit = load_robot_params(args.params)
+    gaps = None
+    if args.backlash_hinge:
+        gaps = {name: p.values.get("backlash", 0.0) for name, p in fit.servos.items()
+                if isinstance(p, ParameterSet)}
+        if not any(g > 0.0 for g in gaps.values()):
+            raise ConfigurationError(f"--backlash-hinge: {args.params} has no backlash (robot "
+                                     "identify --with backlash fits it)")
     out = args.out
     if out.exists() and not out.is_dir():
         raise ConfigurationError(f"--out {out} is a file: the export is a folder (<robot>.xml "
@@ -398,7 +410,7 @@ def export_mjcf(args: argparse.Namespace) -> int:
     elif richer:
         print(f"note: {richer[0].model}'s M1 terms are exported as they are; give --recordings "
               "to refit the closest native model on them")
-    export = export_robot(robot, mjcf, exported, args.target)
+    export = export_robot(robot, mjcf, exported, args.target, gaps)
     if exported is not fit:
         export.dropped.insert(0, f"{richer[0].model}'s Stribeck and load-dependent friction: the "
                                  f"closest native model, an M1 refitted on {len(train)} "
