@@ -194,10 +194,12 @@ def physics_scratch(nv: int, ns: int) -> tuple:
     """The memory :func:`physics_steps` works in for nv dofs and ns servos: M (nv × nv; after
     a call, the last step's, armatures included), τ, budgets, bias, τ_f, a, the position
     drift, the friction solve's WORK_SIZE doubles, then per servo its velocity, motor
-    torque, network torque and whether its gear is engaged (``backlash``)."""
+    torque, network torque and whether its gear is engaged (``backlash``), then the geared
+    step's own: M without the rotors, and two flags per servo."""
     return (np.empty((nv, nv)), np.empty(nv), np.empty(nv), np.empty(nv), np.empty(nv),
             np.empty(nv), np.empty(nv), np.empty(WORK_SIZE), np.empty(ns), np.empty(ns),
-            np.empty(ns), np.ones(ns, dtype=np.bool_))
+            np.empty(ns), np.ones(ns, dtype=np.bool_), np.empty((nv, nv)),
+            np.zeros((2, ns), dtype=np.bool_))
 
 
 @njit(nogil=True)
@@ -212,7 +214,7 @@ def physics_steps(model: int, data: int, qpos: np.ndarray, qvel: np.ndarray, qad
     if has_backlash(bank.thetas):
         return geared_physics_steps(model, data, qpos, qvel, qadr, dofs, bank, q, v, substeps,
                                     dt, semi_implicit, scratch)
-    mass, tau, budget, bias, tau_f, acc, drift, work, gv, motor, extra, engaged = scratch
+    mass, tau, budget, bias, tau_f, acc, drift, work, gv, motor, extra, engaged = scratch[:12]
     nv = v.shape[0]
     hinges_only = q.shape[0] == nv
     for _ in range(substeps):

@@ -80,13 +80,12 @@ def geared_physics_steps(model: int, data: int, qpos: np.ndarray, qvel: np.ndarr
     """:func:`frictionsim.solvers.robot.physics_steps` with the servos' gear gaps (module
     docstring); same memory, same result when no gap is ever open. False when the friction
     solve did not converge."""
-    mass, tau, budget, bias, tau_f, acc, drift, work, gv, motor, extra, engaged = scratch
+    (mass, tau, budget, bias, tau_f, acc, drift, work, gv, motor, extra, engaged, base_mass,
+     flags) = scratch
     nv = v.shape[0]
     ns = dofs.shape[0]
     hinges_only = q.shape[0] == nv
     records = bank.records
-    flags = np.zeros((2, ns), dtype=np.bool_)
-    base_mass = np.empty((nv, nv))
     for _ in range(substeps):
         settle_gears(model, data, qpos, qvel, dofs, bank, q, v, mass, bias)
         dynamics_terms(model, data, qpos, qvel, q, v, base_mass, bias)
