@@ -21,11 +21,11 @@ the motor side on its own budget (the engaged pair's budget sees the load and th
 side's does not, so the first test alone would let a stuck pair open and close again at one
 instant).
 
-Apart (|δ| < g/2): the load moves on
-its own torques, J_l·v̇ = τ_e (the output bearing's friction is neglected); the motor side
-on the servo's, J_m·ẇ = τ_m + τ_f with |τ_f| ≤ τ_fm(w, τ_m, 0): all of the servo's
-friction is in its motor and gear train, and with no load through the mesh its
-load-dependent terms see τ_e = 0. The motor's back-EMF follows w.
+Apart (|δ| < g/2): the load moves on its own torques, J_l·v̇ = τ_e (the output bearing's
+friction is neglected); the motor side on the servo's, J_m·ẇ = τ_m + τ_f with
+|τ_f| ≤ τ_fm(w, τ_m, 0): all of the servo's friction is in its motor and gear train, and with
+no load through the mesh its load-dependent terms see τ_e = 0. The motor's back-EMF, and the
+current it draws, follow w.
 
 Impact (δ reaches ±g/2 closing): inelastic, both sides leave at the velocity that conserves
 their momentum, V = (J_m·w + J_l·v)/(J_m + J_l); the mesh then holds or opens again by

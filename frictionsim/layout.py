@@ -53,8 +53,8 @@ index  name                 meaning                                      unit
                             ``backlash``, docs/model.md §14)
 =====  ===================  ===========================================  ==========
 
-The extensions of docs/model.md §9 and §14 (entries 25–29, 32, 33) and the Feetech firmware terms (30–31)
-are off when 0: the kernels then compute exactly what they compute without them, bit for bit.
+The extensions of docs/model.md §9 and §14 (entries 25–29, 32, 33) and the Feetech firmware
+terms (30–31) are off when 0: the kernels then compute exactly what they compute without them, bit for bit.
 
 ``SCHEME`` selects the position update of the fixed step (docs/model.md §4): the reference
 ``q ← q + v·dt + ½·a·dt²``, or MuJoCo's semi-implicit Euler ``q ← q + v·dt``.

@@ -59,6 +59,7 @@ from frictionsim.actuator_laws import motor_torque, supply_voltage, voltage_cont
 from frictionsim.actuator_net import MAX_WIDTH, N_INPUTS, net_torque
 from frictionsim.errors import ConfigurationError
 from frictionsim.layout import (
+    BACKLASH,
     BENCH_SIZE,
     HISTORY_SIZE,
     KP,
@@ -66,9 +67,11 @@ from frictionsim.layout import (
     NET_RING,
     NET_STRIDE,
     OBSERVED_SIZE,
+    SERVO_CONTACT,
     SERVO_ENABLE,
     SERVO_ERRORS,
     SERVO_EXTRA,
+    SERVO_MOTOR_SPEED,
     SERVO_PERIODS,
     SERVO_STATE_SIZE,
     SERVO_U,
@@ -212,7 +215,10 @@ def learned_period(record: np.ndarray, theta: np.ndarray, firmware: np.ndarray,
 def step_servo(record: np.ndarray, theta: np.ndarray, v: float) -> None:
     """One physics step of one servo at joint velocity v (rad/s): the motor current it draws
     from its supply (``supply``; nothing otherwise). The step's motor torque is
-    :func:`held_torque` (the plant computes it from the held control, docs/model.md §4)."""
+    :func:`held_torque` (the plant computes it from the held control, docs/model.md §4). With
+    ``backlash`` and its gap open the rotor turns at the motor side's speed, not v."""
+    if theta[BACKLASH] > 0.0 and record[SERVO_CONTACT] == 0.0:
+        v = record[SERVO_MOTOR_SPEED]
     draw_current(record, record[SERVO_ENABLE], v, theta)
 
 

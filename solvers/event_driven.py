@@ -103,7 +103,7 @@ class Mechanism:
         (backlash: whether the gear is engaged): the mode holds while every g ≤ 0, and
         :meth:`EventSolver.advance` stops where one rises through 0, or at the start of a
         segment where one is already above 0 (a stick or slip switch can make one jump).
-        None by default."""
+        No guards by default."""
         return ()
 
     def forces(self, q: np.ndarray, v: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -401,7 +401,7 @@ class EventSolver:
                 meaning.append((j, EventKind.MARGIN))
         for i, g in enumerate(guards):
             events.append(_event(lambda t, y, g=g: g(y[:n], y[n:], signs, stuck), 1))
-            meaning.append((i, EventKind.SEPARATION))
+            meaning.append((i, None))  # a guard: the driver names what happened
         rhs = BoundedRhs(slip, tol.max_nfev, f"a slip segment from t = {t0:.9g} s")
         # solve_ivp's step-size heuristics may overflow on huge (finite) derivatives; the
         # right-hand side itself refuses non-finite values, so its warnings are noise.

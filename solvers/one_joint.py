@@ -314,6 +314,7 @@ def geared_log_events(goal: np.ndarray, enable: np.ndarray, q0: float, v0: float
     contact = rest_on_gear(gravity_torque(q + theta[Q_OFFSET], bench))
     p, w = q + contact * half, v  # the motor side, used while the gap is open
     phase, armed = engaged.begin(gear, 0.0, q, v)
+    phases, arming = _phases(np.array([v, w]))
     for k in range(n):
         learned_period(servo, theta, bench, net, work, float(goal[k]), q, v, float(enable[k]),
                        float(volts[k]), period, True)

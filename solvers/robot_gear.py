@@ -19,6 +19,9 @@ record. Per physics step:
    impact of the motor side with the whole robot: v⁺ = v + M⁻¹·Σ J_m·(w − v_d)·e_d, M with
    the impacting rotors' inertia, which conserves the generalised momentum; the overshoot
    is shared along the joint by inertia, J_m/(J_m + M_dd) of it moving the load.
+
+The MuJoCo adapter takes the same solve inside MuJoCo's step (:func:`adapter_gear_step`),
+and :mod:`frictionsim.solvers.robot_gear_events` is the exact reference both are held to.
 """
 
 from __future__ import annotations

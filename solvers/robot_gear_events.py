@@ -132,7 +132,7 @@ class GearedRobotMechanism(Mechanism):
         return min(-c * passed, -c * (a2[-1] - a2[d]))
 
 
-def settle_contacts(robot, bank, data, q: np.ndarray, v: np.ndarray) -> np.ndarray:
+def settle_contacts(robot, data, q: np.ndarray, v: np.ndarray) -> np.ndarray:
     """Each servo's gear at the start: resting on the end of its gap that −bias leans it on
     (1 for a servo without backlash: always engaged)."""
     nv = robot.nv
@@ -154,7 +154,7 @@ def geared_event_run(robot, goals: np.ndarray, enable: np.ndarray, q: np.ndarray
     data = mujoco.MjData(robot.dynamics)
     nv, dofs = robot.nv, robot.dofs
     bank_reset(bank, q[robot.qadr], v[dofs])
-    contact = settle_contacts(robot, bank, data, q, v)
+    contact = settle_contacts(robot, data, q, v)
     half = 0.5 * robot.thetas[:, BACKLASH]
     p = {j: q[dofs[j]] for j in range(len(robot.servos)) if contact[j] == 0.0}
     w = {j: v[dofs[j]] for j in p}

@@ -96,8 +96,9 @@ def add_scheme_argument(p: argparse.ArgumentParser, default: str | None = None) 
                         + (f"default {default}" if default else "default: the parameter file's"))
 
 
-#: docs/model.md §9's extensions and §14's backlash (kept here, not imported from frictionsim.schema, so that
-#: building the parser imports nothing heavy; tests check the two agree).
+#: docs/model.md §9's extensions and §14's backlash (kept here, not imported from
+#: frictionsim.schema, so that building the parser imports nothing heavy; tests check the two
+#: agree).
 EXTENSIONS = ("supply", "current_limit", "latency", "observation_delay", "backlash")
 
 
