@@ -36,6 +36,13 @@ from frictionsim.layout import (
     K_MQ,
     K_MS,
     K_V,
+    MESHING_AMPLITUDE,
+    MESHING_DECAY,
+    MESHING_FREQUENCY,
+    MESHING_PHASE,
+    RIPPLE_AMPLITUDE,
+    RIPPLE_FREQUENCY,
+    RIPPLE_PHASE,
     V_S,
 )
 
@@ -109,6 +116,35 @@ def friction_budget(v: float, tau_m: float, tau_e: float, theta: np.ndarray) -> 
                              theta[K_CS], theta[K_LS], theta[K_ES], theta[K_MS], theta[K_EQ],
                              theta[K_MQ])
     return FrictionBudget(static, theta[K_V])
+
+
+@njit(cache=True, inline="always")
+def ripple_friction(angle: float, v: float, theta: np.ndarray) -> float:
+    """The ``ripple`` extension's position-dependent friction (docs/model.md §15), seed 002's
+    eq. 16 on the output angle (rad) and velocity (rad/s), θ_m = N·θ folded into Ω = ω·N and
+    B = β·N:
+
+        A1·sin(Ω1·θ + φ1) + A2·exp(−B·|θ̇|)·sin(Ω2·θ + φ2)     (N·m)
+
+    Exactly 0 when both amplitudes are 0 (no transcendental call then)."""
+    out = 0.0
+    if theta[RIPPLE_AMPLITUDE] != 0.0:
+        out += theta[RIPPLE_AMPLITUDE] * math.sin(theta[RIPPLE_FREQUENCY] * angle
+                                                   + theta[RIPPLE_PHASE])
+    if theta[MESHING_AMPLITUDE] != 0.0:
+        out += (theta[MESHING_AMPLITUDE] * math.exp(-theta[MESHING_DECAY] * abs(v))
+                * math.sin(theta[MESHING_FREQUENCY] * angle + theta[MESHING_PHASE]))
+    return out
+
+
+@njit(cache=True, inline="always")
+def rippled_static(static: float, viscous: float, angle: float, v: float,
+                   theta: np.ndarray) -> float:
+    """F with the ``ripple`` added, kept so that τ_fm = F + K_v·|v| stays ≥ 0 (friction never
+    pushes); F itself, bit for bit, when the ripple is off."""
+    if theta[RIPPLE_AMPLITUDE] == 0.0 and theta[MESHING_AMPLITUDE] == 0.0:
+        return static
+    return max(static + ripple_friction(angle, v, theta), -viscous * abs(v))
 
 
 #: The terms of :func:`budget_terms`, in its order.

@@ -36,6 +36,11 @@ from __future__ import annotations
 
 from numba import njit
 
+#: What an engine without the ``ripple`` friction says of a servo that has it.
+RIPPLE_ENGINES = ("{engine} do not model the position ripple of the friction yet (docs/model.md "
+                  "§15): run these servos in frictionsim's own engines or MuJoCo with the servo "
+                  "adapter's friction budget, or drop the ripple keys (and --with ripple)")
+
 #: What an engine without backlash says of a servo that has it.
 BACKLASH_ENGINES = ("{engine} do not model backlash yet (docs/model.md §14): run these servos in "
                     "frictionsim's own engines (the bench's rollouts and event-driven engine, "

@@ -51,9 +51,18 @@ index  name                 meaning                                      unit
 33     BACKLASH             full gap of the gear train between the       rad
                             motor side and the output (0: none;
                             ``backlash``, docs/model.md §14)
+34     RIPPLE_AMPLITUDE     A1, position ripple of the friction budget   N·m
+                            (0: none; ``ripple``, docs/model.md §15)
+35     RIPPLE_FREQUENCY     Ω1 = ω1·N, its frequency on the output       1/rad
+                            angle
+36     RIPPLE_PHASE         φ1                                           rad
+37     MESHING_AMPLITUDE    A2, meshing friction at rest (0: none)       N·m
+38     MESHING_DECAY        B = β·N, its decay with the output speed     s/rad
+39     MESHING_FREQUENCY    Ω2 = ω2·N                                    1/rad
+40     MESHING_PHASE        φ2                                           rad
 =====  ===================  ===========================================  ==========
 
-The extensions of docs/model.md §9 and §14 (entries 25–29, 32, 33) and the Feetech firmware
+The extensions of docs/model.md §9, §14 and §15 (entries 25–29, 32–40) and the Feetech firmware
 terms (30–31) are off when 0: the kernels then compute exactly what they compute without them, bit for bit.
 
 ``SCHEME`` selects the position update of the fixed step (docs/model.md §4): the reference
@@ -161,7 +170,14 @@ DERIVATIVE_TIME = 30
 DEAD_BAND = 31
 OBSERVATION_DELAY = 32
 BACKLASH = 33
-THETA_SIZE = 34
+RIPPLE_AMPLITUDE = 34
+RIPPLE_FREQUENCY = 35
+RIPPLE_PHASE = 36
+MESHING_AMPLITUDE = 37
+MESHING_DECAY = 38
+MESHING_FREQUENCY = 39
+MESHING_PHASE = 40
+THETA_SIZE = 41
 #: Most control periods of ``latency`` (docs/model.md §9); the firmware's measurement history holds
 #: this many past samples and the current one.
 MAX_LATENCY = 3
@@ -286,4 +302,11 @@ THETA_INDEX: dict[str, int] = {
     "derivative_time": DERIVATIVE_TIME,
     "observation_delay": OBSERVATION_DELAY,
     "backlash": BACKLASH,
+    "ripple_amplitude": RIPPLE_AMPLITUDE,
+    "ripple_frequency": RIPPLE_FREQUENCY,
+    "ripple_phase": RIPPLE_PHASE,
+    "meshing_amplitude": MESHING_AMPLITUDE,
+    "meshing_decay": MESHING_DECAY,
+    "meshing_frequency": MESHING_FREQUENCY,
+    "meshing_phase": MESHING_PHASE,
 }

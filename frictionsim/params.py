@@ -148,6 +148,10 @@ class ParameterSet:
         if not 0 <= v.get("backlash", 0.0) <= 2 * schema.MAX_BACKLASH:
             raise ParameterFileError(f"{where}: backlash = {v['backlash']!r} rad must be from 0 "
                                      f"to {2 * schema.MAX_BACKLASH:g} rad (the full gear-train gap)")
+        if "ripple" in self.extensions and "backlash" in self.extensions:
+            raise ParameterFileError(f"{where}: ripple and backlash together are not modelled yet "
+                                     "(the ripple would follow the motor side across the gap): "
+                                     "use one of them")
         if v.get("backlash", 0.0) > 0 and v["armature"] <= 0:
             raise ParameterFileError(f"{where}: backlash needs armature > 0: the rotor's inertia "
                                      "is the motor side of the gap (docs/model.md §14)")

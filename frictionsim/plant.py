@@ -3,7 +3,8 @@
     I·v̇ = τ_m + τ_e + τ_f,   |τ_f| ≤ τ_fm = F + K_v·|v|
 
 with I = I_load + armature, τ_e the gravity torque at the physical angle
-q + q_offset, τ_m the motor torque and (F, K_v) the friction budget. Both the
+q + q_offset, τ_m the motor torque and (F, K_v) the friction budget (F with the position
+ripple of docs/model.md §15 at q + q_offset when ``ripple`` is on). Both the
 fixed-step and the event-driven solvers take their torques from here.
 """
 
@@ -14,7 +15,7 @@ from typing import NamedTuple
 import numpy as np
 from numba import njit
 
-from frictionsim.friction import friction_budget
+from frictionsim.friction import friction_budget, rippled_static
 from frictionsim.layout import ARMATURE, Q_OFFSET
 from frictionsim.pendulum import gravity_torque, load_inertia
 
@@ -39,4 +40,5 @@ def bench_torques(
     tau_e = gravity_torque(q + theta[Q_OFFSET], bench)
     budget = friction_budget(v, tau_m, tau_e, theta)
     inertia = load_inertia(bench) + theta[ARMATURE]
-    return BenchTorques(tau_m, tau_e, budget.static, budget.viscous, inertia)
+    static = rippled_static(budget.static, budget.viscous, q + theta[Q_OFFSET], v, theta)
+    return BenchTorques(tau_m, tau_e, static, budget.viscous, inertia)

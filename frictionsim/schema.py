@@ -283,9 +283,14 @@ EXTENSIONS: dict[str, tuple[str, ...]] = {
     "latency": ("latency_steps",),
     "observation_delay": ("observation_delay",),
     "backlash": ("backlash",),
+    "ripple": ("ripple_amplitude", "ripple_frequency", "ripple_phase", "meshing_amplitude",
+               "meshing_decay", "meshing_frequency", "meshing_phase"),
 }
 #: Extensions of any drive, not only a voltage-controlled one.
-ANY_LAW = ("latency", "observation_delay", "backlash")
+ANY_LAW = ("latency", "observation_delay", "backlash", "ripple")
+#: Highest ripple frequency searched on the output angle (1/rad): twelve periods per motor turn
+#: behind a 1:400 gear train.
+MAX_RIPPLE_FREQUENCY = 5000.0
 #: Widest gear-train gap searched (rad, about 3.4°): users measure about 1° on hobby servos.
 MAX_BACKLASH = 0.06
 #: Longest observation delay searched (s): a logging chain 50 ms late is already a broken one.
@@ -325,6 +330,15 @@ def extension_parameters(name: str, actuator: Actuator) -> list[Parameter]:
         return [Parameter("observation_delay", 0.0, 0.0, MAX_OBSERVATION_DELAY, "s")]
     if name == "backlash":
         return [Parameter("backlash", 0.01, 0.0, MAX_BACKLASH, "rad")]
+    if name == "ripple":
+        # frequencies on the output angle: a motor harmonic k of a gear ratio N is k·N per rad
+        return [Parameter("ripple_amplitude", 0.0, 0.0, 0.5 * actuator.fmax, "N·m"),
+                Parameter("ripple_frequency", 300.0, 10.0, MAX_RIPPLE_FREQUENCY, "1/rad"),
+                Parameter("ripple_phase", 0.0, 0.0, 2 * math.pi, "rad"),
+                Parameter("meshing_amplitude", 0.0, 0.0, 0.5 * actuator.fmax, "N·m"),
+                Parameter("meshing_decay", 1.0, 0.0, 100.0, "s/rad"),
+                Parameter("meshing_frequency", 600.0, 10.0, MAX_RIPPLE_FREQUENCY, "1/rad"),
+                Parameter("meshing_phase", 0.0, 0.0, 2 * math.pi, "rad")]
     return [Parameter("latency_steps", 0.0, 0.0, float(layout.MAX_LATENCY), "periods")]
 
 

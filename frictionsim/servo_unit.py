@@ -54,9 +54,11 @@ from frictionsim.layout import (
     LAW,
     MAX_LATENCY,
     MAX_OBSERVATION_PERIODS,
+    MESHING_AMPLITUDE,
     NET_RING,
     OBSERVATION_DELAY,
     OBSERVED_SIZE,
+    RIPPLE_AMPLITUDE,
     SERVO_CONTACT,
     SERVO_CURRENT,
     SERVO_DRAWN,
@@ -306,13 +308,14 @@ def lockstep_compatible(thetas: np.ndarray, benches: np.ndarray) -> bool:
     """Whether every row of ``thetas`` runs, with every row of ``benches``, the plain
     voltage law that the lock-step vector kernel (:mod:`frictionsim.solvers.lockstep`) writes
     out lane by lane: no ``current_limit``, no ``latency``, no ``observation_delay``, a logged
-    ``supply`` at most, none of the Feetech terms, no ``backlash`` (its plant). A feature
+    ``supply`` at most, none of the Feetech terms, no ``backlash`` or ``ripple`` (its plant). A feature
     added to :func:`servo_control`, :func:`servo_observe` or the plant that the vector kernel
     lacks must be excluded here."""
     for i in range(thetas.shape[0]):
         if (thetas[i, LAW] != VOLTAGE_LAW or thetas[i, CURRENT_LIMIT] > 0.0
                 or thetas[i, LATENCY] != 0.0 or thetas[i, OBSERVATION_DELAY] != 0.0
-                or thetas[i, BACKLASH] != 0.0):
+                or thetas[i, BACKLASH] != 0.0 or thetas[i, RIPPLE_AMPLITUDE] != 0.0
+                or thetas[i, MESHING_AMPLITUDE] != 0.0):
             return False
         for j in range(benches.shape[0]):
             if not plain_voltage_law(thetas[i], benches[j]):

@@ -208,6 +208,8 @@ def what_dcmotor_drops(params: ParameterSet) -> list[str]:
     if v.get("observation_delay", 0.0):
         lost.append(f"observation_delay ({1e3 * v['observation_delay']:g} ms) is dropped: it "
                     "delays what the logs record, not the joint")
+    if v.get("ripple_amplitude", 0.0) or v.get("meshing_amplitude", 0.0):
+        lost.append("the position ripple of the friction is dropped: frictionloss is constant")
     if v.get("backlash", 0.0):
         lost.append(f"the gear train's backlash ({1e3 * v['backlash']:.3g} mrad gap) is dropped: "
                     "the joint is stiff")

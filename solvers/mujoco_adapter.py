@@ -78,7 +78,7 @@ from numba.extending import intrinsic
 
 from frictionsim import schema
 from frictionsim.errors import ConfigurationError
-from frictionsim.friction import friction_budget
+from frictionsim.friction import friction_budget, rippled_static
 from frictionsim.layout import (
     ARMATURE,
     BENCH_SIZE,
@@ -99,7 +99,13 @@ from frictionsim.solvers.learned_rollout import bare_theta
 from frictionsim.solvers.mjcf_export import SchemeWarning, reference_scheme_note
 from frictionsim.solvers.mjcf_files import read_spec
 from frictionsim.solvers.mujoco_dynamics import check_hinges, mj_fullM, mujoco
-from frictionsim.solvers.robot import JointServo, check_delay_reach, refuse_backlash, servo_nets
+from frictionsim.solvers.robot import (
+    JointServo,
+    check_delay_reach,
+    refuse_backlash,
+    refuse_ripple,
+    servo_nets,
+)
 from frictionsim.solvers.robot_gear import adapter_gear_scratch, adapter_gear_step, has_backlash
 from frictionsim.solvers.rollouts import Rollout
 
@@ -468,7 +474,9 @@ def _compile_callback():
                 damping[dof] = b.viscous
                 applied[dof] = registers[j, SL_TORQUE]
             else:
-                budget[dof] = b.static + b.viscous * abs(vel[dof])
+                static = rippled_static(b.static, b.viscous, qpos[int(blocks[j, SB_QPOS])],
+                                        vel[dof], theta)
+                budget[dof] = static + b.viscous * abs(vel[dof])
         if frictionloss:
             return
         mj_fullM(ma, da, mass.ctypes.data)
@@ -529,6 +537,8 @@ class ServoModel:
         if friction == "frictionloss":
             refuse_backlash(np.array(self._thetas), "MuJoCo's friction rows (--friction "
                             "frictionloss)")
+            refuse_ripple(np.array(self._thetas), "MuJoCo's friction rows (--friction "
+                          "frictionloss)")
         spec, self.ctrl_index = servo_spec(mjcf, self.servos, friction)
         mark = spec.add_numeric()
         mark.name = MARK_NAME

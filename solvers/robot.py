@@ -33,7 +33,7 @@ from numba import njit
 from frictionsim import layout
 from frictionsim.errors import ConfigurationError
 from frictionsim.firmware import firmware_settings
-from frictionsim.gear_gap import BACKLASH_ENGINES
+from frictionsim.gear_gap import BACKLASH_ENGINES, RIPPLE_ENGINES
 from frictionsim.layout import SERVO_GAP, SERVO_REPORTED
 from frictionsim.learned_files import LearnedActuator
 from frictionsim.limits import control_substeps
@@ -219,7 +219,7 @@ def physics_steps(model: int, data: int, qpos: np.ndarray, qvel: np.ndarray, qad
     hinges_only = q.shape[0] == nv
     for _ in range(substeps):
         bank_step(bank, gather(v, dofs, gv), motor, extra)
-        robot_forces(model, data, qpos, qvel, dofs, bank.thetas, motor, extra, q, v, mass,
+        robot_forces(model, data, qpos, qvel, qadr, dofs, bank.thetas, motor, extra, q, v, mass,
                      tau, budget, bias, engaged)
         if clip_friction_into(mass, tau, v, budget, dt, tau_f, work) < 0:
             return False
@@ -252,6 +252,15 @@ def refuse_backlash(thetas: np.ndarray, engine: str) -> None:
     """ConfigurationError when a servo of ``thetas`` has ``backlash``, which ``engine`` lacks."""
     if np.any(np.asarray(thetas)[..., layout.BACKLASH] > 0.0):
         raise ConfigurationError(BACKLASH_ENGINES.format(engine=engine))
+
+
+def refuse_ripple(thetas: np.ndarray, engine: str) -> None:
+    """ConfigurationError when a servo of ``thetas`` has the ``ripple`` friction, which
+    ``engine`` lacks."""
+    thetas = np.asarray(thetas)
+    if np.any(thetas[..., layout.RIPPLE_AMPLITUDE] != 0.0) \
+            or np.any(thetas[..., layout.MESHING_AMPLITUDE] != 0.0):
+        raise ConfigurationError(RIPPLE_ENGINES.format(engine=engine))
 
 
 def check_delay_reach(servos: list[JointServo], period: float) -> None:
@@ -464,7 +473,7 @@ class RobotMechanism(Mechanism):
         bank_held_torques(self.bank, v[r.dofs], self._motor, self._extra)
         mass, tau, budget, bias = np.empty((n, n)), np.empty(n), np.empty(n), np.empty(n)
         robot_forces(r.dynamics._address, self._data._address, self._data.qpos, self._data.qvel,
-                     r.dofs, self.bank.thetas, self._motor, self._extra, q, v, mass, tau,
+                     r.qadr, r.dofs, self.bank.thetas, self._motor, self._extra, q, v, mass, tau,
                      budget, bias, self._engaged)
         return mass, tau, budget
 

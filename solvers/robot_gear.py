@@ -94,7 +94,7 @@ def geared_physics_steps(model: int, data: int, qpos: np.ndarray, qvel: np.ndarr
         dynamics_terms(model, data, qpos, qvel, q, v, base_mass, bias)
         for i in range(nv):
             bias[i] = -bias[i]
-        if not gear_solve(base_mass, bias, v, dofs, bank, gv, motor, extra, engaged, flags,
+        if not gear_solve(base_mass, bias, q, v, qadr, dofs, bank, gv, motor, extra, engaged, flags,
                           mass, tau, budget, tau_f, acc, work, dt, semi_implicit):
             return False
         step_motor_sides(dofs, bank, engaged, motor, extra, dt, semi_implicit)
@@ -119,8 +119,9 @@ def geared_physics_steps(model: int, data: int, qpos: np.ndarray, qvel: np.ndarr
 
 
 @njit(nogil=True)
-def gear_solve(base_mass: np.ndarray, base_tau: np.ndarray, v: np.ndarray, dofs: np.ndarray,
-               bank: ServoBank, gv: np.ndarray, motor: np.ndarray, extra: np.ndarray,
+def gear_solve(base_mass: np.ndarray, base_tau: np.ndarray, q: np.ndarray, v: np.ndarray,
+               qadr: np.ndarray, dofs: np.ndarray, bank: ServoBank, gv: np.ndarray,
+               motor: np.ndarray, extra: np.ndarray,
                engaged: np.ndarray, flags: np.ndarray, mass: np.ndarray, tau: np.ndarray,
                budget: np.ndarray, tau_f: np.ndarray, v_next: np.ndarray, work: np.ndarray,
                dt: float, semi_implicit: bool) -> bool:
@@ -147,7 +148,7 @@ def gear_solve(base_mass: np.ndarray, base_tau: np.ndarray, v: np.ndarray, dofs:
                 mass[a, b] = base_mass[a, b]
             tau[a] = base_tau[a]
             budget[a] = 0.0
-        add_servos(dofs, thetas, motor, extra, v, engaged, mass, tau, budget)
+        add_servos(qadr, dofs, thetas, motor, extra, q, v, engaged, mass, tau, budget)
         if clip_friction_into(mass, tau, v, budget, dt, tau_f, work) < 0:
             return False
         if nv == 1:
@@ -346,8 +347,8 @@ def adapter_gear_step(qpos: np.ndarray, qvel: np.ndarray, qadr: np.ndarray, dofs
         v[i] = qvel[i]
     for j in range(ns):
         base_mass[dofs[j], dofs[j]] -= thetas[j, ARMATURE]
-    ok = gear_solve(base_mass, base_tau, v, dofs, bank, gv, motor, extra, engaged, flags, mass,
-                    tau, budget, tau_f, v_next, work, dt, True)
+    ok = gear_solve(base_mass, base_tau, qpos, v, qadr, dofs, bank, gv, motor, extra, engaged,
+                    flags, mass, tau, budget, tau_f, v_next, work, dt, True)
     step_motor_sides(dofs, bank, engaged, motor, extra, dt, True)
     for j in range(ns):
         d = dofs[j]

@@ -66,8 +66,8 @@ class GearedRobotMechanism(Mechanism):
         bank_held_torques(self.bank, speeds, self._motor, self._extra)
         mass, tau, budget, bias = np.empty((nv, nv)), np.empty(nv), np.empty(nv), np.empty(nv)
         robot_forces(r.dynamics._address, self.data._address, self.data.qpos, self.data.qvel,
-                     r.dofs, r.thetas, self._motor, self._extra, q_out, v_out, mass, tau, budget,
-                     bias, engaged)
+                     r.qadr, r.dofs, r.thetas, self._motor, self._extra, q_out, v_out, mass, tau,
+                     budget, bias, engaged)
         return mass, tau, budget
 
     def _extend(self, mass, tau, budget, sides: list[tuple[int, float]]) -> tuple:
@@ -138,7 +138,8 @@ def settle_contacts(robot, data, q: np.ndarray, v: np.ndarray) -> np.ndarray:
     nv = robot.nv
     mass, tau, budget, bias = np.empty((nv, nv)), np.empty(nv), np.empty(nv), np.empty(nv)
     ns = len(robot.servos)
-    robot_forces(robot.dynamics._address, data._address, data.qpos, data.qvel, robot.dofs,
+    robot_forces(robot.dynamics._address, data._address, data.qpos, data.qvel, robot.qadr,
+                 robot.dofs,
                  robot.thetas, np.zeros(ns), np.zeros(ns), np.ascontiguousarray(q, float),
                  np.ascontiguousarray(v, float), mass, tau, budget, bias, np.ones(ns, bool))
     return np.array([rest_on_gear(-bias[d]) if robot.thetas[j, BACKLASH] > 0.0 else 1.0

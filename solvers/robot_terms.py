@@ -6,16 +6,16 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from frictionsim.friction import friction_budget
+from frictionsim.friction import friction_budget, rippled_static
 from frictionsim.layout import ARMATURE
 from frictionsim.solvers.mujoco_dynamics import dynamics_terms
 
 
 @njit(nogil=True)
-def robot_forces(model: int, data: int, qpos: np.ndarray, qvel: np.ndarray, dofs: np.ndarray,
-                 thetas: np.ndarray, motor: np.ndarray, extra: np.ndarray, q: np.ndarray,
-                 v: np.ndarray, mass: np.ndarray, tau: np.ndarray, budget: np.ndarray,
-                 bias: np.ndarray, engaged: np.ndarray) -> None:
+def robot_forces(model: int, data: int, qpos: np.ndarray, qvel: np.ndarray, qadr: np.ndarray,
+                 dofs: np.ndarray, thetas: np.ndarray, motor: np.ndarray, extra: np.ndarray,
+                 q: np.ndarray, v: np.ndarray, mass: np.ndarray, tau: np.ndarray,
+                 budget: np.ndarray, bias: np.ndarray, engaged: np.ndarray) -> None:
     """M (with each servo's armature), τ = τ_m + extra − bias and the budgets b at (q, v), in
     place; ``motor``, ``extra``: each servo's motor torque at this v and its held network
     torque (N·m: the servo bank's :func:`~frictionsim.servo_bank.bank_step` or
@@ -28,15 +28,16 @@ def robot_forces(model: int, data: int, qpos: np.ndarray, qvel: np.ndarray, dofs
     for i in range(v.shape[0]):
         tau[i] = -bias[i]
         budget[i] = 0.0
-    add_servos(dofs, thetas, motor, extra, v, engaged, mass, tau, budget)
+    add_servos(qadr, dofs, thetas, motor, extra, q, v, engaged, mass, tau, budget)
 
 
 @njit(nogil=True, inline="always")
-def add_servos(dofs: np.ndarray, thetas: np.ndarray, motor: np.ndarray, extra: np.ndarray,
-               v: np.ndarray, engaged: np.ndarray, mass: np.ndarray, tau: np.ndarray,
-               budget: np.ndarray) -> None:
+def add_servos(qadr: np.ndarray, dofs: np.ndarray, thetas: np.ndarray, motor: np.ndarray,
+               extra: np.ndarray, q: np.ndarray, v: np.ndarray, engaged: np.ndarray,
+               mass: np.ndarray, tau: np.ndarray, budget: np.ndarray) -> None:
     """The engaged servos into M (their armature), τ (τ_m + extra) and the budgets (each
-    servo's own, its load-dependent terms seeing τ_m and the τ already there: −bias)."""
+    servo's own, its load-dependent terms seeing τ_m and the τ already there: −bias; its
+    ``ripple`` at its joint's angle q[qadr])."""
     for j in range(dofs.shape[0]):
         if not engaged[j]:
             continue
@@ -44,7 +45,8 @@ def add_servos(dofs: np.ndarray, thetas: np.ndarray, motor: np.ndarray, extra: n
         theta = thetas[j]
         mass[d, d] += theta[ARMATURE]
         b = friction_budget(v[d], motor[j], tau[d], theta)
-        budget[d] = b.static + b.viscous * abs(v[d])
+        static = rippled_static(b.static, b.viscous, q[qadr[j]], v[d], theta)
+        budget[d] = static + b.viscous * abs(v[d])
         tau[d] += motor[j] + extra[j]
 
 

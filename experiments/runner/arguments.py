@@ -96,24 +96,25 @@ def add_scheme_argument(p: argparse.ArgumentParser, default: str | None = None) 
                         + (f"default {default}" if default else "default: the parameter file's"))
 
 
-#: docs/model.md §9's extensions and §14's backlash (kept here, not imported from
+#: docs/model.md §9's extensions, §14's backlash and §15's ripple (kept here, not imported from
 #: frictionsim.schema, so that building the parser imports nothing heavy; tests check the two
 #: agree).
-EXTENSIONS = ("supply", "current_limit", "latency", "observation_delay", "backlash")
+EXTENSIONS = ("supply", "current_limit", "latency", "observation_delay", "backlash", "ripple")
 
 
 def add_extensions_argument(p: argparse.ArgumentParser) -> None:
-    """``--with NAME …``: switch on docs/model.md §9's extensions (and §14's backlash) for this
-    run."""
+    """``--with NAME …``: switch on docs/model.md §9's extensions (and §14's backlash, §15's
+    ripple) for this run."""
     p.add_argument("--with", dest="extensions", nargs="+", choices=EXTENSIONS, default=(),
                    metavar="NAME",
-                   help="extensions (docs/model.md §9, §14), off by default: supply (the logged "
+                   help="extensions (docs/model.md §9, §14, §15), off by default: supply (the logged "
                         "input_volts instead of a constant vin), current_limit (motor current "
                         "clipped to max_current_limit), latency (control from the position "
                         "latency_steps periods old), observation_delay (the logged position "
                         "is the physical one observation_delay seconds ago), backlash (a gap of "
                         "backlash rad in the gear train, between the motor side and the "
-                        "output the encoder reads); a parameter "
+                        "output the encoder reads), ripple (seed 002's position ripple and "
+                        "meshing friction added to the friction budget); a parameter "
                         "file's extension keys need their extension here")
 
 
