@@ -34,7 +34,19 @@ the rule above.
 
 from __future__ import annotations
 
+import numpy as np
 from numba import njit
+
+from frictionsim.errors import ConfigurationError
+from frictionsim.friction import friction_budget
+from frictionsim.layout import (
+    BACKLASH,
+    MESHING_AMPLITUDE,
+    RIPPLE_AMPLITUDE,
+    SERVO_CONTACT,
+    SERVO_GAP,
+    SERVO_MOTOR_SPEED,
+)
 
 #: What an engine without the ``ripple`` friction says of a servo that has it.
 RIPPLE_ENGINES = ("{engine} do not model the position ripple of the friction yet (docs/model.md "
@@ -72,3 +84,39 @@ def gear_torque(j_load: float, accel: float, tau_e: float) -> float:
 def impact_velocity(j_motor: float, w: float, j_load: float, v: float) -> float:
     """V = (J_m·w + J_l·v)/(J_m + J_l) (rad/s): both sides' velocity after an inelastic impact."""
     return (j_motor * w + j_load * v) / (j_motor + j_load)
+
+
+@njit(cache=True, inline="always")
+def motor_side_budget(w: float, tau_m: float, theta: np.ndarray) -> float:
+    """τ_fm(w, τ_m, 0) = F + K_v·|w| (N·m): the open gap's motor side's friction budget, no
+    load through the mesh."""
+    b = friction_budget(w, tau_m, 0.0, theta)
+    return b.static + b.viscous * abs(w)
+
+
+@njit(cache=True, inline="always")
+def settle_gear(record: np.ndarray, theta: np.ndarray, tau_e: float, v: float) -> None:
+    """Rest a servo's unsettled gear (record's contact NaN, after a reset) on the end of its
+    gap that the external torque τ_e (N·m) leans the load on, the motor side at the load's
+    velocity v; a servo without backlash is engaged (1) for good. Nothing when settled."""
+    if record[SERVO_CONTACT] == record[SERVO_CONTACT]:
+        return
+    contact = rest_on_gear(tau_e) if theta[BACKLASH] > 0.0 else 1.0
+    record[SERVO_CONTACT] = contact
+    record[SERVO_GAP] = 0.5 * theta[BACKLASH] * contact
+    record[SERVO_MOTOR_SPEED] = v
+
+
+def refuse_backlash(thetas: np.ndarray, engine: str) -> None:
+    """ConfigurationError when a servo of ``thetas`` (rows of :mod:`frictionsim.layout`) has
+    ``backlash``, which ``engine`` lacks."""
+    if np.any(np.asarray(thetas)[..., BACKLASH] > 0.0):
+        raise ConfigurationError(BACKLASH_ENGINES.format(engine=engine))
+
+
+def refuse_ripple(thetas: np.ndarray, engine: str) -> None:
+    """ConfigurationError when a servo of ``thetas`` has the ``ripple`` friction, which
+    ``engine`` lacks."""
+    thetas = np.asarray(thetas)
+    if np.any(thetas[..., RIPPLE_AMPLITUDE] != 0.0) or np.any(thetas[..., MESHING_AMPLITUDE] != 0.0):
+        raise ConfigurationError(RIPPLE_ENGINES.format(engine=engine))

@@ -33,11 +33,10 @@ from typing import NamedTuple
 import numpy as np
 
 from frictionsim.errors import ConfigurationError
-from frictionsim.gear_gap import BACKLASH_ENGINES, RIPPLE_ENGINES
+from frictionsim.gear_gap import refuse_backlash, refuse_ripple
 from frictionsim.layout import (
     ACCELERATION,
     ALPHA,
-    BACKLASH,
     CURRENT_LAW,
     CURRENT_LIMIT,
     DAMPING,
@@ -69,14 +68,12 @@ from frictionsim.layout import (
     MAX_PWM,
     MAX_VELOCITY,
     MAX_VOLTAGE,
-    MESHING_AMPLITUDE,
     NET_HISTORY,
     NET_RING,
     NET_STRIDE,
     OBSERVATION_DELAY,
     OBSERVED_SIZE,
     RESISTANCE,
-    RIPPLE_AMPLITUDE,
     SERVO_CURRENT,
     SERVO_DRAWN,
     SERVO_ENABLE,
@@ -173,10 +170,8 @@ def check_supported(thetas: np.ndarray, firmware: np.ndarray) -> None:
     if not np.all((law == VOLTAGE_LAW) | (law == CURRENT_LAW)):
         raise ConfigurationError("the array bank runs the voltage and the current law only")
     batched = "the batched engines (torch, JAX, MuJoCo Warp, MJX, mjlab)"
-    if np.any(thetas[..., BACKLASH] > 0.0):
-        raise ConfigurationError(BACKLASH_ENGINES.format(engine=batched))
-    if np.any(thetas[..., RIPPLE_AMPLITUDE] != 0.0) or np.any(thetas[..., MESHING_AMPLITUDE] != 0.0):
-        raise ConfigurationError(RIPPLE_ENGINES.format(engine=batched))
+    refuse_backlash(thetas, batched)
+    refuse_ripple(thetas, batched)
 
 
 def servos(thetas, firmware, nets=None, xp=None, dtype=None, device=None) -> ArrayServos:

@@ -54,12 +54,10 @@ from numba import njit
 
 from frictionsim.actuator_laws import motor_torque
 from frictionsim.errors import ConfigurationError
-from frictionsim.friction import friction_budget
-from frictionsim.gear_gap import gear_torque, impact_velocity, rest_on_gear
+from frictionsim.gear_gap import gear_torque, impact_velocity, motor_side_budget, settle_gear
 from frictionsim.layout import (
     ARMATURE,
     BACKLASH,
-    Q_OFFSET,
     SCHEME,
     SEMI_IMPLICIT,
     SERVO_CONTACT,
@@ -68,7 +66,7 @@ from frictionsim.layout import (
     SERVO_REPORTED,
     SERVO_STATE_SIZE,
 )
-from frictionsim.pendulum import gravity_torque, load_inertia
+from frictionsim.pendulum import load_inertia
 from frictionsim.plant import bench_torques
 from frictionsim.servo_bank import period_servo, reset_servo, step_servo
 from frictionsim.servo_unit import DELAY_MESSAGE, delay_too_long
@@ -174,25 +172,20 @@ def geared_step(record: np.ndarray, q: float, v: float, u: float, enable: float,
     The first step rests the load on the end of the gap its external torque leans it on."""
     half = 0.5 * theta[BACKLASH]
     j_load = load_inertia(bench)
-    j_motor = theta[ARMATURE]
     semi = theta[SCHEME] == SEMI_IMPLICIT
-    tau_e = gravity_torque(q + theta[Q_OFFSET], bench)
+    t = bench_torques(q, v, motor_torque(u, enable, v, theta), theta, bench)
+    tau_e = t.external
+    settle_gear(record, theta, tau_e, v)
     contact = record[SERVO_CONTACT]
-    if contact != contact:
-        contact = rest_on_gear(tau_e)
-        record[SERVO_GAP] = contact * half
-        record[SERVO_MOTOR_SPEED] = v
     if contact != 0.0 or not j_load > 0.0:  # a massless output cannot leave the gear
-        tau_m = motor_torque(u, enable, v, theta)
-        b = friction_budget(v, tau_m, tau_e, theta)
-        budget = b.static + b.viscous * abs(v)
-        inertia = j_load + j_motor
-        tau = tau_m + tau_e + extra
+        budget = t.static + t.viscous * abs(v)
+        inertia = t.inertia
+        tau = t.motor + tau_e + extra
         tau_f = stop_friction(inertia, tau, v, budget, dt)
         if contact * gear_torque(j_load, (tau + tau_f) / inertia, tau_e) < 0.0 \
                 and j_load > 0.0:
             load, w, gap = apart_step(q, v, v, contact * half, u, enable, extra, tau_e, dt,
-                                      theta, j_load, j_motor, semi)
+                                      theta, j_load, semi)
             if contact * gap < half:  # the sides part
                 record[SERVO_GAP] = gap
                 record[SERVO_MOTOR_SPEED] = w
@@ -203,13 +196,14 @@ def geared_step(record: np.ndarray, q: float, v: float, u: float, enable: float,
         record[SERVO_CONTACT] = contact
         return state
     load, w, gap = apart_step(q, v, record[SERVO_MOTOR_SPEED], record[SERVO_GAP], u, enable,
-                              extra, tau_e, dt, theta, j_load, j_motor, semi)
+                              extra, tau_e, dt, theta, j_load, semi)
     if abs(gap) < half:
         record[SERVO_GAP] = gap
         record[SERVO_MOTOR_SPEED] = w
         record[SERVO_CONTACT] = 0.0
         return load
     side = 1.0 if gap > 0.0 else -1.0
+    j_motor = theta[ARMATURE]
     q_new = load.q + j_motor / (j_motor + j_load) * (gap - side * half)
     v_new = impact_velocity(j_motor, w, j_load, load.v)
     record[SERVO_GAP] = side * half
@@ -220,17 +214,24 @@ def geared_step(record: np.ndarray, q: float, v: float, u: float, enable: float,
 
 @njit(cache=True, inline="always")
 def apart_step(q: float, v: float, w: float, gap: float, u: float, enable: float, extra: float,
-               tau_e: float, dt: float, theta: np.ndarray, j_load: float, j_motor: float,
-               semi: bool) -> tuple:
+               tau_e: float, dt: float, theta: np.ndarray, j_load: float, semi: bool) -> tuple:
     """One step of the two sides of an open gap from the output (q, v), the motor side at
     velocity w and place δ = ``gap``: (the load's new JointState, the motor side's new
     velocity, the new δ, which may lie beyond ±g/2). The load is free (τ_e only); the motor
     side is clipped by its own budget τ_fm(w, τ_m, 0), τ_m's back-EMF at w."""
-    tau_m = motor_torque(u, enable, w, theta)
-    b = friction_budget(w, tau_m, 0.0, theta)
-    motor = clipped_step(0.0, w, tau_m + extra, j_motor, b.static + b.viscous * abs(w), dt, semi)
+    motor = motor_side_step(w, motor_torque(u, enable, w, theta), extra, theta, dt, semi)
     load = clipped_step(q, v, tau_e, j_load, 0.0, dt, semi)
     return load, motor.v, gap + motor.q - (load.q - q)
+
+
+@njit(cache=True, inline="always")
+def motor_side_step(w: float, tau_m: float, extra: float, theta: np.ndarray, dt: float,
+                    semi: bool) -> JointState:
+    """One clipped step of an open gap's motor side from velocity w (rad/s), its inertia the
+    armature, its torques τ_m and ``extra`` (N·m), its budget τ_fm(w, τ_m, 0)
+    (:func:`frictionsim.gear_gap.motor_side_budget`): its move from 0 and its new velocity."""
+    return clipped_step(0.0, w, tau_m + extra, theta[ARMATURE],
+                        motor_side_budget(w, tau_m, theta), dt, semi)
 
 
 @njit(cache=True)

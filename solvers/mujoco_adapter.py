@@ -79,6 +79,7 @@ from numba.extending import intrinsic
 from frictionsim import schema
 from frictionsim.errors import ConfigurationError
 from frictionsim.friction import friction_budget, rippled_static
+from frictionsim.gear_gap import refuse_backlash, refuse_ripple
 from frictionsim.layout import (
     ARMATURE,
     BENCH_SIZE,
@@ -99,13 +100,7 @@ from frictionsim.solvers.learned_rollout import bare_theta
 from frictionsim.solvers.mjcf_export import SchemeWarning, reference_scheme_note
 from frictionsim.solvers.mjcf_files import read_spec
 from frictionsim.solvers.mujoco_dynamics import check_hinges, mj_fullM, mujoco
-from frictionsim.solvers.robot import (
-    JointServo,
-    check_delay_reach,
-    refuse_backlash,
-    refuse_ripple,
-    servo_nets,
-)
+from frictionsim.solvers.robot import JointServo, check_delay_reach, servo_nets
 from frictionsim.solvers.robot_gear import adapter_gear_scratch, adapter_gear_step, has_backlash
 from frictionsim.solvers.rollouts import Rollout
 

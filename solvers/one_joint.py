@@ -18,8 +18,7 @@ from dataclasses import dataclass
 import numpy as np
 from numba import njit
 
-from frictionsim.friction import friction_budget
-from frictionsim.gear_gap import gear_torque, impact_velocity, rest_on_gear
+from frictionsim.gear_gap import gear_torque, impact_velocity, motor_side_budget, rest_on_gear
 from frictionsim.layout import ARMATURE, BACKLASH, Q_OFFSET, SERVO_EXTRA, SERVO_REPORTED
 from frictionsim.pendulum import gravity_torque, load_inertia
 from frictionsim.plant import bench_torques
@@ -121,9 +120,8 @@ def bench_gap_torques(q: float, w: float, servo: np.ndarray, theta: np.ndarray,
     velocity w: (τ_e on the load, τ_m + extra on the motor side, the motor side's budget
     τ_fm(w, τ_m, 0), J_l, J_m)."""
     tau_m = held_torque(servo, theta, w)
-    b = friction_budget(w, tau_m, 0.0, theta)
     return (gravity_torque(q + theta[Q_OFFSET], bench), tau_m + servo[SERVO_EXTRA],
-            b.static + b.viscous * abs(w), load_inertia(bench), theta[ARMATURE])
+            motor_side_budget(w, tau_m, theta), load_inertia(bench), theta[ARMATURE])
 
 
 @njit(cache=True)

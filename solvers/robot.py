@@ -33,7 +33,6 @@ from numba import njit
 from frictionsim import layout
 from frictionsim.errors import ConfigurationError
 from frictionsim.firmware import firmware_settings
-from frictionsim.gear_gap import BACKLASH_ENGINES, RIPPLE_ENGINES
 from frictionsim.layout import SERVO_GAP, SERVO_REPORTED
 from frictionsim.learned_files import LearnedActuator
 from frictionsim.limits import control_substeps
@@ -246,21 +245,6 @@ def physics_steps(model: int, data: int, qpos: np.ndarray, qvel: np.ndarray, qad
         if not hinges_only:
             integrate_positions(model, q, drift, dt)
     return True
-
-
-def refuse_backlash(thetas: np.ndarray, engine: str) -> None:
-    """ConfigurationError when a servo of ``thetas`` has ``backlash``, which ``engine`` lacks."""
-    if np.any(np.asarray(thetas)[..., layout.BACKLASH] > 0.0):
-        raise ConfigurationError(BACKLASH_ENGINES.format(engine=engine))
-
-
-def refuse_ripple(thetas: np.ndarray, engine: str) -> None:
-    """ConfigurationError when a servo of ``thetas`` has the ``ripple`` friction, which
-    ``engine`` lacks."""
-    thetas = np.asarray(thetas)
-    if np.any(thetas[..., layout.RIPPLE_AMPLITUDE] != 0.0) \
-            or np.any(thetas[..., layout.MESHING_AMPLITUDE] != 0.0):
-        raise ConfigurationError(RIPPLE_ENGINES.format(engine=engine))
 
 
 def check_delay_reach(servos: list[JointServo], period: float) -> None:

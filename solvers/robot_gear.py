@@ -14,11 +14,12 @@ record. Per physics step:
    open: the step is solved again without it, and it parts if its motor side, stepped on
    its own, ends inside the gap (:func:`parted`); else it stays engaged for the step (the
    bench's rule, :func:`frictionsim.solvers.fixed_step.geared_step`);
-4. each open motor side takes its own clipped step (:func:`frictionsim.solvers.fixed_step.clipped_step`,
-   its budget τ_fm(w, τ_m, 0)); where δ reaches ±g/2 the gap closes by an inelastic
-   impact of the motor side with the whole robot: v⁺ = v + M⁻¹·Σ J_m·(w − v_d)·e_d, M with
-   the impacting rotors' inertia, which conserves the generalised momentum; the overshoot
-   is shared along the joint by inertia, J_m/(J_m + M_dd) of it moving the load.
+4. each open motor side takes its own clipped step
+   (:func:`frictionsim.solvers.fixed_step.motor_side_step`, its budget τ_fm(w, τ_m, 0));
+   where δ reaches ±g/2 the gap closes by an inelastic impact of the motor side with the
+   whole robot: v⁺ = v + M⁻¹·Σ J_m·(w − v_d)·e_d, M with the impacting rotors' inertia,
+   which conserves the generalised momentum; the overshoot is shared along the joint by
+   inertia, J_m/(J_m + M_dd) of it moving the load.
 
 The MuJoCo adapter takes the same solve inside MuJoCo's step (:func:`adapter_gear_step`),
 and :mod:`frictionsim.solvers.robot_gear_events` is the exact reference both are held to.
@@ -29,8 +30,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from frictionsim.friction import friction_budget
-from frictionsim.gear_gap import rest_on_gear
+from frictionsim.gear_gap import settle_gear
 from frictionsim.layout import (
     ARMATURE,
     BACKLASH,
@@ -39,7 +39,7 @@ from frictionsim.layout import (
     SERVO_MOTOR_SPEED,
 )
 from frictionsim.servo_bank import ServoBank, bank_step
-from frictionsim.solvers.fixed_step import MAX_SPEED, clipped_step
+from frictionsim.solvers.fixed_step import MAX_SPEED, motor_side_step
 from frictionsim.solvers.joint_friction import clip_friction_into, stepped_velocities
 from frictionsim.solvers.mujoco_dynamics import dynamics_terms, integrate_positions
 from frictionsim.solvers.robot_terms import add_servos
@@ -58,21 +58,14 @@ def has_backlash(thetas: np.ndarray) -> bool:
 def settle_gears(model: int, data: int, qpos: np.ndarray, qvel: np.ndarray, dofs: np.ndarray,
                  bank: ServoBank, q: np.ndarray, v: np.ndarray, mass: np.ndarray,
                  bias: np.ndarray) -> None:
-    """Rest every unsettled gear (contact NaN) on the end of its gap that −bias leans it on."""
-    settled = True
+    """Rest every unsettled gear (contact NaN) on the end of its gap that −bias leans it on
+    (:func:`frictionsim.gear_gap.settle_gear`); MuJoCo is asked only when one is."""
     for j in range(dofs.shape[0]):
         if bank.records[j, SERVO_CONTACT] != bank.records[j, SERVO_CONTACT]:
-            settled = False
-    if settled:
-        return
-    dynamics_terms(model, data, qpos, qvel, q, v, mass, bias)
-    for j in range(dofs.shape[0]):
-        record = bank.records[j]
-        if record[SERVO_CONTACT] != record[SERVO_CONTACT]:
-            contact = rest_on_gear(-bias[dofs[j]]) if bank.thetas[j, BACKLASH] > 0.0 else 1.0
-            record[SERVO_CONTACT] = contact
-            record[SERVO_GAP] = 0.5 * bank.thetas[j, BACKLASH] * contact
-            record[SERVO_MOTOR_SPEED] = v[dofs[j]]
+            dynamics_terms(model, data, qpos, qvel, q, v, mass, bias)
+            for i in range(dofs.shape[0]):
+                settle_gear(bank.records[i], bank.thetas[i], -bias[dofs[i]], v[dofs[i]])
+            return
 
 
 @njit(nogil=True)
@@ -114,7 +107,7 @@ def geared_physics_steps(model: int, data: int, qpos: np.ndarray, qvel: np.ndarr
                 q[i] += drift[i] * dt
         else:
             integrate_positions(model, q, drift, dt)
-        close_gaps(dofs, qadr, bank, q, v, mass, tau, tau_f)
+        close_gaps(dofs, qadr, bank, q, v, mass, tau)
     return True
 
 
@@ -189,11 +182,8 @@ def step_motor_sides(dofs: np.ndarray, bank: ServoBank, engaged: np.ndarray,
     for j in range(dofs.shape[0]):
         if engaged[j]:
             continue
-        theta = thetas[j]
-        w = records[j, SERVO_MOTOR_SPEED]
-        b = friction_budget(w, motor[j], 0.0, theta)
-        side = clipped_step(0.0, w, motor[j] + extra[j], theta[ARMATURE],
-                            b.static + b.viscous * abs(w), dt, semi_implicit)
+        side = motor_side_step(records[j, SERVO_MOTOR_SPEED], motor[j], extra[j], thetas[j], dt,
+                               semi_implicit)
         records[j, SERVO_MOTOR_SPEED] = side.v
         records[j, SERVO_GAP] += side.q
 
@@ -211,10 +201,7 @@ def parted(dofs: np.ndarray, thetas: np.ndarray, records: np.ndarray, engaged: n
             continue
         tried[j] = False
         d = dofs[j]
-        theta = thetas[j]
-        b = friction_budget(v[d], motor[j], 0.0, theta)
-        side = clipped_step(0.0, v[d], motor[j] + extra[j], theta[ARMATURE],
-                            b.static + b.viscous * abs(v[d]), dt, semi_implicit)
+        side = motor_side_step(v[d], motor[j], extra[j], thetas[j], dt, semi_implicit)
         # the load's move as the step integrates it (robot.physics_steps)
         load = v_next[d] * dt if semi_implicit else (v_next[d] + 0.5 * (v_next[d] - v[d])) * dt
         if records[j, SERVO_CONTACT] * (side.q - load) >= 0.0:
@@ -226,10 +213,10 @@ def parted(dofs: np.ndarray, thetas: np.ndarray, records: np.ndarray, engaged: n
 
 @njit(nogil=True)
 def close_gaps(dofs: np.ndarray, qadr: np.ndarray, bank: ServoBank, q: np.ndarray,
-               v: np.ndarray, mass: np.ndarray, impulse: np.ndarray, scratch: np.ndarray) -> None:
+               v: np.ndarray, mass: np.ndarray, impulse: np.ndarray) -> None:
     """The inelastic impacts of the open gaps that reached ±g/2 this step (module docstring);
-    ``mass`` is the step's M (the engaged rotors in it), ``impulse`` and ``scratch`` nv doubles
-    of scratch."""
+    ``mass`` is the step's M (the engaged rotors in it, the open ones not), ``impulse`` nv
+    doubles of scratch."""
     records, thetas = bank.records, bank.thetas
     nv = v.shape[0]
     hits = 0
@@ -253,8 +240,7 @@ def close_gaps(dofs: np.ndarray, qadr: np.ndarray, bank: ServoBank, q: np.ndarra
         return
     change = np.linalg.solve(mass, impulse)
     for i in range(nv):
-        scratch[i] = min(max(v[i] + change[i], -MAX_SPEED), MAX_SPEED)
-        v[i] = scratch[i]
+        v[i] = min(max(v[i] + change[i], -MAX_SPEED), MAX_SPEED)
     for j in range(dofs.shape[0]):
         if records[j, SERVO_CONTACT] != 0.0:
             records[j, SERVO_MOTOR_SPEED] = v[dofs[j]]
@@ -302,42 +288,18 @@ def adapter_gear_step(qpos: np.ndarray, qvel: np.ndarray, qadr: np.ndarray, dofs
             records[j, SERVO_GAP], records[j, SERVO_MOTOR_SPEED], records[j, SERVO_CONTACT] = \
                 saved[j, 0], saved[j, 1], saved[j, 2]
     elif advanced:
-        hits = 0
+        # the step's M as the robot's fixed step has it (the open rotors off the load), the
+        # load's move in MuJoCo's Euler step off each open δ, then the gaps it closed
         for i in range(nv):
-            base_tau[i] = 0.0  # the impulses
             for k in range(nv):
                 base_mass[i, k] = mass[i, k]
         for j in range(ns):
-            if records[j, SERVO_CONTACT] != 0.0:
-                continue
-            d = dofs[j]
-            j_motor = thetas[j, ARMATURE]
-            base_mass[d, d] -= j_motor
-            gap = records[j, SERVO_GAP] - dt * qvel[d]  # the load's move in MuJoCo's Euler
-            records[j, SERVO_GAP] = gap
-            half = 0.5 * thetas[j, BACKLASH]
-            if abs(gap) < half:
-                continue
-            side = 1.0 if gap > 0.0 else -1.0
-            qpos[qadr[j]] += j_motor / (mass[d, d]) * (gap - side * half)
-            base_tau[d] += j_motor * (records[j, SERVO_MOTOR_SPEED] - qvel[d])
-            base_mass[d, d] += j_motor
-            records[j, SERVO_GAP] = side * half
-            records[j, SERVO_CONTACT] = side
-            hits += 1
-        if hits > 0:
-            change = np.linalg.solve(base_mass, base_tau)
-            for i in range(nv):
-                qvel[i] = min(max(qvel[i] + change[i], -MAX_SPEED), MAX_SPEED)
-            for j in range(ns):
-                if records[j, SERVO_CONTACT] != 0.0:
-                    records[j, SERVO_MOTOR_SPEED] = qvel[dofs[j]]
+            if records[j, SERVO_CONTACT] == 0.0:
+                base_mass[dofs[j], dofs[j]] -= thetas[j, ARMATURE]
+                records[j, SERVO_GAP] -= dt * qvel[dofs[j]]
+        close_gaps(dofs, qadr, bank, qpos, qvel, base_mass, base_tau)
     for j in range(ns):
-        if records[j, SERVO_CONTACT] != records[j, SERVO_CONTACT]:
-            contact = rest_on_gear(external[dofs[j]]) if thetas[j, BACKLASH] > 0.0 else 1.0
-            records[j, SERVO_CONTACT] = contact
-            records[j, SERVO_GAP] = 0.5 * thetas[j, BACKLASH] * contact
-            records[j, SERVO_MOTOR_SPEED] = qvel[dofs[j]]
+        settle_gear(records[j], thetas[j], external[dofs[j]], qvel[dofs[j]])
         saved[j, 0], saved[j, 1], saved[j, 2] = \
             records[j, SERVO_GAP], records[j, SERVO_MOTOR_SPEED], records[j, SERVO_CONTACT]
     for i in range(nv):

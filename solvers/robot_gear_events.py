@@ -20,8 +20,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from frictionsim.friction import friction_budget
-from frictionsim.gear_gap import rest_on_gear
+from frictionsim.gear_gap import motor_side_budget, rest_on_gear
 from frictionsim.layout import ARMATURE, BACKLASH, SERVO_REPORTED
 from frictionsim.servo_bank import bank_held_torques, bank_period, bank_reset
 from frictionsim.servo_unit import NO_LOG
@@ -77,10 +76,9 @@ class GearedRobotMechanism(Mechanism):
         M[:nv, :nv], T[:nv], B[:nv] = mass, tau, budget
         for k, (j, w) in enumerate(sides):
             theta = self.robot.thetas[j]
-            b = friction_budget(w, self._motor[j], 0.0, theta)
             M[nv + k, nv + k] = theta[ARMATURE]
             T[nv + k] = self._motor[j] + self._extra[j]
-            B[nv + k] = b.static + b.viscous * abs(w)
+            B[nv + k] = motor_side_budget(w, self._motor[j], theta)
         return M, T, B
 
     def forces(self, q, v):

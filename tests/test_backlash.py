@@ -19,6 +19,7 @@ from frictionsim.solvers.event_driven import EventKind
 from frictionsim.solvers.fixed_step import plant_step, rollout_substeps, step
 from frictionsim.solvers.one_joint import simulate_log_events
 from frictionsim.solvers.rollouts import rollout_inputs, simulate
+from tests.pendulum_robot import pendulum_robot_run
 
 DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data"
 #: A log whose pendulum swings through reversals of its gravity torque (gap crossings).
@@ -116,27 +117,20 @@ def test_the_robot_fixed_step_on_the_pendulum_is_the_bench_gap_step(data):
     mujoco = pytest.importorskip("mujoco")
     del mujoco
     from frictionsim.solvers.mujoco_adapter import ServoModel, bench_mjcf, simulate_bench
-    from frictionsim.solvers.robot import JointServo, Robot
 
     params = with_gap(load_params(data / "xl330" / "params" / "m6.json"), 0.02) \
         .with_scheme("semi_implicit")
     log = load_log(data / "xl330" / "processed" / SWINGING)
-    offset = params.values["q_offset"]
-    servos = [JointServo("servo", params, log.kp, float(log.header["vin"]))]
-    mjcf = bench_mjcf(log.mass, log.length, log.arm_mass, log.dt)
-    robot = Robot(mjcf, servos, control_period=log.dt)
-    run = robot.fixed_step(log.column("goal_position")[:, None] + offset,
-                           log.column("torque_enable")[:, None],
-                           q0=[log.entries[0]["position"] + offset],
-                           v0=[log.entries[0]["speed"]])
+    robot, q = pendulum_robot_run(log, params)
     ref = simulate(log, params)
-    assert np.max(np.abs(run.q[:, 0] - offset - ref.q)) < 1e-8
+    assert np.max(np.abs(q - ref.q)) < 1e-8
     # inside MuJoCo's step, the same gap; an impact is written into the state before the next
     # step, whose terms MuJoCo computed before it (1.1e-4 rad mean on this log, measured)
     inside = simulate_bench(log, params)
     assert np.mean(np.abs(inside.q - ref.q)) < 5e-4
     with pytest.raises(ConfigurationError, match="do not model backlash"):
-        ServoModel(mjcf, servos, friction="frictionloss", control_period=log.dt)
+        ServoModel(bench_mjcf(log.mass, log.length, log.arm_mass, log.dt), robot.servos,
+                   friction="frictionloss", control_period=log.dt)
 
 
 def test_the_commands_take_backlash_and_plot_the_motor_side(data, tmp_path, capsys):

@@ -16,6 +16,7 @@ from frictionsim.params import ParameterFileError, load_params
 from frictionsim.solvers.fixed_step import rollout_substeps
 from frictionsim.solvers.one_joint import simulate_log_events
 from frictionsim.solvers.rollouts import rollout_inputs, simulate
+from tests.pendulum_robot import pendulum_robot_run
 
 DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data"
 LOG = "2026-01-15_10h28m49.json"
@@ -77,22 +78,17 @@ def test_the_robot_and_mujoco_take_the_ripple_at_the_joint_angle(data):
     pytest.importorskip("mujoco")
     from frictionsim.solvers import array_bank
     from frictionsim.solvers.mujoco_adapter import ServoModel, bench_mjcf, simulate_bench
-    from frictionsim.solvers.robot import JointServo, Robot
 
     params = rippled(load_params(data / "xl330" / "params" / "m6.json")) \
         .with_scheme("semi_implicit")
     log = load_log(data / "xl330" / "processed" / LOG)
-    offset = params.values["q_offset"]
-    servos = [JointServo("servo", params, log.kp, float(log.header["vin"]))]
-    mjcf = bench_mjcf(log.mass, log.length, log.arm_mass, log.dt)
-    run = Robot(mjcf, servos, control_period=log.dt).fixed_step(
-        log.column("goal_position")[:, None] + offset, log.column("torque_enable")[:, None],
-        q0=[log.entries[0]["position"] + offset], v0=[log.entries[0]["speed"]])
+    robot, q = pendulum_robot_run(log, params)
     ref = simulate(log, params)
-    assert np.max(np.abs(run.q[:, 0] - offset - ref.q)) < 1e-8
+    assert np.max(np.abs(q - ref.q)) < 1e-8
     assert np.max(np.abs(simulate_bench(log, params).q - ref.q)) < 1e-8
     with pytest.raises(ConfigurationError, match="position ripple"):
-        ServoModel(mjcf, servos, friction="frictionloss", control_period=log.dt)
+        ServoModel(bench_mjcf(log.mass, log.length, log.arm_mass, log.dt), robot.servos,
+                   friction="frictionloss", control_period=log.dt)
     x = rollout_inputs(log, params)
     with pytest.raises(ConfigurationError, match="position ripple"):
         array_bank.servos(x.theta[None], x.bench[None])

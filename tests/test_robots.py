@@ -34,6 +34,7 @@ from frictionsim.solvers.mujoco_adapter import (  # noqa: E402
 )
 from frictionsim.solvers.robot import JointServo, Robot, RobotMechanism  # noqa: E402
 from frictionsim.solvers.rollouts import simulate  # noqa: E402
+from tests.pendulum_robot import pendulum_robot_run  # noqa: E402
 
 DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data"
 
@@ -77,16 +78,8 @@ def test_the_standalone_simulator_on_the_bench_is_the_bench_kernel(data):
     """One joint: frictionsim's n-joint fixed step on the pendulum MJCF = docs/model.md §4's kernel."""
     params = load_params(data / "xl330" / "params" / "m6.json").with_scheme("semi_implicit")
     log = load_log(data / "xl330" / "processed" / "2026-01-15_10h29m04.json")
-    offset = params.values["q_offset"]
-    robot = Robot(bench_mjcf(log.mass, log.length, log.arm_mass, log.dt),
-                  [JointServo("servo", params, log.kp, float(log.header["vin"]))],
-                  control_period=log.dt)
-    run = robot.fixed_step(log.column("goal_position")[:, None] + offset,
-                           log.column("torque_enable")[:, None],
-                           q0=[log.entries[0]["position"] + offset],
-                           v0=[log.entries[0]["speed"]])
-    ref = simulate(log, params)
-    assert np.max(np.abs(run.q[:, 0] - offset - ref.q)) < 1e-8
+    _, q = pendulum_robot_run(log, params)
+    assert np.max(np.abs(q - simulate(log, params).q)) < 1e-8
 
 
 def test_exported_m1_in_plain_mujoco_matches_the_semi_implicit_rollout(data):
