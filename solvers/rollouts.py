@@ -11,7 +11,7 @@ from frictionsim.layout import BACKLASH, SUPPLY
 from frictionsim.logs import Log
 from frictionsim.params import ParameterSet
 from frictionsim.solvers.errors import SimulationError, check_inertia
-from frictionsim.solvers.fixed_step import check_log_arrays, rollout_loop
+from frictionsim.solvers.fixed_step import check_log_arrays, rollout, rollout_loop
 
 
 @dataclass(frozen=True)
@@ -86,11 +86,14 @@ def simulate(log: Log, params: ParameterSet) -> Rollout:
     x = rollout_inputs(log, params)
     q = np.empty_like(x.goal)
     v = np.empty_like(x.goal)
-    # with backlash the same pass keeps the motor side too (for figures)
-    motor_side = np.empty_like(x.goal) if x.theta[BACKLASH] > 0.0 else np.empty(0)
-    check_log_arrays(x.goal, x.enable, x.supply, x.theta, x.bench, log.dt)
-    rollout_loop(x.goal, x.enable, x.supply, x.position[0], x.v0, x.theta, x.bench, log.dt, 1,
-                 q, v, motor_side)
+    motor_side = None
+    if x.theta[BACKLASH] > 0.0:  # the same pass keeps the motor side too (for figures)
+        motor_side = np.empty_like(x.goal)
+        check_log_arrays(x.goal, x.enable, x.supply, x.theta, x.bench, log.dt)
+        rollout_loop(x.goal, x.enable, x.supply, x.position[0], x.v0, x.theta, x.bench, log.dt,
+                     1, q, v, motor_side)
+    else:
+        rollout(x.goal, x.enable, x.supply, x.position[0], x.v0, x.theta, x.bench, log.dt, q, v)
     check_finite(log, q, x.what)
     t = np.arange(len(x.goal)) * log.dt
-    return Rollout(log, t, q, v, x.position, motor_side if motor_side.size else None)
+    return Rollout(log, t, q, v, x.position, motor_side)
