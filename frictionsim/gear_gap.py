@@ -50,16 +50,18 @@ from frictionsim.layout import (
 
 #: What an engine without the ``ripple`` friction says of a servo that has it.
 RIPPLE_ENGINES = ("{engine} do not model the position ripple of the friction yet (docs/model.md "
-                  "§15): run these servos in frictionsim's own engines or MuJoCo with the servo "
-                  "adapter's friction budget, or drop the ripple keys (and --with ripple)")
+                  "§15): run these servos in frictionsim's own engines, the batched engines "
+                  "(MJX, MuJoCo Warp, mjlab) or MuJoCo with the servo adapter's friction "
+                  "budget, or drop the ripple keys (and --with ripple)")
 
 #: What an engine without backlash says of a servo that has it.
 BACKLASH_ENGINES = ("{engine} do not model backlash yet (docs/model.md §14): run these servos in "
                     "frictionsim's own engines (the bench's rollouts and event-driven engine, "
                     "Robot.fixed_step and Robot.event_driven, robot simulate --engine "
                     "fixed_step or event_driven) or MuJoCo with the servo adapter's friction "
-                    "budget (ServoModel, --engine mujoco), or drop the backlash key (and --with "
-                    "backlash) for this engine")
+                    "budget (ServoModel, --engine mujoco), the batched engines (MJX, MuJoCo "
+                    "Warp, mjlab), or drop the backlash key (and --with backlash) for this "
+                    "engine")
 
 
 @njit(cache=True, inline="always")

@@ -33,7 +33,6 @@ from typing import NamedTuple
 import numpy as np
 
 from frictionsim.errors import ConfigurationError
-from frictionsim.gear_gap import refuse_backlash, refuse_ripple
 from frictionsim.layout import (
     ACCELERATION,
     ALPHA,
@@ -68,19 +67,29 @@ from frictionsim.layout import (
     MAX_PWM,
     MAX_VELOCITY,
     MAX_VOLTAGE,
+    MESHING_AMPLITUDE,
+    MESHING_DECAY,
+    MESHING_FREQUENCY,
+    MESHING_PHASE,
     NET_HISTORY,
     NET_RING,
     NET_STRIDE,
     OBSERVATION_DELAY,
     OBSERVED_SIZE,
     RESISTANCE,
+    RIPPLE_AMPLITUDE,
+    RIPPLE_FREQUENCY,
+    RIPPLE_PHASE,
+    SERVO_CONTACT,
     SERVO_CURRENT,
     SERVO_DRAWN,
     SERVO_ENABLE,
     SERVO_ERROR,
     SERVO_ERRORS,
     SERVO_EXTRA,
+    SERVO_GAP,
     SERVO_HISTORY,
+    SERVO_MOTOR_SPEED,
     SERVO_OBSERVED,
     SERVO_PERIODS,
     SERVO_Q_SMOOTH,
@@ -130,6 +139,9 @@ class BankState(NamedTuple):
     observed: object     # (E, J, OBSERVED_SIZE) positions of the last periods
     errors: object       # (E, J, NET_RING) a network's error history (rad)
     velocities: object   # (E, J, NET_RING) … velocity history (rad/s)
+    gap: object          # δ = p − q, the motor side's place in its gear's gap (rad, ``backlash``)
+    motor_speed: object  # w, the motor side's velocity (rad/s)
+    contact: object      # the gap's end engaged, ±1, 0 apart, NaN not yet settled
 
 
 class ArrayNets(NamedTuple):
@@ -161,17 +173,15 @@ class ArrayServos(NamedTuple):
 
 def check_supported(thetas: np.ndarray, firmware: np.ndarray) -> None:
     """ConfigurationError naming a feature of these servos that the array bank lacks.
-    It has every feature of the Numba bank; a logged supply per entry (bench logs' ``supply``
-    with ``input_volts``) is passed per period as ``logged_vin``."""
+    It has every feature of the Numba bank, ``backlash`` through :mod:`frictionsim.solvers.array_gear`
+    and ``ripple`` through :func:`rippled_static`; a logged supply per entry (bench logs'
+    ``supply`` with ``input_volts``) is passed per period as ``logged_vin``."""
     thetas = np.asarray(thetas)
     if thetas.shape[-1] != THETA_SIZE:
         raise ConfigurationError(f"the array bank takes theta rows of {THETA_SIZE} doubles")
     law = thetas[..., LAW]
     if not np.all((law == VOLTAGE_LAW) | (law == CURRENT_LAW)):
         raise ConfigurationError("the array bank runs the voltage and the current law only")
-    batched = "the batched engines (torch, JAX, MuJoCo Warp, MJX, mjlab)"
-    refuse_backlash(thetas, batched)
-    refuse_ripple(thetas, batched)
 
 
 def servos(thetas, firmware, nets=None, xp=None, dtype=None, device=None) -> ArrayServos:
@@ -258,7 +268,8 @@ def reset(q, v, xp=None) -> BankState:
 
     return BankState(zero, q * 1.0, zero, zero, zero, zero + math.nan, zero + math.nan, zero,
                      zero + 1.0, zero, ring(q, RING), ring(v, RING), q * 1.0,
-                     ring(q, OBSERVED_SIZE), ring(zero, NET_RING), ring(zero, NET_RING))
+                     ring(q, OBSERVED_SIZE), ring(zero, NET_RING), ring(zero, NET_RING),
+                     zero * 1.0, v * 1.0, zero + math.nan)
 
 
 def reset_where(state: BankState, mask, q, v, xp=None) -> BankState:
@@ -275,8 +286,7 @@ def _expand(xp, mask, like):
 
 
 def to_records(state: BankState, xp=None) -> np.ndarray:
-    """The records laid out as the Numba bank's (E, J, SERVO_STATE_SIZE) float64 numpy array;
-    the motor side of a gear's gap (``backlash``, which this bank refuses) left at 0."""
+    """The records laid out as the Numba bank's (E, J, SERVO_STATE_SIZE) float64 numpy array."""
     xp = xp or namespace(state.u)
     E, J = state.u.shape
     out = np.zeros((E, J, SERVO_STATE_SIZE))
@@ -287,7 +297,9 @@ def to_records(state: BankState, xp=None) -> np.ndarray:
     for index, field in ((SERVO_U, "u"), (SERVO_Q_SMOOTH, "q_smooth"), (SERVO_PERIODS, "periods"),
                          (SERVO_CURRENT, "current"), (SERVO_DRAWN, "drawn"), (SERVO_VIN, "vin"),
                          (SERVO_ERROR, "error"), (SERVO_RATE, "rate"), (SERVO_ENABLE, "enable"),
-                         (SERVO_EXTRA, "extra"), (SERVO_REPORTED, "reported")):
+                         (SERVO_EXTRA, "extra"), (SERVO_REPORTED, "reported"),
+                         (SERVO_GAP, "gap"), (SERVO_MOTOR_SPEED, "motor_speed"),
+                         (SERVO_CONTACT, "contact")):
         out[..., index] = host(getattr(state, field))
     out[..., SERVO_HISTORY:SERVO_HISTORY + HISTORY_SIZE:2] = host(state.history_q)
     out[..., SERVO_HISTORY + 1:SERVO_HISTORY + HISTORY_SIZE:2] = host(state.history_v)
@@ -593,6 +605,32 @@ def friction_budget(v, tau_m, tau_e, servos: ArrayServos):
                        + xp.abs(tau_e * _col(theta, K_ES) - tau_m * _col(theta, K_MS))) * s
     with_s = xp.where((k_eq != 0.0) | (k_mq != 0.0), with_s + s * quadratic, with_s)
     return xp.where(s != 0.0, with_s, static), xp.broadcast_to(_col(theta, K_V), static.shape)
+
+
+def ripple_friction(xp, angle, v, theta):
+    """The ``ripple`` friction (N·m) of :func:`frictionsim.friction.ripple_friction` at the
+    output angle (rad) and velocity (rad/s): A1·sin(Ω1·θ + φ1) + A2·exp(−B·|θ̇|)·sin(Ω2·θ + φ2)."""
+    ripple = _col(theta, RIPPLE_AMPLITUDE) * xp.sin(_col(theta, RIPPLE_FREQUENCY) * angle
+                                                    + _col(theta, RIPPLE_PHASE))
+    meshing = (_col(theta, MESHING_AMPLITUDE) * xp.exp(-_col(theta, MESHING_DECAY) * xp.abs(v))
+               * xp.sin(_col(theta, MESHING_FREQUENCY) * angle + _col(theta, MESHING_PHASE)))
+    return ripple + meshing
+
+
+def rippled_static(xp, static, viscous, angle, v, theta):
+    """F with the ``ripple`` added, τ_fm = F + K_v·|v| kept ≥ 0
+    (:func:`frictionsim.friction.rippled_static`); F itself where a servo has no ripple."""
+    off = (_col(theta, RIPPLE_AMPLITUDE) == 0.0) & (_col(theta, MESHING_AMPLITUDE) == 0.0)
+    rippled = xp.maximum(static + ripple_friction(xp, angle, v, theta), -viscous * xp.abs(v))
+    return xp.where(off, static, rippled)
+
+
+def servo_budget(v, tau_m, tau_e, angle, servos: ArrayServos):
+    """τ_fm (N·m), E × J: the friction budget of each servo at velocity v, its motor torque
+    τ_m, the external torque τ_e on its joint, its ``ripple`` at the joint angle."""
+    xp = namespace(v)
+    static, viscous = friction_budget(v, tau_m, tau_e, servos)
+    return rippled_static(xp, static, viscous, angle, v, servos.theta) + viscous * xp.abs(v)
 
 
 def stop_friction(inertia, tau, v, budget, dt):

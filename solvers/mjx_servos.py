@@ -8,7 +8,9 @@ exactly on the world's mass matrix:
 
 - :func:`servo_step` ``(state, goals, qpos, qvel, servos, mass, bias, passive) → (state,
   qfrc)``: the torque of every dof this physics step (the servos' dofs: τ_m + network +
-  friction; the others 0), for a pipeline of your own;
+  friction; the others 0), for a pipeline of your own; :func:`servo_forces` the same with the
+  positions and velocities it goes on from (servos with ``backlash``: a gear's impact writes
+  them, :mod:`frictionsim.solvers.array_gear`);
 - :func:`mjx_step` ``(model, data, state, goals, servos) → (data, state)``: one MJX step with
   the servos where MuJoCo's C engine calls its control callback, between the velocity stage
   (M(q), bias and passive forces fresh) and the actuation: ``mjx.step``'s own stages
@@ -29,9 +31,10 @@ from typing import NamedTuple
 
 import numpy as np
 
-from frictionsim.errors import MissingExtra
+from frictionsim.errors import ConfigurationError, MissingExtra
 from frictionsim.limits import control_substeps
 from frictionsim.solvers import array_bank as ab
+from frictionsim.solvers.array_gear import gear_layout, gear_step, has_backlash
 
 
 def import_jax():
@@ -58,6 +61,7 @@ class MjxServos(NamedTuple):
     dt: float
     period: float
     substeps: int
+    gear: object = None
 
 
 class MjxServoState(NamedTuple):
@@ -93,8 +97,11 @@ def build(mjcf, servos: list, control_period: float, dtype=None):
                      np.array([s.firmware(control_period) for s in servos]),
                      nets if (nets[:, 0] > 0).any() else None, xp=jnp, dtype=dtype)
     bank = bank._replace(theta=bank.theta[0], firmware=bank.firmware[0])  # one world's
+    gear = None
+    if has_backlash(bank.theta):
+        gear = gear_layout(qadr, dofs, model.nq, model.nv, jnp, dtype)
     return model, MjxServos(bank, jnp.asarray(qadr), jnp.asarray(dofs),
-                            jnp.asarray(mass_index(model)), dt, control_period, substeps)
+                            jnp.asarray(mass_index(model)), dt, control_period, substeps, gear)
 
 
 def reset(qpos, qvel, servos: MjxServos) -> MjxServoState:
@@ -117,7 +124,21 @@ def servo_step(state: MjxServoState, goals, qpos, qvel, servos: MjxServos, mass,
     its bias and passive forces (nv,) of this step (module docstring). ``period``: whether a
     control period starts at this step, if the caller knows it (a loop of whole periods:
     True at each period's first step, False at the others, which then skip the firmware);
-    None: when the world's phase says so."""
+    None: when the world's phase says so. Servos with ``backlash`` take :func:`servo_forces`,
+    which also writes the state."""
+    if servos.gear is not None:
+        raise ConfigurationError("servos with backlash write the state (a gear's impact): call "
+                                 "mjx_servos.servo_forces, which returns qpos and qvel too")
+    state, qfrc, _, _ = servo_forces(state, goals, qpos, qvel, servos, mass, bias, passive,
+                                     period)
+    return state, qfrc
+
+
+def servo_forces(state: MjxServoState, goals, qpos, qvel, servos: MjxServos, mass, bias,
+                 passive, period: bool | None = None):
+    """:func:`servo_step` returning (state, qfrc, qpos, qvel): with ``backlash`` the gaps a
+    step closed are impacts, written into the positions and velocities the step goes on
+    from (:func:`frictionsim.solvers.array_gear.gear_step`); without, qpos and qvel as given."""
     _, jnp, _ = import_jax()
     if mass.ndim == 1:
         mass = full_mass(mass, servos.mass_index)
@@ -127,14 +148,18 @@ def servo_step(state: MjxServoState, goals, qpos, qvel, servos: MjxServos, mass,
         due = None if period else (state.steps % servos.substeps) == 0
         bank = ab.period(bank, servos.bank, goals, q, v, jnp.ones_like(q), math.nan,
                          servos.period, shared_supply=True, where=due)
-    bank, tau_m, extra = ab.step(bank, servos.bank, v)
     tau = passive - bias
-    static, viscous = ab.friction_budget(v, tau_m, tau[servos.dofs], servos.bank)
-    budget = jnp.zeros_like(tau).at[servos.dofs].set(static + viscous * jnp.abs(v))
+    if servos.gear is not None:
+        bank, qfrc, qpos, qvel = gear_step(bank, servos.bank, servos.gear, qpos, qvel, mass, tau,
+                                           servos.dt)
+        return MjxServoState(bank, state.steps + 1), qfrc, qpos, qvel
+    bank, tau_m, extra = ab.step(bank, servos.bank, v)
+    budget = jnp.zeros_like(tau).at[servos.dofs].set(
+        ab.servo_budget(v, tau_m, tau[servos.dofs], q, servos.bank))
     tau = tau.at[servos.dofs].add(tau_m + extra)
     tau_f = ab.clip_friction(mass, tau, qvel, budget, servos.dt)
     qfrc = jnp.zeros_like(tau).at[servos.dofs].set(tau_m + extra + tau_f[servos.dofs])
-    return MjxServoState(bank, state.steps + 1), qfrc
+    return MjxServoState(bank, state.steps + 1), qfrc, qpos, qvel
 
 
 def mjx_step(model, data, state: MjxServoState, goals, servos: MjxServos,
@@ -144,9 +169,10 @@ def mjx_step(model, data, state: MjxServoState, goals, servos: MjxServos,
     _, _, mjx = import_jax()
     data = mjx.sensor_pos(model, mjx.fwd_position(model, data))
     data = mjx.sensor_vel(model, mjx.fwd_velocity(model, data))
-    state, qfrc = servo_step(state, goals, data.qpos, data.qvel, servos,
-                             mjx.full_m(model, data), data.qfrc_bias, data.qfrc_passive, period)
-    data = data.replace(qfrc_applied=qfrc)
+    state, qfrc, qpos, qvel = servo_forces(state, goals, data.qpos, data.qvel, servos,
+                                           mjx.full_m(model, data), data.qfrc_bias,
+                                           data.qfrc_passive, period)
+    data = data.replace(qfrc_applied=qfrc, qpos=qpos, qvel=qvel)
     data = mjx.fwd_acceleration(model, mjx.fwd_actuation(model, data))
     return mjx.euler(model, _constrained(model, data)), state
 
@@ -219,8 +245,6 @@ class MjxRobot:
         velocity, seconds) as numpy (worlds × periods × ·). The servos are always enabled
         here."""
         import time
-
-        from frictionsim.errors import ConfigurationError
 
         if enable is not None and not np.all(np.asarray(enable) > 0.5):
             raise ConfigurationError("the MJX engine runs its servos enabled throughout")

@@ -8,7 +8,9 @@ its reset), the servo bank's period and step (:mod:`frictionsim.solvers.array_ba
 firmware, the motor, a learned network, the supply), then friction by docs/model.md §10's
 problem on the world's own mass matrix M(q) and bias forces, solved exactly
 (:func:`~frictionsim.solvers.array_bank.clip_friction`) and applied as a torque with the motor's,
-as the CPU adapter does (:mod:`frictionsim.solvers.mujoco_adapter`).
+as the CPU adapter does (:mod:`frictionsim.solvers.mujoco_adapter`). Servos with ``backlash``
+take the gear step (:mod:`frictionsim.solvers.array_gear`), whose impacts write the worlds'
+``qpos`` and ``qvel`` in place before MuJoCo Warp integrates.
 
 **Why not MuJoCo's friction rows.** The reference project writes each world's friction budget
 into ``dof_frictionloss`` and stiffens the rows; MuJoCo Warp has no noslip solver, so a joint
@@ -38,6 +40,7 @@ from frictionsim.errors import ConfigurationError, MissingExtra
 from frictionsim.layout import SUPPLY, SUPPLY_EMF, SUPPLY_RESISTANCE, VIN
 from frictionsim.limits import control_substeps
 from frictionsim.solvers import array_bank as ab
+from frictionsim.solvers.array_gear import gear_layout, gear_step, has_backlash
 
 
 def import_torch():
@@ -144,6 +147,9 @@ class WarpServos:
         thetas, firmware = self._draw(np.arange(self.nworld))
         self.bank = ab.servos(thetas, firmware, nets if (nets[:, 0] > 0).any() else None,
                               xp=self.xp, dtype=self.dtype, device=self.device)
+        # the gear path when some servo may have a gap (a drawn world, or on a later reset)
+        self.gear = gear_layout(qadr, dofs, int(mj_model.nq), self.nv, self.xp, self.dtype,
+                                self.device) if has_backlash(thetas) else None
         zeros = torch.zeros((self.nworld, len(self.servos)), dtype=self.dtype, device=device)
         self.state = ab.reset(zeros, zeros, self.xp)
         self.fresh = torch.ones(self.nworld, dtype=torch.bool, device=device)
@@ -265,17 +271,23 @@ class WarpServos:
         elif self._shared_step % self.substeps == 0:  # every world's period, at once
             self.state = ab.period(self.state, self.bank, goals, q, v, self.enable, math.nan,
                                    self.period, shared_supply=True)
-        self.state, tau_m, extra = ab.step(self.state, self.bank, v)
-        velocity = qvel.to(dtype)
         tau = (passive - bias).to(dtype)
-        static, viscous = ab.friction_budget(v, tau_m, tau[:, self.dofs], self.bank)
-        budget = torch.zeros_like(tau)
-        budget[:, self.dofs] = static + viscous * torch.abs(v)
-        tau[:, self.dofs] = tau[:, self.dofs] + tau_m + extra
         mass = self.full_mass(mass_packed.to(dtype))
-        tau_f = ab.clip_friction(mass, tau, velocity, budget, self.dt)
-        applied = torch.zeros_like(tau)
-        applied[:, self.dofs] = tau_m + extra + tau_f[:, self.dofs]
+        if self.gear is not None:
+            # a gear's impact writes the state the step goes on from (in place: MuJoCo Warp's)
+            self.state, applied, q_after, v_after = gear_step(
+                self.state, self.bank, self.gear, qpos.to(dtype), qvel.to(dtype), mass, tau,
+                self.dt)
+            qpos[:] = q_after.to(qpos.dtype)
+            qvel[:] = v_after.to(qvel.dtype)
+        else:
+            self.state, tau_m, extra = ab.step(self.state, self.bank, v)
+            budget = torch.zeros_like(tau)
+            budget[:, self.dofs] = ab.servo_budget(v, tau_m, tau[:, self.dofs], q, self.bank)
+            tau[:, self.dofs] = tau[:, self.dofs] + tau_m + extra
+            tau_f = ab.clip_friction(mass, tau, qvel.to(dtype), budget, self.dt)
+            applied = torch.zeros_like(tau)
+            applied[:, self.dofs] = tau_m + extra + tau_f[:, self.dofs]
         self.steps += 1
         if self._shared_step is not None:
             self._shared_step += 1

@@ -105,10 +105,6 @@ def test_backlash_is_refused_where_it_cannot_be_carried(data):
         gap.with_values(armature=0.0)
     with pytest.raises(ParameterFileError, match="backlash = 0.5"):
         gap.with_values(backlash=0.5)
-    from frictionsim.solvers import array_bank
-
-    with pytest.raises(ConfigurationError, match="do not model backlash"):
-        array_bank.servos(x.theta[None], x.bench[None])
 
 
 def test_the_robot_fixed_step_on_the_pendulum_is_the_bench_gap_step(data):

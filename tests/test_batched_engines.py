@@ -105,6 +105,20 @@ def test_a_reset_of_some_worlds_restarts_their_servos_as_a_fresh_run(warp_robot)
     assert before[0, 0].item() != 0.1
 
 
+def test_the_warp_engine_steps_a_gear_gap_as_the_cpu_adapter_in_float32():
+    """Backlash in MuJoCo Warp (tests/test_array_gear.py holds the step to 1e-12 in float64):
+    a 30 mrad gap on the pendulum, its reversals through the gap, within float32's 1e-5."""
+    from frictionsim.solvers.warp_servos import WarpRobot
+
+    gapped = servo(("backlash",), backlash=0.03)
+    robot = WarpRobot(MJCF, [gapped], PERIOD, nworld=2)
+    goals = square(300)
+    reported = robot.run_batch(goals)[0]
+    expected = cpu([gapped], goals).q[:, 0]
+    assert np.abs(reported[:, :, 0] - expected).max() < 1e-5
+    assert np.abs(expected - cpu([servo()], goals).q[:, 0]).max() > 1e-4
+
+
 def test_every_world_draws_its_own_servo():
     from frictionsim.solvers.warp_servos import Randomisation, WarpRobot
 

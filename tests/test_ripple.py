@@ -76,7 +76,6 @@ def test_the_fixed_step_converges_to_the_exact_rippled_friction(data):
 
 def test_the_robot_and_mujoco_take_the_ripple_at_the_joint_angle(data):
     pytest.importorskip("mujoco")
-    from frictionsim.solvers import array_bank
     from frictionsim.solvers.mujoco_adapter import ServoModel, bench_mjcf, simulate_bench
 
     params = rippled(load_params(data / "xl330" / "params" / "m6.json")) \
@@ -89,8 +88,5 @@ def test_the_robot_and_mujoco_take_the_ripple_at_the_joint_angle(data):
     with pytest.raises(ConfigurationError, match="position ripple"):
         ServoModel(bench_mjcf(log.mass, log.length, log.arm_mass, log.dt), robot.servos,
                    friction="frictionloss", control_period=log.dt)
-    x = rollout_inputs(log, params)
-    with pytest.raises(ConfigurationError, match="position ripple"):
-        array_bank.servos(x.theta[None], x.bench[None])
     with pytest.raises(ParameterFileError, match="ripple and backlash"):
         params.with_extensions(["ripple", "backlash"])
