@@ -62,12 +62,17 @@ def test_the_run_on_the_xl330_logs_writes_every_model_of_every_split(tmp_path, c
     assert main(args) == 0
     text = capsys.readouterr().out
     assert "repetitions: not possible" in text and "heavier_mass: not possible" in text
+    assert "open-loop torque MAE" in text and "fit time (s)" in text
     section = json.loads((tmp_path / "pvl.json").read_text())
     assert list(section) == ["higher_gains", "lower_gains"]
     for split, models in section.items():
         assert list(models) == ["m1", "m6", "net", "hybrid"]
         for entry in models.values():
             assert 0 < entry["train_mae"] < 1 and 0 < entry["validation_mae"] < 1
+            assert entry["fit_seconds"] > 0
+        for kind in ("net", "hybrid"):  # the open-loop torque error beside the closed loop
+            assert 0 < models[kind]["validation_torque_mae"] < 10
+            assert models[kind]["validation_torque_spread"] > 0
         # a hybrid is never worse than its M6 on the logs it was trained on
         assert models["hybrid"]["train_mae"] <= models["m6"]["train_mae"] * (1 + 1e-12)
         files = {p.name for p in (out / split).iterdir()}

@@ -195,6 +195,7 @@ def run(args: argparse.Namespace) -> int:
                       if m in r else "–" for m in MODELS] for name, r in section.items()]
     print("held-out MAE in mrad (training MAE in parentheses)")
     print(table(["held-out set", *MODELS], rows))
+    _print_open_loop(section, table)
     if args.json:
         write_json(args.json, section)
     if args.plot:
@@ -203,3 +204,23 @@ def run(args: argparse.Namespace) -> int:
         print(f"interrupted: the fits so far are saved in {args.out}", file=sys.stderr)
         return 130
     return 0
+
+
+def _print_open_loop(section: dict, table) -> None:
+    """The learned models' open-loop torque error beside their closed-loop MAE, and every
+    model's fit time: a network that predicts the held-out torques well and still lands far
+    from the motion drifts in closed loop."""
+    rows = [[name, m, f"{r[m]['validation_torque_mae']:.3f}",
+             f"{r[m]['validation_torque_spread']:.3f}", f"{1e3 * r[m]['validation_mae']:.1f}"]
+            for name, r in section.items() for m in ("net", "hybrid")
+            if "validation_torque_mae" in r.get(m, {})]
+    if rows:
+        print("learned models held out: open-loop torque MAE against the labels' spread (N·m), "
+              "closed-loop MAE (mrad)")
+        print(table(["held-out set", "model", "torque MAE", "label spread", "closed loop"], rows))
+    times = [[name] + [f"{r[m]['fit_seconds']:.0f}" if "fit_seconds" in r.get(m, {}) else "–"
+                       for m in r] for name, r in section.items()]
+    if any(len(t) > 1 for t in times):
+        models = list(next(iter(section.values())))
+        print("fit time (s)")
+        print(table(["held-out set", *models], times))

@@ -252,6 +252,23 @@ def train_network(kind: str, x: np.ndarray, y: np.ndarray, actuator: str,
     return LearnedActuator(kind, actuator, net, tuple(hidden), authority, physics, training)
 
 
+def open_loop_torque(model: LearnedActuator, logs: list[Log]) -> dict[str, float]:
+    """The network's open-loop error on ``logs``: {"torque_mae": mean |network − label|,
+    "torque_spread": mean |label − its mean|} (N·m), the labels the inverse dynamics of the
+    logs through the model's own physics at its training horizon (:func:`training_set`).
+    Against the closed-loop MAE it separates what the network gets wrong in one prediction
+    from what its errors become once it drives the joint on its own."""
+    from frictionsim.actuator_net import MAX_WIDTH, net_torque
+    from frictionsim.solvers.learned_rollout import physics_theta
+
+    x, y = training_set(logs, model.actuator, physics_theta(model),
+                        int(model.training.get("horizon", 1)))
+    work = np.empty(2 * MAX_WIDTH)
+    predicted = np.array([net_torque(model.net, row, work) for row in x])
+    return {"torque_mae": float(np.mean(np.abs(predicted - y))),
+            "torque_spread": float(np.mean(np.abs(y - np.mean(y))))}
+
+
 def stop_if_interrupted(model: LearnedActuator) -> None:
     """Raise the Ctrl-C (or SIGTERM) a hybrid's closed-loop search caught to keep its best
     residual: called once that residual is saved, so the command stops as for any interrupt
@@ -346,5 +363,5 @@ def fit_learned(kinds: tuple[str, ...], train: list[Log], validation: list[Log],
 
 
 __all__ = ["AUTHORITY_QUANTILE", "LearnedFit", "NetSettings", "closed_loop_subset", "fit_learned",
-           "learned_mae", "rotor_inertia", "stop_if_interrupted", "train_learned", "train_network",
-           "training_set"]
+           "learned_mae", "open_loop_torque", "rotor_inertia", "stop_if_interrupted",
+           "train_learned", "train_network", "training_set"]

@@ -19,6 +19,7 @@ closed loop on both sets. A split the logs do not allow is left out, and says wh
 
 from __future__ import annotations
 
+import time
 from collections import defaultdict
 from pathlib import Path
 
@@ -83,10 +84,13 @@ def describe(train: list[Log], held: list[Log]) -> str:
 
 def compare_split(train: list[Log], held: list[Log], settings, out: Path,
                   net_settings) -> tuple[dict[str, dict[str, float]], bool]:
-    """{model: {"train_mae", "validation_mae"}} (rad) of one split, and whether a fit was
-    interrupted (Ctrl-C); fits and learned files go to ``out``."""
+    """{model: {"train_mae", "validation_mae" (rad), "fit_seconds"}} of one split (a learned
+    model also its open-loop "validation_torque_mae" and "validation_torque_spread", N·m,
+    :func:`~frictionsim.experiments.identification.learned.open_loop_torque`), and whether a
+    fit was interrupted (Ctrl-C); fits and learned files go to ``out``."""
     from frictionsim.experiments.identification.learned import (
         learned_mae,
+        open_loop_torque,
         rotor_inertia,
         stop_if_interrupted,
         train_learned,
@@ -95,18 +99,25 @@ def compare_split(train: list[Log], held: list[Log], settings, out: Path,
     from frictionsim.learned_files import save_learned
 
     fits, interrupted = identify(train, held, settings, out)
-    result = {m: {"train_mae": fits[m].train_mae, "validation_mae": fits[m].validation_mae}
+    result = {m: {"train_mae": fits[m].train_mae, "validation_mae": fits[m].validation_mae,
+                  "fit_seconds": fits[m].result.seconds}
               for m in ("m1", "m6") if m in fits}
     if interrupted or "m6" not in fits:
         return result, True
     for kind, physics in (("net", None), ("hybrid", fits["m6"].result.params)):
+        start = time.perf_counter()
         model = train_learned(kind, train, settings.actuator, physics, net_settings,
                               armature=rotor_inertia({"m6": fits["m6"].result.params},
                                                      settings.actuator))
+        seconds = time.perf_counter() - start
         save_learned(out / f"{kind}.json", model)
         stop_if_interrupted(model)
+        torque = open_loop_torque(model, held)
         result[kind] = {"train_mae": float(np.mean(list(learned_mae(model, train).values()))),
-                        "validation_mae": float(np.mean(list(learned_mae(model, held).values())))}
+                        "validation_mae": float(np.mean(list(learned_mae(model, held).values()))),
+                        "fit_seconds": seconds,
+                        "validation_torque_mae": torque["torque_mae"],
+                        "validation_torque_spread": torque["torque_spread"]}
     return result, False
 
 
