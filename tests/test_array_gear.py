@@ -26,15 +26,11 @@ jax = pytest.importorskip("jax")
 jax.config.update("jax_enable_x64", True)
 
 from frictionsim.errors import ConfigurationError  # noqa: E402
-from frictionsim.params import ParameterSet  # noqa: E402
 from frictionsim.solvers.engines import get_engine  # noqa: E402
-from frictionsim.solvers.mujoco_adapter import bench_mjcf  # noqa: E402
-from frictionsim.solvers.robot import JointServo  # noqa: E402
+from tests.pendulum_servo import MJCF, PERIOD, servo, square  # noqa: E402
 from tests.test_backlash import DATA, arm_with_gaps, with_gap  # noqa: E402
 
-PERIOD = 0.005
 PERIOD_ARM = 0.005
-MJCF = bench_mjcf(0.2, 0.1, 0.0, 0.001)
 
 
 @pytest.fixture(scope="module")
@@ -42,20 +38,6 @@ def data():
     if not DATA.is_dir():
         pytest.skip(f"shared data not found at {DATA}")
     return DATA
-
-
-def servo(extensions=(), **values) -> JointServo:
-    """The pendulum's XL330 with M6 friction (tests/test_batched_engines.py's)."""
-    params = ParameterSet("m6", "xl330", {"friction_base": 0.03, "friction_stribeck": 0.02,
-                                          "load_friction_motor": 0.1,
-                                          "load_friction_external": 0.08})
-    params = params.with_extensions(extensions).with_values(**values)
-    return JointServo("servo", params.with_scheme("semi_implicit"), kp=400.0, vin=7.4)
-
-
-def square(n: int) -> np.ndarray:
-    t = np.arange(n) * PERIOD
-    return (0.8 * np.sign(np.sin(2 * np.pi * t / 1.1)))[:, None]
 
 
 def adapter_run(mjcf, servos, goals, period):

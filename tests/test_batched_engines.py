@@ -29,24 +29,7 @@ import jax.numpy as jnp  # noqa: E402
 from frictionsim.errors import ConfigurationError  # noqa: E402
 from frictionsim.params import ParameterSet  # noqa: E402
 from frictionsim.solvers.engines import get_engine  # noqa: E402
-from frictionsim.solvers.mujoco_adapter import bench_mjcf  # noqa: E402
-from frictionsim.solvers.robot import JointServo  # noqa: E402
-
-PERIOD = 0.005
-MJCF = bench_mjcf(0.2, 0.1, 0.0, 0.001)
-
-
-def servo(extensions=(), **values) -> JointServo:
-    params = ParameterSet("m6", "xl330", {"friction_base": 0.03, "friction_stribeck": 0.02,
-                                          "load_friction_motor": 0.1,
-                                          "load_friction_external": 0.08})
-    params = params.with_extensions(extensions).with_values(**values)
-    return JointServo("servo", params.with_scheme("semi_implicit"), kp=400.0, vin=7.4)
-
-
-def square(n: int = 200) -> np.ndarray:
-    t = np.arange(n) * PERIOD
-    return (0.8 * np.sign(np.sin(2 * np.pi * t / 1.1)))[:, None]
+from tests.pendulum_servo import MJCF, PERIOD, servo, square  # noqa: E402
 
 
 def cpu(servos, goals, q0=None):

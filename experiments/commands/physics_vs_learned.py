@@ -83,6 +83,9 @@ def _check(args: argparse.Namespace) -> None:
         raise ConfigurationError("--recordings, --validation and --held-out are a robot's (--robot)")
     if not bench and not args.recordings:
         raise ConfigurationError("--robot needs --recordings")
+    if not bench and args.rollout_epochs:
+        raise ConfigurationError("--rollout-epochs trains through the bench's rollouts: a "
+                                 "robot's networks are trained on its torques only")
     if not bench and (args.actuator or args.actuator_file):
         raise ConfigurationError("--actuator and --actuator-file are the bench's: on a robot the "
                                  "robot file names each joint's servo")

@@ -135,7 +135,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                         "the robot's inverse dynamics) and hybrid (m6 plus a learned residual "
                         "torque of bounded authority; needs m6); they need scikit-learn "
                         "(frictionsim[learn])")
-    add_learning_arguments(i, "600, on the training windows")
+    add_learning_arguments(i, "600, on the training windows", rollout=False)
     i.add_argument("--per-joint", choices=("offsets", "none"), default="none",
                    help="a calibration offset per joint, or none (default); ignored with "
                         "--cross-validate motion, which decides")

@@ -78,6 +78,15 @@ class NetSettings:
     """Training logs the hybrid's closed-loop search rolls out at most: a subset that keeps
     every condition (trajectory, gain, mass, length) of a larger campaign
     (:func:`closed_loop_subset`)."""
+    rollout_epochs: int = 0
+    """Epochs of training through closed-loop rollouts of the bench logs after the supervised
+    stage, the epoch kept by held-back training logs
+    (:mod:`~frictionsim.experiments.identification.rollout_training`, torch); 0: none. A
+    hybrid so trained skips the closed-loop search: its residual starts from the supervised
+    one, its authority the largest |label| (unless :attr:`authority`), and its physics alone
+    stays a candidate."""
+    rollout_horizon: int = 50
+    """The control periods of each window of that training."""
 
 
 #: A hybrid's authority: this quantile of the |residual torques| it is trained on.
@@ -216,8 +225,18 @@ def train_learned(kind: str, logs: list[Log], actuator: str, physics: ParameterS
     info = {"logs": [log.name for log in logs]}
     if kind == "hybrid" and len(subset) < len(logs):
         info["closed_loop_logs"] = [log.name for log in subset]
-    return train_network(kind, x, y, actuator, physics, settings, closed_loop_loss, info,
-                         progress, armature)
+    model = train_network(kind, x, y, actuator, physics, settings, closed_loop_loss, info,
+                          progress, armature)
+    if settings.rollout_epochs > 0 and not model.training.get("interrupted"):
+        from frictionsim.experiments.identification.rollout_training import (
+            RolloutTraining,
+            fine_tune,
+        )
+
+        model = fine_tune(model, logs, RolloutTraining(horizon=settings.rollout_horizon,
+                                                       epochs=settings.rollout_epochs),
+                          settings.seed, progress)
+    return model
 
 
 def train_network(kind: str, x: np.ndarray, y: np.ndarray, actuator: str,
@@ -244,6 +263,14 @@ def train_network(kind: str, x: np.ndarray, y: np.ndarray, actuator: str,
         training["seconds"] = round(time.perf_counter() - start, 2)
         return LearnedActuator(kind, actuator, net, tuple(hidden), None, None, training,
                                armature=armature)
+    if settings.rollout_epochs > 0:
+        # trained through the rollout next, from the supervised residual, within the largest
+        # torque the labels ever asked for (the search's median authority would cap it)
+        authority = settings.authority if settings.authority is not None else \
+            float(np.max(np.abs(y)))
+        training.update(seconds=round(time.perf_counter() - start, 2))
+        return LearnedActuator(kind, actuator, with_authority(net, authority), tuple(hidden),
+                               authority, physics, training)
     authority = settings.authority if settings.authority is not None else \
         float(np.quantile(np.abs(y), AUTHORITY_QUANTILE))
     net, search = closed_loop_residual(with_authority(net, authority), hidden, closed_loop_loss,

@@ -47,15 +47,25 @@ def add_progress_argument(p: argparse.ArgumentParser) -> None:
                    help="no progress bars (they are drawn only on an interactive terminal)")
 
 
-def add_learning_arguments(p: argparse.ArgumentParser, hybrid_budget: str) -> None:
+def add_learning_arguments(p: argparse.ArgumentParser, hybrid_budget: str,
+                           rollout: bool = True) -> None:
     """``--hybrid-budget N`` (its default described by ``hybrid_budget``) and ``--max-epochs N``:
-    how learned actuators are trained."""
+    how learned actuators are trained; with ``rollout`` (bench logs) also ``--rollout-epochs
+    N`` and ``--rollout-horizon N``."""
     p.add_argument("--hybrid-budget", type=int, default=None, metavar="N",
                    help="closed-loop evaluations of the hybrid's residual search (default "
                         f"{hybrid_budget})")
     p.add_argument("--max-epochs", type=int, default=200, metavar="N",
                    help="epochs at most of a network's supervised training (default 200; it "
                         "stops earlier when its held-back tenth stops improving)")
+    if rollout:
+        p.add_argument("--rollout-epochs", type=int, default=0, metavar="N",
+                       help="then train the network (a hybrid: its residual, after its search) "
+                            "through closed-loop rollouts of the logs for N epochs, keeping the "
+                            "epoch that does best on training logs held back for it (needs "
+                            "torch; default 0: none)")
+        p.add_argument("--rollout-horizon", type=int, default=50, metavar="N",
+                       help="control periods per window of that training (default 50)")
 
 
 def net_settings(args: argparse.Namespace, hybrid_budget: int):
@@ -67,7 +77,12 @@ def net_settings(args: argparse.Namespace, hybrid_budget: int):
     budget = hybrid_budget if args.hybrid_budget is None else args.hybrid_budget
     check_budget(budget, "--hybrid-budget")
     check_count("--max-epochs", args.max_epochs, 1, 100_000)
-    return NetSettings(closed_loop_budget=budget, max_epochs=args.max_epochs, seed=args.seed)
+    epochs = getattr(args, "rollout_epochs", 0)
+    horizon = getattr(args, "rollout_horizon", 50)
+    check_count("--rollout-epochs", epochs, 0, 10_000)
+    check_count("--rollout-horizon", horizon, 2, 10_000)
+    return NetSettings(closed_loop_budget=budget, max_epochs=args.max_epochs, seed=args.seed,
+                       rollout_epochs=epochs, rollout_horizon=horizon)
 
 
 def add_actuator_arguments(p: argparse.ArgumentParser, actuator: bool = False) -> None:

@@ -1,0 +1,280 @@
+"""Training a learned actuator through its own closed-loop rollout on bench logs (torch).
+
+A network trained on torque labels predicts each period's torque well and still drifts once it
+drives the joint: an error it makes is carried by every later period, which the labels never
+show it (docs/results.md measures it: 9 mrad within 0.1 s of a logged state, 87 over a whole
+log). So, after the supervised stage, its weights are trained on what it is judged on: the
+position error of short closed-loop rollouts (multiple shooting). Each window of ``horizon``
+control periods starts from the logged state, the servo's records reset there as at the start
+of a log, and runs the learned actuator over its physics (the bare joint of a ``net``, the
+physical model of a ``hybrid``) on the bench; the loss is the mean |reported − logged| position
+over the window, differentiated through the whole window by backpropagation.
+
+The rollout is the array bank's (:mod:`frictionsim.solvers.array_bank`, torch, float64): its
+``period`` and ``step`` follow the Numba bank to 1e-12 rad (tests/test_array_bank.py), and the
+physics step below is the bench's semi-implicit or reference step with friction clipping
+(docs/model.md §1, §4), so the network trained here is the one the compiled engines run.
+
+The epoch kept is chosen on logs held back from the training logs (one in
+:attr:`RolloutTraining.validation_every`, drawn by a seeded permutation), by the closed-loop
+MAE of whole logs in the compiled engine; epoch 0 is the network it started from and, for a
+hybrid, epoch −1 its physics alone (a zero residual), so the result is never worse than
+either there. Never the user's held-out set.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from dataclasses import dataclass
+
+import numpy as np
+
+from frictionsim.errors import ConfigurationError, MissingExtra
+from frictionsim.layout import (
+    ARM_MASS,
+    ARMATURE,
+    BACKLASH,
+    DT,
+    LENGTH,
+    MASS,
+    Q_OFFSET,
+    SCHEME,
+    SEMI_IMPLICIT,
+)
+from frictionsim.learned_files import LearnedActuator
+from frictionsim.logs import Log
+from frictionsim.pendulum import GRAVITY
+from frictionsim.solvers import array_bank as ab
+from frictionsim.solvers.batch import PackedLogs
+from frictionsim.solvers.fixed_step import MAX_SPEED
+from frictionsim.solvers.learned_rollout import packed_errors, physics_theta
+
+
+@dataclass(frozen=True)
+class RolloutTraining:
+    """How a network is trained through its rollout: the window (control periods), the
+    periods between two windows' starts, the epochs, the windows drawn per epoch at most,
+    Adam's learning rate, the windows per gradient step, and every how many training logs one
+    is held back to choose the epoch."""
+
+    horizon: int = 50
+    stride: int = 10
+    epochs: int = 12
+    windows_per_epoch: int = 4096
+    learning_rate: float = 1e-3
+    batch: int = 256
+    validation_every: int = 4
+
+
+def import_torch():
+    try:
+        import torch
+    except ImportError:
+        raise MissingExtra("training through the rollout needs torch: pip install "
+                           "'frictionsim[torch]' (for a CPU-only torch, first pip install torch "
+                           "--index-url https://download.pytorch.org/whl/cpu)") from None
+    return torch
+
+
+@dataclass
+class Windows:
+    """Windows of bench logs as float64 tensors, one row per window: goals, enable, logged
+    supply (V, NaN: none) and logged positions (W × horizon), the start's velocity (W), each
+    window's bench vector (W × BENCH_SIZE)."""
+
+    goal: object
+    enable: object
+    supply: object
+    position: object
+    v0: object
+    bench: object
+
+    def __len__(self) -> int:
+        return int(self.goal.shape[0])
+
+    def take(self, rows) -> Windows:
+        return Windows(*(getattr(self, f)[rows] for f in
+                         ("goal", "enable", "supply", "position", "v0", "bench")))
+
+
+def windows(logs: list[Log], actuator: str, horizon: int, stride: int) -> Windows:
+    """Every window of ``horizon`` periods starting each ``stride`` periods of ``logs``; its
+    start velocity the logged position's backward difference (the log's own at its start)."""
+    torch = import_torch()
+    packed = PackedLogs.from_logs(logs, actuator)
+    rows: dict[str, list] = {k: [] for k in ("goal", "enable", "supply", "position", "v0",
+                                             "bench")}
+    for j in range(packed.n_logs):
+        a, b = int(packed.offsets[j]), int(packed.offsets[j + 1])
+        position = packed.position[a:b]
+        dt = float(packed.bench[j][DT])
+        for start in range(0, b - a - horizon + 1, stride):
+            span = slice(a + start, a + start + horizon)
+            rows["goal"].append(packed.goal[span])
+            rows["enable"].append(packed.enable[span])
+            rows["supply"].append(packed.supply[span])
+            rows["position"].append(packed.position[span])
+            rows["v0"].append(packed.v0[j] if start == 0 else
+                              (position[start] - position[start - 1]) / dt)
+            rows["bench"].append(packed.bench[j])
+    if not rows["goal"]:
+        raise ConfigurationError(f"no log is {horizon} control periods long: too short to "
+                                 "train through the rollout")
+    return Windows(*(torch.as_tensor(np.array(rows[k]), dtype=torch.float64)
+                     for k in ("goal", "enable", "supply", "position", "v0", "bench")))
+
+
+def rollout(servos: ab.ArrayServos, batch: Windows):
+    """The reported positions (W × horizon) of the learned actuator ``servos`` (one servo,
+    W environments: a window each) rolled out on its bench from each window's start, as
+    :func:`frictionsim.solvers.learned_rollout.learned_run` does."""
+    torch = import_torch()
+    xp = ab.namespace(batch.goal)
+    theta, bench = servos.theta, servos.firmware
+    q = batch.position[:, :1]
+    v = batch.v0[:, None]
+    state = ab.reset(q, v, xp)
+    inertia = (bench[..., MASS] * bench[..., LENGTH] ** 2
+               + (bench[..., ARM_MASS] / 3) * bench[..., LENGTH] ** 2 + theta[..., ARMATURE])
+    gravity = (bench[..., MASS] + bench[..., ARM_MASS] / 2) * GRAVITY * bench[..., LENGTH]
+    dt = bench[..., DT]
+    semi = theta[..., SCHEME] == SEMI_IMPLICIT
+    reported = []
+    for k in range(batch.goal.shape[1]):
+        state = ab.period(state, servos, batch.goal[:, k:k + 1], q, v,
+                          batch.enable[:, k:k + 1], batch.supply[:, k], shared_supply=True)
+        reported.append(state.reported[:, 0])
+        state, tau_m, extra = ab.step(state, servos, v)
+        angle = q + theta[..., Q_OFFSET]
+        tau_e = gravity * torch.sin(angle)
+        budget = ab.servo_budget(v, tau_m, tau_e, angle, servos)
+        tau = tau_m + tau_e + extra
+        a = (tau + ab.stop_friction(inertia, tau, v, budget, dt)) / inertia
+        v = torch.clamp(v + a * dt, -MAX_SPEED, MAX_SPEED)
+        q = torch.where(semi, q + v * dt, q + v * dt + 0.5 * a * dt * dt)
+    return torch.stack(reported, dim=1)
+
+
+def trainable_net(net: np.ndarray) -> tuple[ab.ArrayNets, list]:
+    """The network vector as the array bank's :class:`ArrayNets` in torch float64, its weights
+    and biases leaves that take gradients (the standardisation, clipping and output scale
+    fixed), and the list of those leaves."""
+    torch = import_torch()
+    nets = ab.unpack_nets(np.asarray(net, dtype=float)[None],
+                          lambda a: torch.as_tensor(np.ascontiguousarray(a), dtype=torch.float64))
+    leaves = [*nets.weights, *nets.biases, nets.w_out, nets.b_out]
+    for leaf in leaves:
+        leaf.requires_grad_(True)
+    return nets, leaves
+
+
+def packed_net(template: np.ndarray, nets: ab.ArrayNets) -> np.ndarray:
+    """``template`` (a network vector) with the weights and biases of ``nets`` (one servo):
+    the flat layout of :mod:`frictionsim.actuator_net`."""
+    out = np.asarray(template, dtype=float).copy()
+    n, layers = int(out[0]), int(out[1])
+    p = 3 + layers + 4 * n + 2
+    for w, b in zip(nets.weights, nets.biases):
+        for part in (w[0], b[0]):
+            values = part.detach().cpu().numpy().ravel()
+            out[p:p + values.size] = values
+            p += values.size
+    width = nets.w_out.shape[-1]
+    out[p:p + width] = nets.w_out[0].detach().cpu().numpy()
+    out[p + width] = float(nets.b_out[0].detach())
+    return out
+
+
+def zero_residual(net: np.ndarray) -> np.ndarray:
+    """A hybrid's network with its output layer and output mean at 0: its physics alone."""
+    out = np.asarray(net, dtype=float).copy()
+    n, layers = int(out[0]), int(out[1])
+    width = int(out[1 + layers])
+    out[3 + layers + 4 * n] = 0.0  # mean_out
+    out[-(width + 1):] = 0.0       # w_out, b_out
+    return out
+
+
+def split_for_validation(logs: list[Log], every: int, seed: int = 0
+                         ) -> tuple[list[Log], list[Log]]:
+    """(logs to train on, logs that choose the epoch): one in ``every`` held back, drawn by a
+    permutation of the logs (sorted by name) seeded by ``seed`` (every-k-th by name would take
+    one trajectory of a campaign named by condition); at least one of each; all logs for both
+    when there is only one."""
+    ordered = sorted(logs, key=lambda lg: lg.name)
+    if len(ordered) < 2:
+        return ordered, ordered
+    count = min(max(1, len(ordered) // max(every, 2)), len(ordered) - 1)
+    picked = set(np.random.default_rng(seed).permutation(len(ordered))[:count].tolist())
+    return ([lg for i, lg in enumerate(ordered) if i not in picked],
+            [lg for i, lg in enumerate(ordered) if i in picked])
+
+
+def fine_tune(model: LearnedActuator, logs: list[Log], settings: RolloutTraining,
+              seed: int = 0, progress: bool = False) -> LearnedActuator:
+    """``model`` with its network trained through closed-loop rollouts of ``logs`` (module
+    docstring), the epoch kept by the held-back logs; what was done in its ``training``
+    ("rollout"). ConfigurationError for physics this rollout does not carry (backlash)."""
+    import dataclasses
+
+    from frictionsim.experiments.common.progress import progress as progress_display
+
+    torch = import_torch()
+    theta = physics_theta(model)
+    if theta[BACKLASH] > 0.0:
+        raise ConfigurationError("training through the rollout does not carry backlash: train "
+                                 "the hybrid over physics without it")
+    start = time.perf_counter()
+    fit_logs, held = split_for_validation(logs, settings.validation_every, seed)
+    data = windows(fit_logs, model.actuator, settings.horizon, settings.stride)
+    nets, leaves = trainable_net(model.net)
+    theta_t = torch.as_tensor(theta[None, None], dtype=torch.float64)
+    held_packed = PackedLogs.from_logs(held, model.actuator)
+
+    def validation(net: np.ndarray) -> float:
+        return float(np.mean(packed_errors(held_packed, theta, net)))
+
+    best_net, best = model.net.copy(), validation(model.net)
+    before, best_epoch, by_epoch, losses = best, 0, [best], []
+    if model.model == "hybrid":  # its physics alone stays a candidate (epoch −1)
+        physics_alone = zero_residual(model.net)
+        alone = validation(physics_alone)
+        if alone < best:
+            best, best_net, best_epoch = alone, physics_alone, -1
+    optimizer = torch.optim.Adam(leaves, lr=settings.learning_rate)
+    generator = torch.Generator().manual_seed(seed)
+    bar = progress_display(total=settings.epochs, desc=f"{model.model} rollout", unit="epoch",
+                           enabled=progress)
+    for epoch in range(1, settings.epochs + 1):
+        order = torch.randperm(len(data), generator=generator)[:settings.windows_per_epoch]
+        for s in range(0, len(order), settings.batch):
+            batch = data.take(order[s:s + settings.batch])
+            servos = ab.ArrayServos(theta_t, batch.bench[:, None, :], nets)
+            optimizer.zero_grad()
+            loss = torch.mean(torch.abs(rollout(servos, batch) - batch.position))
+            if not torch.isfinite(loss):
+                continue  # a window that diverged teaches nothing; the others go on
+            loss.backward()
+            optimizer.step()
+            losses.append(float(loss.detach()))
+        candidate = packed_net(model.net, nets)
+        score = validation(candidate)
+        by_epoch.append(score)
+        if score < best:
+            best, best_net, best_epoch = score, candidate, epoch
+        bar.set_postfix_str(f"held back {1e3 * best:.2f} mrad")
+        bar.update(1)
+    bar.close()
+    training = dict(model.training)
+    training["rollout"] = {
+        "horizon": settings.horizon, "stride": settings.stride, "epochs": settings.epochs,
+        "learning_rate": settings.learning_rate, "windows": len(data),
+        "validation_logs": [lg.name for lg in held], "validation_mae_before": before,
+        "validation_mae_after": best, "best_epoch": best_epoch,
+        "validation_mae_by_epoch": by_epoch,
+        "window_loss_first_last": [losses[0], losses[-1]] if losses else [],
+        "seconds": round(time.perf_counter() - start, 2)}
+    if math.isfinite(best):
+        return dataclasses.replace(model, net=best_net, training=training)
+    return dataclasses.replace(model, training=training)

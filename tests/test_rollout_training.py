@@ -1,0 +1,111 @@
+"""Training a learned actuator through its closed-loop rollout
+(:mod:`frictionsim.experiments.identification.rollout_training`): the torch rollout is the
+compiled one, the weights go back into the network vector unchanged, the epoch kept is never
+worse on the held-back logs than the network it started from (a hybrid: than its physics
+alone), and the commands take it on bench logs and refuse it on a robot's."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+pytest.importorskip("sklearn")
+torch = pytest.importorskip("torch")
+
+from frictionsim.experiments.identification import rollout_training as rt  # noqa: E402
+from frictionsim.experiments.identification.learned import (  # noqa: E402
+    NetSettings,
+    train_learned,
+)
+from frictionsim.experiments.runner.cli import main  # noqa: E402
+from frictionsim.logs import load_log  # noqa: E402
+from frictionsim.params import ParameterSet, load_params  # noqa: E402
+from frictionsim.solvers import array_bank as ab  # noqa: E402
+from frictionsim.solvers.batch import PackedLogs  # noqa: E402
+from frictionsim.solvers.learned_rollout import (  # noqa: E402
+    packed_errors,
+    physics_theta,
+    simulate_learned,
+)
+
+SHARED = Path(__file__).resolve().parents[1].parent / "shared" / "data"
+DATA = SHARED / "xl330" / "processed"
+QUICK = NetSettings(max_epochs=20, closed_loop_budget=20)
+
+
+@pytest.fixture(scope="module")
+def logs():
+    if not DATA.is_dir():
+        pytest.skip("shared data not found")
+    return [load_log(p) for p in sorted(DATA.glob("*.json"))[:4]]
+
+
+def armature() -> float:
+    return float(ParameterSet.defaults("m1", "xl330").values["armature"])
+
+
+@pytest.mark.parametrize("kind", ["net", "hybrid"])
+def test_the_torch_rollout_is_the_compiled_one(logs, kind):
+    physics = load_params(SHARED / "xl330" / "params" / "m6.json") if kind == "hybrid" else None
+    model = train_learned(kind, logs[:3], "xl330", physics, QUICK, armature=armature())
+    n = 300  # the first 1.5 s of each log (a torch step is a few hundred small operations)
+    whole = rt.windows(logs[:3], "xl330", n, 10_000)
+    nets, leaves = rt.trainable_net(model.net)
+    assert all(leaf.requires_grad for leaf in leaves)
+    theta = torch.as_tensor(physics_theta(model)[None, None])
+    got = rt.rollout(ab.ArrayServos(theta, whole.bench[:, None, :], nets), whole)
+    expected = np.array([simulate_learned(lg, model).q[:n] for lg in logs[:3]])
+    np.testing.assert_allclose(got.detach().numpy(), expected, rtol=0, atol=1e-12)
+    assert np.array_equal(rt.packed_net(model.net, nets), model.net)
+    # the loss reaches every weight
+    torch.mean(torch.abs(got - whole.position)).backward()
+    assert all(leaf.grad is not None and torch.any(leaf.grad != 0) for leaf in leaves)
+
+
+def test_the_held_back_logs_are_a_seeded_share_of_the_training_logs(logs):
+    train, held = rt.split_for_validation(logs, 4, seed=3)
+    assert len(held) == 1 and len(train) == 3
+    assert {lg.name for lg in train} | {lg.name for lg in held} == {lg.name for lg in logs}
+    assert rt.split_for_validation(logs, 4, seed=3)[1][0].name == held[0].name
+    one = rt.split_for_validation(logs[:1], 4)
+    assert one[0] == one[1] == logs[:1]
+
+
+@pytest.mark.parametrize("kind", ["net", "hybrid"])
+def test_the_epoch_kept_is_never_worse_on_the_held_back_logs(logs, kind):
+    physics = load_params(SHARED / "xl330" / "params" / "m6.json") if kind == "hybrid" else None
+    settings = NetSettings(max_epochs=20, closed_loop_budget=20, rollout_epochs=2,
+                           rollout_horizon=10)
+    model = train_learned(kind, logs, "xl330", physics, settings, armature=armature())
+    done = model.training["rollout"]
+    assert done["validation_mae_after"] <= done["validation_mae_before"]
+    assert len(done["validation_mae_by_epoch"]) == 3 and done["best_epoch"] in (-1, 0, 1, 2)
+    held = [lg for lg in logs if lg.name in done["validation_logs"]]
+    assert held and len(held) < len(logs)
+    kept = packed_errors(PackedLogs.from_logs(held, "xl330"), physics_theta(model), model.net)
+    assert float(np.mean(kept)) == pytest.approx(done["validation_mae_after"], rel=1e-12)
+    if kind == "hybrid":  # never worse than its physics alone there either
+        alone = packed_errors(PackedLogs.from_logs(held, "xl330"), physics_theta(model),
+                              rt.zero_residual(model.net))
+        assert done["validation_mae_after"] <= float(np.mean(alone))
+        assert model.authority > 0
+
+
+def test_identify_trains_through_the_rollout_and_a_robot_run_refuses_it(tmp_path, capsys):
+    if not DATA.is_dir():
+        pytest.skip("shared data not found")
+    logs = [str(p) for p in sorted(DATA.glob("*.json"))[:4]]
+    out = tmp_path / "fit"
+    assert main(["identify", "--actuator", "xl330", "--model", "net", "--logs", *logs,
+                 "--max-epochs", "20", "--rollout-epochs", "1", "--rollout-horizon", "10",
+                 "--out", str(out), "--no-progress"]) == 0
+    saved = json.loads((out / "net.json").read_text())
+    assert saved["training"]["rollout"]["horizon"] == 10
+    assert main(["run", "physics-vs-learned", "--robot", "so101", "--recordings",
+                 str(tmp_path), "--rollout-epochs", "2", "--out", str(tmp_path / "pvl")]) == 1
+    assert "--rollout-epochs" in capsys.readouterr().err
+    assert main(["identify", "--actuator", "xl330", "--model", "net", "--logs", *logs,
+                 "--rollout-epochs", "-1", "--out", str(tmp_path / "bad")]) == 1
