@@ -109,3 +109,20 @@ def test_identify_trains_through_the_rollout_and_a_robot_run_refuses_it(tmp_path
     assert "--rollout-epochs" in capsys.readouterr().err
     assert main(["identify", "--actuator", "xl330", "--model", "net", "--logs", *logs,
                  "--rollout-epochs", "-1", "--out", str(tmp_path / "bad")]) == 1
+
+
+def test_a_ctrl_c_keeps_the_best_epoch_so_far(logs, monkeypatch):
+    model = train_learned("net", logs, "xl330", None, QUICK, armature=armature())
+    real, calls = rt.rollout, []
+
+    def interrupted(servos, batch):
+        calls.append(1)
+        if len(calls) > 1:
+            raise KeyboardInterrupt
+        return real(servos, batch)
+
+    monkeypatch.setattr(rt, "rollout", interrupted)
+    tuned = rt.fine_tune(model, logs, rt.RolloutTraining(horizon=10, epochs=3, batch=8,
+                                                         windows_per_epoch=64))
+    assert tuned.training["interrupted"] and tuned.training["rollout"]["best_epoch"] == 0
+    assert np.array_equal(tuned.net, model.net)

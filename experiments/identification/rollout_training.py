@@ -215,7 +215,10 @@ def fine_tune(model: LearnedActuator, logs: list[Log], settings: RolloutTraining
               seed: int = 0, progress: bool = False) -> LearnedActuator:
     """``model`` with its network trained through closed-loop rollouts of ``logs`` (module
     docstring), the epoch kept by the held-back logs; what was done in its ``training``
-    ("rollout"). ConfigurationError for physics this rollout does not carry (backlash)."""
+    ("rollout"). A Ctrl-C ends the training with the best epoch so far, ``training``
+    ["interrupted"] set (:func:`~frictionsim.experiments.identification.learned.stop_if_interrupted`
+    stops the command once it is saved). ConfigurationError for physics this rollout does not
+    carry (backlash)."""
     import dataclasses
 
     from frictionsim.experiments.common.progress import progress as progress_display
@@ -246,27 +249,34 @@ def fine_tune(model: LearnedActuator, logs: list[Log], settings: RolloutTraining
     generator = torch.Generator().manual_seed(seed)
     bar = progress_display(total=settings.epochs, desc=f"{model.model} rollout", unit="epoch",
                            enabled=progress)
-    for epoch in range(1, settings.epochs + 1):
-        order = torch.randperm(len(data), generator=generator)[:settings.windows_per_epoch]
-        for s in range(0, len(order), settings.batch):
-            batch = data.take(order[s:s + settings.batch])
-            servos = ab.ArrayServos(theta_t, batch.bench[:, None, :], nets)
-            optimizer.zero_grad()
-            loss = torch.mean(torch.abs(rollout(servos, batch) - batch.position))
-            if not torch.isfinite(loss):
-                continue  # a window that diverged teaches nothing; the others go on
-            loss.backward()
-            optimizer.step()
-            losses.append(float(loss.detach()))
-        candidate = packed_net(model.net, nets)
-        score = validation(candidate)
-        by_epoch.append(score)
-        if score < best:
-            best, best_net, best_epoch = score, candidate, epoch
-        bar.set_postfix_str(f"held back {1e3 * best:.2f} mrad")
-        bar.update(1)
-    bar.close()
+    interrupted = False
+    try:
+        for epoch in range(1, settings.epochs + 1):
+            order = torch.randperm(len(data), generator=generator)[:settings.windows_per_epoch]
+            for s in range(0, len(order), settings.batch):
+                batch = data.take(order[s:s + settings.batch])
+                servos = ab.ArrayServos(theta_t, batch.bench[:, None, :], nets)
+                optimizer.zero_grad()
+                loss = torch.mean(torch.abs(rollout(servos, batch) - batch.position))
+                if not torch.isfinite(loss):
+                    continue  # a window that diverged teaches nothing; the others go on
+                loss.backward()
+                optimizer.step()
+                losses.append(float(loss.detach()))
+            candidate = packed_net(model.net, nets)
+            score = validation(candidate)
+            by_epoch.append(score)
+            if score < best:
+                best, best_net, best_epoch = score, candidate, epoch
+            bar.set_postfix_str(f"held back {1e3 * best:.2f} mrad")
+            bar.update(1)
+    except KeyboardInterrupt:
+        interrupted = True  # the best epoch so far is kept; the caller stops once it is saved
+    finally:
+        bar.close()
     training = dict(model.training)
+    if interrupted:
+        training["interrupted"] = True
     training["rollout"] = {
         "horizon": settings.horizon, "stride": settings.stride, "epochs": settings.epochs,
         "learning_rate": settings.learning_rate, "windows": len(data),

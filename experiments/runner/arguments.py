@@ -60,10 +60,11 @@ def add_learning_arguments(p: argparse.ArgumentParser, hybrid_budget: str,
                         "stops earlier when its held-back tenth stops improving)")
     if rollout:
         p.add_argument("--rollout-epochs", type=int, default=0, metavar="N",
-                       help="then train the network (a hybrid: its residual, after its search) "
-                            "through closed-loop rollouts of the logs for N epochs, keeping the "
-                            "epoch that does best on training logs held back for it (needs "
-                            "torch; default 0: none)")
+                       help="then train the network (a hybrid: its supervised residual, in "
+                            "place of its search) through closed-loop rollouts of the logs for "
+                            "N epochs, keeping the epoch that does best on training logs held "
+                            "back for it; a Ctrl-C keeps the best so far (needs torch; default "
+                            "0: none)")
         p.add_argument("--rollout-horizon", type=int, default=50, metavar="N",
                        help="control periods per window of that training (default 50)")
 
