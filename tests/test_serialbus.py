@@ -110,6 +110,23 @@ def test_releasing_torque_of_a_silent_servo_still_closes_the_port():
     assert watch.closed
 
 
+def test_a_host_stalled_past_the_deadline_still_takes_the_answer_waiting(monkeypatch):
+    """Every clock reading a second later than the last (a busy machine descheduling the
+    process): the answer, already in the port, is read before the deadline is checked."""
+    from types import SimpleNamespace
+
+    from frictionsim.hw.serialbus import bus as bus_module
+
+    clock = iter(range(1, 10_000))
+    monkeypatch.setattr(bus_module, "time", SimpleNamespace(monotonic=lambda: float(next(clock))))
+    bus = DynamixelBus(LoopbackPort(virtual_xl330(time.perf_counter)), timeout=0.005, retries=0)
+    assert bus.ping(1) == ct.XL330_M288.model_number
+    silent = LoopbackPort(virtual_xl330(time.perf_counter))
+    silent.silent = True
+    with pytest.raises(ServoTimeout):
+        DynamixelBus(silent, timeout=0.005, retries=0).ping(1)
+
+
 def test_a_status_error_names_the_family():
     bus = DynamixelBus(LoopbackPort(virtual_xl330(time.perf_counter)), timeout=0.01, retries=0)
     with pytest.raises(ServoStatusError, match="^Dynamixel id 1 reported error"):

@@ -82,9 +82,9 @@ class NetSettings:
     """Epochs of training through closed-loop rollouts of the bench logs after the supervised
     stage, the epoch kept by held-back training logs
     (:mod:`~frictionsim.experiments.identification.rollout_training`, torch); 0: none. A
-    hybrid so trained skips the closed-loop search: its residual starts from the supervised
-    one, its authority the largest |label| (unless :attr:`authority`), and its physics alone
-    stays a candidate."""
+    hybrid so trained skips the closed-loop search: its residual (of the network's width,
+    :attr:`hidden`) starts from the supervised one, its authority the largest |label| (unless
+    :attr:`authority`), and its physics alone stays a candidate."""
     rollout_horizon: int = 50
     """The control periods of each window of that training."""
 
@@ -252,7 +252,10 @@ def train_network(kind: str, x: np.ndarray, y: np.ndarray, actuator: str,
     if len(y) < 50:
         raise ConfigurationError(f"{len(y)} samples: too few to train a network on")
     start = time.perf_counter()
-    hidden = settings.hidden if kind == "net" else settings.hybrid_hidden
+    # a hybrid trained through the rollout has the network's width: gradients are not held
+    # back by the number of weights as the CMA search is (16 units learned nothing there)
+    hidden = settings.hidden if kind == "net" or settings.rollout_epochs > 0 \
+        else settings.hybrid_hidden
     blind = (GAIN_INPUT,) if kind == "hybrid" and not settings.hybrid_sees_gain else ()
     net, epochs, converged = supervised_net(x, y, hidden, settings, blind)
     training = {"samples": int(len(y)), "horizon": settings.horizon, "epochs": epochs,

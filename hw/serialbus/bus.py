@@ -111,7 +111,10 @@ class SerialBus:
             got = {}
             bad_reply = False
             deadline = time.monotonic() + self.timeout * len(ids)
-            while len(got) < len(ids) and time.monotonic() < deadline:
+            # the deadline is checked after each read, never before the first, and not within a
+            # packet: a host that stalls past it (a busy machine) still takes the answer already
+            # waiting in the port (the port's own read timeout bounds each read)
+            while len(got) < len(ids):
                 chunk = self.port.read(self._parser.needed())
                 if not chunk:
                     break
@@ -132,6 +135,8 @@ class SerialBus:
                                    f"data bytes, expected {data_length}")
                         continue
                     got[status.id] = status
+                if not self._parser.buffered and time.monotonic() >= deadline:
+                    break
             if len(got) == len(ids):
                 resend = [s for s in got.values() if self.dialect.is_transmission_error(s.error)]
                 if not resend:
