@@ -1,11 +1,12 @@
 """Backlash and ripple in the batched engines (:mod:`frictionsim.solvers.array_gear`, the array
 bank's ``ripple``), held to the MuJoCo adapter's friction budget, the Numba step they port:
 
-- MJX (JAX, float64) on the 2R arm with a 20 mrad gap on each joint, under ``jit``, ``vmap``
-  and ``scan``: the CPU adapter's run to 1e-12 rad, the gaps changing the run;
-- the torch servos of MuJoCo Warp and mjlab in float64, driving MuJoCo's C step split as
-  MuJoCo Warp splits it (step1, the servos, step2): the adapter's run to 1e-12 rad, and a
-  reset of one world restarts its gears as a fresh run does;
+- MJX (JAX, float64) on the pendulum with a 30 mrad gap, under ``jit``, ``vmap`` and
+  ``scan``: the CPU adapter's run to 1e-12 rad, the gap changing the run;
+- the torch servos of MuJoCo Warp and mjlab in float64 on the 2R arm with a 20 mrad gap on
+  each joint, driving MuJoCo's C step split as MuJoCo Warp splits it (step1, the servos,
+  step2): the adapter's run to 1e-12 rad, and a reset of one world restarts its gears as a
+  fresh run does;
 - the ripple in MJX on the pendulum: the adapter's run to 1e-12 rad, and it moves the run.
 
 MuJoCo Warp's own float32 run with a gap is in tests/test_batched_engines.py (its kernels
@@ -54,14 +55,17 @@ def arm(data, gap: float = 0.02):
     return str(arm_.path(data)), servos, goals
 
 
-def test_mjx_steps_the_gaps_as_the_cpu_adapter_does(data):
-    path, servos, goals = arm(data)
-    robot = get_engine("mjx").robot(path, servos, PERIOD_ARM, None, nworld=2)
-    reported = robot.run_batch(goals)[0]
-    expected = adapter_run(path, servos, goals, PERIOD_ARM).q
-    assert np.abs(reported - expected[None]).max() < 1e-12
-    closed = adapter_run(path, arm(data, 0.0)[1], goals, PERIOD_ARM).q
-    assert np.abs(expected - closed).max() > 1e-4  # the gaps opened and closed
+def test_mjx_steps_the_gap_as_the_cpu_adapter_does():
+    """The pendulum with a 30 mrad gap, its reversals through it, two worlds under jit, vmap
+    and scan (the arm's coupled joints: the torch test below, the same array code)."""
+    gapped = servo(("backlash",), backlash=0.03)
+    goals = square(300)
+    robot = get_engine("mjx").robot(MJCF, [gapped], PERIOD, None, nworld=2)
+    reported = robot.run_batch(goals)[0][:, :, 0]
+    expected = adapter_run(MJCF, [gapped], goals, PERIOD).q[:, 0]
+    assert np.abs(reported - expected).max() < 1e-12
+    closed = adapter_run(MJCF, [servo()], goals, PERIOD).q[:, 0]
+    assert np.abs(expected - closed).max() > 1e-4  # the gap opened and closed
 
 
 def test_the_plain_mjx_servo_step_refuses_a_gap_and_names_servo_forces():
