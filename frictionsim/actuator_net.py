@@ -151,6 +151,17 @@ def with_authority(net: np.ndarray, authority: float | None) -> np.ndarray:
     return out
 
 
+def zero_output(net: np.ndarray) -> np.ndarray:
+    """A copy of a network vector whose output is 0 for every input: its output layer
+    (w_out, b_out) and mean_out at 0. A hybrid's residual so zeroed is its physics alone."""
+    out = np.asarray(net, dtype=float).copy()
+    n, layers = int(out[0]), int(out[1])
+    width = int(out[1 + layers])
+    out[3 + layers + 4 * n] = 0.0
+    out[-(width + 1):] = 0.0
+    return out
+
+
 def net_size(n_inputs: int, hidden: tuple[int, ...]) -> int:
     """Length of the flat vector of a network with these inputs and hidden widths."""
     size = 3 + len(hidden) + 4 * n_inputs + 2

@@ -36,6 +36,8 @@ from frictionsim.errors import ConfigurationError
 from frictionsim.layout import (
     ACCELERATION,
     ALPHA,
+    ARM_MASS,
+    ARMATURE,
     CURRENT_LAW,
     CURRENT_LIMIT,
     DAMPING,
@@ -61,6 +63,8 @@ from frictionsim.layout import (
     KT,
     LATENCY,
     LAW,
+    LENGTH,
+    MASS,
     MAX_CURRENT,
     MAX_LATENCY,
     MAX_OBSERVATION_PERIODS,
@@ -76,10 +80,13 @@ from frictionsim.layout import (
     NET_STRIDE,
     OBSERVATION_DELAY,
     OBSERVED_SIZE,
+    Q_OFFSET,
     RESISTANCE,
     RIPPLE_AMPLITUDE,
     RIPPLE_FREQUENCY,
     RIPPLE_PHASE,
+    SCHEME,
+    SEMI_IMPLICIT,
     SERVO_CONTACT,
     SERVO_CURRENT,
     SERVO_DRAWN,
@@ -716,3 +723,39 @@ def _active_set_iteration(constants, carry):
     held = xp.where(at_block, True, xp.where(at_worst, False, held))
     side = xp.where(at_block, new_side, xp.where(at_worst, xp.zeros_like(side), side))
     return out, held, side, done | (optimal & ~releasing)
+
+
+# ---------------------------------------------------------------------------- the bench
+
+def bench_rollout(servos: ArrayServos, goal, enable, supply, q0, v0):
+    """The pendulum bench (docs/model.md §1, §4: the semi-implicit or reference step with
+    friction clipping) driven by the bank, E environments at once from (q0, v0) (E,): the
+    positions reported at each control period (E, n), as
+    :func:`frictionsim.solvers.learned_rollout.learned_run` gives them. ``goal``, ``enable``,
+    ``supply`` (a logged supply, V, NaN: none) are (E, n); one physics step per period, the
+    firmware's ``DT``. Differentiable in torch (rollout training trains through it)."""
+    from frictionsim.pendulum import GRAVITY
+    from frictionsim.solvers.fixed_step import MAX_SPEED
+
+    xp = namespace(goal)
+    theta, bench = servos.theta, servos.firmware
+    q, v = q0[:, None] * 1.0, v0[:, None] * 1.0
+    state = reset(q, v, xp)
+    inertia = (_col(bench, MASS) * _col(bench, LENGTH) ** 2
+               + (_col(bench, ARM_MASS) / 3) * _col(bench, LENGTH) ** 2 + _col(theta, ARMATURE))
+    gravity = (_col(bench, MASS) + _col(bench, ARM_MASS) / 2) * GRAVITY * _col(bench, LENGTH)
+    dt = _col(bench, DT)
+    semi = _col(theta, SCHEME) == SEMI_IMPLICIT
+    reported = []
+    for k in range(goal.shape[1]):
+        state = period(state, servos, goal[:, k:k + 1], q, v, enable[:, k:k + 1], supply[:, k])
+        reported.append(state.reported[:, 0])
+        state, tau_m, extra = step(state, servos, v)
+        angle = q + _col(theta, Q_OFFSET)
+        tau_e = gravity * xp.sin(angle)
+        tau = tau_m + tau_e + extra
+        budget = servo_budget(v, tau_m, tau_e, angle, servos)
+        a = (tau + stop_friction(inertia, tau, v, budget, dt)) / inertia
+        v = _clip(xp, v + a * dt, -MAX_SPEED, MAX_SPEED)
+        q = xp.where(semi, q + v * dt, q + v * dt + 0.5 * a * dt * dt)
+    return xp.stack(reported, axis=1)

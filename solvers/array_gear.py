@@ -74,11 +74,6 @@ def gear_layout(qadr, dofs, nq: int, nv: int, xp, dtype, device=None) -> GearLay
                       arr(on_qpos), arr(np.eye(nv), dtype))
 
 
-def has_backlash(thetas) -> bool:
-    """Whether any servo of ``thetas`` (numpy rows of :mod:`frictionsim.layout`) has a gap."""
-    return bool(np.any(np.asarray(thetas)[..., BACKLASH] > 0.0))
-
-
 def _take(xp, x, index):
     return xp.take(x, index, axis=-1)
 
@@ -163,10 +158,8 @@ def settle(xp, state: ab.BankState, servos: ab.ArrayServos, external, v):
 
 
 class _Solve(NamedTuple):
-    mass: object
-    tau: object
-    tau_f: object
-    v_next: object
+    tau_f: object   # the friction solve's τ_f (..., nv)
+    v_next: object  # its v⁺ (..., nv)
 
 
 def gear_step(state: ab.BankState, servos: ab.ArrayServos, layout: GearLayout, qpos, qvel,
@@ -201,7 +194,7 @@ def gear_step(state: ab.BankState, servos: ab.ArrayServos, layout: GearLayout, q
         tau = external + _on_dofs(xp, xp.where(engaged, drive, zero), layout)
         b = _on_dofs(xp, xp.where(engaged, budget, zero), layout)
         tau_f = ab.clip_friction(m, tau, qvel, b, dt)
-        return _Solve(m, tau, tau_f, stepped_velocities(xp, m, tau, tau_f, qvel, dt))
+        return _Solve(tau_f, stepped_velocities(xp, m, tau, tau_f, qvel, dt))
 
     def iteration(carry):
         engaged, held, tried, trial, done, _ = carry
@@ -217,7 +210,7 @@ def gear_step(state: ab.BankState, servos: ab.ArrayServos, layout: GearLayout, q
         return (engaged & ~opens, held, tried | opens, trial, done | (check & ~trial), solved)
 
     none = xp.zeros_like(engaged)
-    unsolved = _Solve(mass, external, xp.zeros_like(external), qvel)  # the carry's shapes
+    unsolved = _Solve(xp.zeros_like(external), qvel)  # the carry's shapes
     carry = (engaged, none, none, xp.any(none, axis=-1), xp.any(none, axis=-1), unsolved)
     carry = _iterate(xp, iteration, carry, 2 * engaged.shape[-1] + 2)
     engaged, solved = carry[0], carry[5]

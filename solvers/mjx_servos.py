@@ -34,7 +34,8 @@ import numpy as np
 from frictionsim.errors import ConfigurationError, MissingExtra
 from frictionsim.limits import control_substeps
 from frictionsim.solvers import array_bank as ab
-from frictionsim.solvers.array_gear import gear_layout, gear_step, has_backlash
+from frictionsim.solvers.array_gear import gear_layout, gear_step
+from frictionsim.solvers.robot_gear import has_backlash
 
 
 def import_jax():
@@ -98,7 +99,7 @@ def build(mjcf, servos: list, control_period: float, dtype=None):
                      nets if (nets[:, 0] > 0).any() else None, xp=jnp, dtype=dtype)
     bank = bank._replace(theta=bank.theta[0], firmware=bank.firmware[0])  # one world's
     gear = None
-    if has_backlash(bank.theta):
+    if has_backlash(np.asarray(bank.theta)):
         gear = gear_layout(qadr, dofs, model.nq, model.nv, jnp, dtype)
     return model, MjxServos(bank, jnp.asarray(qadr), jnp.asarray(dofs),
                             jnp.asarray(mass_index(model)), dt, control_period, substeps, gear)

@@ -40,7 +40,8 @@ from frictionsim.errors import ConfigurationError, MissingExtra
 from frictionsim.layout import SUPPLY, SUPPLY_EMF, SUPPLY_RESISTANCE, VIN
 from frictionsim.limits import control_substeps
 from frictionsim.solvers import array_bank as ab
-from frictionsim.solvers.array_gear import gear_layout, gear_step, has_backlash
+from frictionsim.solvers.array_gear import gear_layout, gear_step
+from frictionsim.solvers.robot_gear import has_backlash
 
 
 def import_torch():
@@ -149,7 +150,7 @@ class WarpServos:
                               xp=self.xp, dtype=self.dtype, device=self.device)
         # the gear path when some servo may have a gap (a drawn world, or on a later reset)
         self.gear = gear_layout(qadr, dofs, int(mj_model.nq), self.nv, self.xp, self.dtype,
-                                self.device) if has_backlash(thetas) else None
+                                self.device) if has_backlash(thetas.reshape(-1, thetas.shape[-1])) else None
         zeros = torch.zeros((self.nworld, len(self.servos)), dtype=self.dtype, device=device)
         self.state = ab.reset(zeros, zeros, self.xp)
         self.fresh = torch.ones(self.nworld, dtype=torch.bool, device=device)

@@ -4,8 +4,8 @@ For every combination of tests/test_servo_bank.py (``supply``, ``current_limit``
 ``latency``, ``observation_delay``; the XL330's plain firmware and the STS3215's P/D loop;
 physics alone, a net, a hybrid) the Numba bank is run on a bench, period by period, and the
 array bank is fed the same inputs: its records (laid out as the Numba records), held controls
-and torques must agree to 1e-12 in float64; a bench rollout driven by it (its physics written
-here as a reference) to 1e-12 rad; in float32 to the stated tolerance. The friction budget
+and torques must agree to 1e-12 in float64; a bench rollout driven by it (``bench_rollout``, the
+bench's step in array code) to 1e-12 rad; in float32 to the stated tolerance. The friction budget
 and the n-joint friction solver agree with the Numba ones on random problems, and the
 solver's answer satisfies the KKT conditions of docs/model.md §10.
 """
@@ -125,36 +125,16 @@ def test_the_array_bank_follows_the_numba_bank_period_by_period(kind, backend):
 # ------------------------------------------------------------------- a rollout, 1e-12 rad
 
 def array_bench_rollout(xp, servos_, goal, enable, dtype):
-    """The bench (docs/model.md §1, §4, semi-implicit or reference step) driven by the array
-    bank, E environments at once: the reported positions (E, n). The physics is written here
-    as a reference, from the model's formulas."""
-    theta = servos_.theta
-    bench = servos_.firmware
-    E = max(theta.shape[0], 1)
-    q = xp.zeros((E, 1), dtype=dtype)
-    v = xp.zeros((E, 1), dtype=dtype)
-    state = ab.reset(q, v, xp)
-    inertia = bench[..., layout.MASS] * bench[..., layout.LENGTH] ** 2 \
-        + (bench[..., layout.ARM_MASS] / 3) * bench[..., layout.LENGTH] ** 2 \
-        + theta[..., layout.ARMATURE]
-    coefficient = (bench[..., layout.MASS] + bench[..., layout.ARM_MASS] / 2) * -9.80665 \
-        * bench[..., layout.LENGTH]
-    semi = theta[..., layout.SCHEME] == layout.SEMI_IMPLICIT
-    out = []
-    for k in range(len(goal)):
-        g = xp.full((E, 1), float(goal[k]), dtype=dtype)
-        en = xp.full((E, 1), float(enable[k]), dtype=dtype)
-        state = ab.period(state, servos_, g, q, v, en, math.nan, DT)
-        out.append(to_host(state.reported)[:, 0])
-        state, tau_m, extra = ab.step(state, servos_, v)
-        tau_e = coefficient * xp.sin(q + theta[..., layout.Q_OFFSET])
-        static, viscous = ab.friction_budget(v, tau_m, tau_e, servos_)
-        tau = tau_m + tau_e + extra
-        tau_f = ab.stop_friction(inertia, tau, v, static + viscous * xp.abs(v), DT)
-        a = (tau + tau_f) / inertia
-        v = xp.clip(v + a * DT, -100.0, 100.0)
-        q = xp.where(semi, q + v * DT, q + (v * DT + 0.5 * a * DT**2))
-    return np.array(out).T
+    """The bench driven by the array bank (:func:`~frictionsim.solvers.array_bank.bench_rollout`),
+    E environments at once from rest at 0, no logged supply: the reported positions (E, n)."""
+    E = max(servos_.theta.shape[0], 1)
+
+    def rows(x):
+        return xp.asarray(np.tile(np.asarray(x, dtype=float), (E, 1)), dtype=dtype)
+
+    zero = xp.zeros(E, dtype=dtype)
+    return to_host(ab.bench_rollout(servos_, rows(goal), rows(enable),
+                                    rows(np.full(len(goal), math.nan)), zero, zero))
 
 
 def numba_rollout(case: Case, goal, enable) -> np.ndarray:

@@ -15,6 +15,7 @@ import pytest
 pytest.importorskip("sklearn")
 torch = pytest.importorskip("torch")
 
+from frictionsim.actuator_net import zero_output  # noqa: E402
 from frictionsim.experiments.identification import rollout_training as rt  # noqa: E402
 from frictionsim.experiments.identification.learned import (  # noqa: E402
     NetSettings,
@@ -89,7 +90,7 @@ def test_the_epoch_kept_is_never_worse_on_the_held_back_logs(logs, kind):
     assert float(np.mean(kept)) == pytest.approx(done["validation_mae_after"], rel=1e-12)
     if kind == "hybrid":  # never worse than its physics alone there either
         alone = packed_errors(PackedLogs.from_logs(held, "xl330"), physics_theta(model),
-                              rt.zero_residual(model.net))
+                              zero_output(model.net))
         assert done["validation_mae_after"] <= float(np.mean(alone))
         assert model.authority > 0
 

@@ -221,9 +221,9 @@ def _print_open_loop(section: dict, table) -> None:
         print("learned models held out: open-loop torque MAE against the labels' spread (N·m), "
               "closed-loop MAE (mrad)")
         print(table(["held-out set", "model", "torque MAE", "label spread", "closed loop"], rows))
-    times = [[name] + [f"{r[m]['fit_seconds']:.0f}" if "fit_seconds" in r.get(m, {}) else "–"
-                       for m in r] for name, r in section.items()]
-    if any(len(t) > 1 for t in times):
-        models = list(next(iter(section.values())))
+    models = list(dict.fromkeys(m for r in section.values() for m in r))
+    if models:
+        times = [[name] + [f"{r[m]['fit_seconds']:.0f}" if "fit_seconds" in r.get(m, {})
+                           else "–" for m in models] for name, r in section.items()]
         print("fit time (s)")
         print(table(["held-out set", *models], times))

@@ -37,7 +37,7 @@ from pathlib import Path
 
 import numpy as np
 
-from frictionsim.actuator_net import GAIN_INPUT, N_INPUTS, pack_net, with_authority
+from frictionsim.actuator_net import GAIN_INPUT, N_INPUTS, pack_net, with_authority, zero_output
 from frictionsim.errors import ConfigurationError
 from frictionsim.experiments.identification.pipeline import PerLogScores
 from frictionsim.learned_files import LearnedActuator
@@ -266,16 +266,15 @@ def train_network(kind: str, x: np.ndarray, y: np.ndarray, actuator: str,
         training["seconds"] = round(time.perf_counter() - start, 2)
         return LearnedActuator(kind, actuator, net, tuple(hidden), None, None, training,
                                armature=armature)
-    if settings.rollout_epochs > 0:
-        # trained through the rollout next, from the supervised residual, within the largest
-        # torque the labels ever asked for (the search's median authority would cap it)
-        authority = settings.authority if settings.authority is not None else \
-            float(np.max(np.abs(y)))
+    # trained through the rollout next, the residual may reach the largest torque the labels
+    # ever asked for (the search's median authority would cap what it can learn)
+    quantile = 1.0 if settings.rollout_epochs > 0 else AUTHORITY_QUANTILE
+    authority = settings.authority if settings.authority is not None else \
+        float(np.quantile(np.abs(y), quantile))
+    if settings.rollout_epochs > 0:  # from the supervised residual, no search
         training.update(seconds=round(time.perf_counter() - start, 2))
         return LearnedActuator(kind, actuator, with_authority(net, authority), tuple(hidden),
                                authority, physics, training)
-    authority = settings.authority if settings.authority is not None else \
-        float(np.quantile(np.abs(y), AUTHORITY_QUANTILE))
     net, search = closed_loop_residual(with_authority(net, authority), hidden, closed_loop_loss,
                                        settings, progress)
     training.update(search, seconds=round(time.perf_counter() - start, 2))
@@ -318,10 +317,8 @@ def closed_loop_residual(net: np.ndarray, hidden: tuple[int, ...], loss_of_net,
     from frictionsim.experiments.common.progress import progress as progress_display
 
     head = 3 + len(hidden) + 4 * N_INPUTS
-    net = net.copy()
-    net[head] = 0.0  # mean_out: a zero output layer is a zero residual
+    net = zero_output(net)  # a zero residual: the physical model itself
     w0 = net[head + 2:].copy()
-    w0[-(hidden[-1] + 1):] = 0.0
 
     def loss(w: np.ndarray) -> float:
         trial = net.copy()

@@ -30,24 +30,16 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from frictionsim.actuator_net import zero_output
 from frictionsim.errors import ConfigurationError, MissingExtra
 from frictionsim.layout import (
-    ARM_MASS,
-    ARMATURE,
     BACKLASH,
     DT,
-    LENGTH,
-    MASS,
-    Q_OFFSET,
-    SCHEME,
-    SEMI_IMPLICIT,
 )
 from frictionsim.learned_files import LearnedActuator
 from frictionsim.logs import Log
-from frictionsim.pendulum import GRAVITY
 from frictionsim.solvers import array_bank as ab
 from frictionsim.solvers.batch import PackedLogs
-from frictionsim.solvers.fixed_step import MAX_SPEED
 from frictionsim.solvers.learned_rollout import packed_errors, physics_theta
 
 
@@ -127,33 +119,10 @@ def windows(logs: list[Log], actuator: str, horizon: int, stride: int) -> Window
 
 def rollout(servos: ab.ArrayServos, batch: Windows):
     """The reported positions (W × horizon) of the learned actuator ``servos`` (one servo,
-    W environments: a window each) rolled out on its bench from each window's start, as
-    :func:`frictionsim.solvers.learned_rollout.learned_run` does."""
-    torch = import_torch()
-    xp = ab.namespace(batch.goal)
-    theta, bench = servos.theta, servos.firmware
-    q = batch.position[:, :1]
-    v = batch.v0[:, None]
-    state = ab.reset(q, v, xp)
-    inertia = (bench[..., MASS] * bench[..., LENGTH] ** 2
-               + (bench[..., ARM_MASS] / 3) * bench[..., LENGTH] ** 2 + theta[..., ARMATURE])
-    gravity = (bench[..., MASS] + bench[..., ARM_MASS] / 2) * GRAVITY * bench[..., LENGTH]
-    dt = bench[..., DT]
-    semi = theta[..., SCHEME] == SEMI_IMPLICIT
-    reported = []
-    for k in range(batch.goal.shape[1]):
-        state = ab.period(state, servos, batch.goal[:, k:k + 1], q, v,
-                          batch.enable[:, k:k + 1], batch.supply[:, k], shared_supply=True)
-        reported.append(state.reported[:, 0])
-        state, tau_m, extra = ab.step(state, servos, v)
-        angle = q + theta[..., Q_OFFSET]
-        tau_e = gravity * torch.sin(angle)
-        budget = ab.servo_budget(v, tau_m, tau_e, angle, servos)
-        tau = tau_m + tau_e + extra
-        a = (tau + ab.stop_friction(inertia, tau, v, budget, dt)) / inertia
-        v = torch.clamp(v + a * dt, -MAX_SPEED, MAX_SPEED)
-        q = torch.where(semi, q + v * dt, q + v * dt + 0.5 * a * dt * dt)
-    return torch.stack(reported, dim=1)
+    W environments: a window each) rolled out on its bench from each window's start
+    (:func:`frictionsim.solvers.array_bank.bench_rollout`)."""
+    return ab.bench_rollout(servos, batch.goal, batch.enable, batch.supply, batch.position[:, 0],
+                            batch.v0)
 
 
 def trainable_net(net: np.ndarray) -> tuple[ab.ArrayNets, list]:
@@ -183,16 +152,6 @@ def packed_net(template: np.ndarray, nets: ab.ArrayNets) -> np.ndarray:
     width = nets.w_out.shape[-1]
     out[p:p + width] = nets.w_out[0].detach().cpu().numpy()
     out[p + width] = float(nets.b_out[0].detach())
-    return out
-
-
-def zero_residual(net: np.ndarray) -> np.ndarray:
-    """A hybrid's network with its output layer and output mean at 0: its physics alone."""
-    out = np.asarray(net, dtype=float).copy()
-    n, layers = int(out[0]), int(out[1])
-    width = int(out[1 + layers])
-    out[3 + layers + 4 * n] = 0.0  # mean_out
-    out[-(width + 1):] = 0.0       # w_out, b_out
     return out
 
 
@@ -241,7 +200,7 @@ def fine_tune(model: LearnedActuator, logs: list[Log], settings: RolloutTraining
     best_net, best = model.net.copy(), validation(model.net)
     before, best_epoch, by_epoch, losses = best, 0, [best], []
     if model.model == "hybrid":  # its physics alone stays a candidate (epoch −1)
-        physics_alone = zero_residual(model.net)
+        physics_alone = zero_output(model.net)
         alone = validation(physics_alone)
         if alone < best:
             best, best_net, best_epoch = alone, physics_alone, -1
