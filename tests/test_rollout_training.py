@@ -127,3 +127,43 @@ def test_a_ctrl_c_keeps_the_best_epoch_so_far(logs, monkeypatch):
                                                          windows_per_epoch=64))
     assert tuned.training["interrupted"] and tuned.training["rollout"]["best_epoch"] == 0
     assert np.array_equal(tuned.net, model.net)
+
+
+def header_log(name, trajectory="sin", kp=400.0):
+    from frictionsim.logs import Log
+
+    return Log({"mass": 0.5, "length": 0.1, "kp": kp, "trajectory": trajectory, "dt": 0.005},
+               [], Path(name))
+
+
+def test_training_through_the_rollout_is_on_by_default_where_the_logs_repeat_a_condition(
+        monkeypatch):
+    from frictionsim.experiments.identification.learned import (
+        AUTO_ROLLOUT_EPOCHS,
+        auto_rollout_epochs,
+    )
+
+    once = [header_log("a"), header_log("b", "step"), header_log("c", kp=800.0)]
+    epochs, why = auto_rollout_epochs(once)
+    assert epochs == 0 and "no condition" in why
+    repeated = [*once, header_log("a2")]
+    assert auto_rollout_epochs(repeated) == (AUTO_ROLLOUT_EPOCHS,
+                                              "the training logs repeat conditions")
+    monkeypatch.setitem(__import__("sys").modules, "torch", None)  # as if not installed
+    epochs, why = auto_rollout_epochs(repeated)
+    assert epochs == 0 and "frictionsim[torch]" in why
+
+
+def test_the_default_is_decided_from_the_logs_and_an_explicit_zero_is_kept(logs):
+    from frictionsim.experiments.runner.arguments import net_settings
+    from frictionsim.experiments.runner.cli import build_parser
+
+    # the XL330 logs repeat no condition: no rollout, and the file says why
+    model = train_learned("net", logs, "xl330", None, QUICK, armature=armature())
+    assert QUICK.rollout_epochs is None
+    assert model.training["rollout_auto"]["epochs"] == 0 and "rollout" not in model.training
+    parser = build_parser()
+    base = ["identify", "--actuator", "xl330", "--model", "net", "--logs", "x"]
+    assert net_settings(parser.parse_args(base), 600).rollout_epochs is None
+    assert net_settings(parser.parse_args([*base, "--rollout-epochs", "0"]), 600
+                        ).rollout_epochs == 0

@@ -25,17 +25,13 @@ from pathlib import Path
 
 import numpy as np
 
+from frictionsim.experiments.identification.learned import condition
 from frictionsim.logs import Log
 
 SPLITS = ("repetitions", "higher_gains", "lower_gains", "heavier_mass")
 MODELS = ("m1", "m6", "net", "hybrid")
 #: The physical models fitted per split (M4: M6's start).
 PHYSICAL_CHAIN = ("m1", "m4", "m6")
-
-
-def condition(log: Log) -> tuple:
-    """What a log repeats: trajectory, gain, mass and arm length."""
-    return (log.trajectory, log.kp, log.mass, log.length)
 
 
 def held_out_splits(logs: list[Log]) -> tuple[dict[str, tuple[list[Log], list[Log]]],

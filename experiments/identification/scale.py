@@ -36,11 +36,14 @@ GAINS = (16.0, 32.0, 64.0)
 
 
 def campaign(n_logs: int, duration: float = 6.0, show_progress: bool = True,
-             truth: ParameterSet = GROUND_TRUTH) -> list[Log]:
+             truth: ParameterSet = GROUND_TRUTH, masses: tuple[float, ...] = MASSES,
+             lengths: tuple[float, ...] = LENGTHS, gains: tuple[float, ...] = GAINS
+             ) -> list[Log]:
     """``n_logs`` processed virtual-bench logs of ``duration`` s of the servo ``truth`` (by
-    default the demo's M6), cycling through masses × lengths × gains × identification
-    trajectories, each repetition with its own sensor noise."""
-    combos = list(itertools.product(MASSES, LENGTHS, GAINS, trajectories.IDENTIFICATION))
+    default the demo's M6), cycling through ``masses`` (kg) × ``lengths`` (m) × ``gains``
+    (firmware units) × identification trajectories, each repetition with its own sensor
+    noise."""
+    combos = list(itertools.product(masses, lengths, gains, trajectories.IDENTIFICATION))
     logs = []
     for n in progress(range(n_logs), desc="virtual bench", unit="log", enabled=show_progress):
         mass, length, kp, trajectory = combos[n % len(combos)]

@@ -59,12 +59,13 @@ def add_learning_arguments(p: argparse.ArgumentParser, hybrid_budget: str,
                    help="epochs at most of a network's supervised training (default 200; it "
                         "stops earlier when its held-back tenth stops improving)")
     if rollout:
-        p.add_argument("--rollout-epochs", type=int, default=0, metavar="N",
+        p.add_argument("--rollout-epochs", type=int, default=None, metavar="N",
                        help="then train the network (a hybrid: its supervised residual, in "
                             "place of its search) through closed-loop rollouts of the logs for "
                             "N epochs, keeping the epoch that does best on training logs held "
-                            "back for it; a Ctrl-C keeps the best so far (needs torch; default "
-                            "0: none)")
+                            "back for it; a Ctrl-C keeps the best so far (needs torch; 0: none; "
+                            "default 30 when torch is installed and the training logs repeat "
+                            "a condition (trajectory, gain, mass, arm length), else 0)")
         p.add_argument("--rollout-horizon", type=int, default=50, metavar="N",
                        help="control periods per window of that training (default 50)")
 
@@ -78,9 +79,10 @@ def net_settings(args: argparse.Namespace, hybrid_budget: int):
     budget = hybrid_budget if args.hybrid_budget is None else args.hybrid_budget
     check_budget(budget, "--hybrid-budget")
     check_count("--max-epochs", args.max_epochs, 1, 100_000)
-    epochs = getattr(args, "rollout_epochs", 0)
+    epochs = getattr(args, "rollout_epochs", None)  # None: the training logs decide
     horizon = getattr(args, "rollout_horizon", 50)
-    check_count("--rollout-epochs", epochs, 0, 10_000)
+    if epochs is not None:
+        check_count("--rollout-epochs", epochs, 0, 10_000)
     check_count("--rollout-horizon", horizon, 2, 10_000)
     return NetSettings(closed_loop_budget=budget, max_epochs=args.max_epochs, seed=args.seed,
                        rollout_epochs=epochs, rollout_horizon=horizon)
