@@ -264,4 +264,3 @@ def test_a_hybrid_is_never_worse_than_its_physics_on_its_training_logs():
     assert trained == pytest.approx(hybrid.training["train_mae"], rel=1e-12)
     assert trained <= plain
     assert 0 < hybrid.authority < 1
-

@@ -132,8 +132,10 @@ def test_a_ctrl_c_keeps_the_best_epoch_so_far(logs, monkeypatch):
 def header_log(name, trajectory="sin", kp=400.0):
     from frictionsim.logs import Log
 
-    return Log({"mass": 0.5, "length": 0.1, "kp": kp, "trajectory": trajectory, "dt": 0.005},
-               [], Path(name))
+    header = {"mass": 0.5, "length": 0.1, "kp": kp, "dt": 0.005}
+    if trajectory is not None:
+        header["trajectory"] = trajectory
+    return Log(header, [], Path(name))
 
 
 def test_training_through_the_rollout_is_on_by_default_where_the_logs_repeat_a_condition(
@@ -149,6 +151,8 @@ def test_training_through_the_rollout_is_on_by_default_where_the_logs_repeat_a_c
     repeated = [*once, header_log("a2")]
     assert auto_rollout_epochs(repeated) == (AUTO_ROLLOUT_EPOCHS,
                                               "the training logs repeat conditions")
+    unnamed = [header_log("u1", trajectory=None), header_log("u2", trajectory=None)]
+    assert auto_rollout_epochs([*once, *unnamed])[0] == 0  # no trajectory: not a repetition
     monkeypatch.setitem(__import__("sys").modules, "torch", None)  # as if not installed
     epochs, why = auto_rollout_epochs(repeated)
     assert epochs == 0 and "frictionsim[torch]" in why

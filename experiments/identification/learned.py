@@ -106,7 +106,9 @@ def auto_rollout_epochs(logs: list[Log]) -> tuple[int, str]:
     which speak for held-out data only where these repeat what was trained on: on a campaign
     with repetitions the network went from 25.1 to 12.4 mrad held out, on the XL330's
     unrepeated gain folds it did not move and a hybrid got worse (docs/results.md)."""
-    if len({condition(log) for log in logs}) == len(logs):
+    # a log whose header names no trajectory repeats nothing we know of
+    known = [condition(log) for log in logs if log.trajectory != "?"]
+    if len(set(known)) == len(known):
         return 0, "no condition (trajectory, kp, mass, length) of the training logs repeats"
     try:
         import torch  # noqa: F401
