@@ -117,6 +117,11 @@ def test_the_run_on_a_robots_recordings_holds_out_motions(tmp_path, capsys):
     assert list(section["motions"]) == ["m1", "m6", "net", "hybrid"]
     for entry in section["motions"].values():
         assert 0 < entry["train_mae"] < 1 and 0 < entry["validation_mae"] < 1
+        assert entry["fit_seconds"] > 0
+    for kind in ("net", "hybrid"):  # the open-loop torque error beside the closed loop
+        entry = section["motions"][kind]
+        assert 0 < entry["validation_torque_mae"] < 10 and entry["validation_torque_spread"] > 0
+    assert "open-loop torque MAE" in capsys.readouterr().out
     assert {"m1.json", "m6.json", "net.json", "hybrid.json", "report.md"} <= \
         {p.name for p in (out / "motions").iterdir()}
     capsys.readouterr()

@@ -110,7 +110,8 @@ def _prepare(out: Path, folders: dict[str, Path], overwrite: bool, prepare) -> N
 
 
 def _robot_run(args: argparse.Namespace) -> tuple[dict, bool]:
-    """The robot's table: {"motions": {MODEL: {train_mae, validation_mae}}}."""
+    """The robot's table: {"motions": {MODEL: {train_mae, validation_mae, fit_seconds, …}}}
+    (:func:`~frictionsim.experiments.robots.physics_vs_learned.compare_motions`)."""
     from frictionsim.experiments.commands.robot import (
         _check_apart,
         check_out_apart,

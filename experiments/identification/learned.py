@@ -331,13 +331,22 @@ def open_loop_torque(model: LearnedActuator, logs: list[Log]) -> dict[str, float
     logs through the model's own physics at its training horizon (:func:`training_set`).
     Against the closed-loop MAE it separates what the network gets wrong in one prediction
     from what its errors become once it drives the joint on its own."""
-    from frictionsim.actuator_net import MAX_WIDTH, net_torque
     from frictionsim.solvers.learned_rollout import physics_theta
 
     x, y = training_set(logs, model.actuator, physics_theta(model),
                         int(model.training.get("horizon", 1)))
+    return torque_errors(model.net, x, y)
+
+
+def torque_errors(net: np.ndarray, x: np.ndarray, y: np.ndarray) -> dict[str, float]:
+    """{"torque_mae": mean |net(x) − y|, "torque_spread": mean |y − mean y|} (N·m) over the
+    rows where the inputs ``x`` and the label ``y`` are finite."""
+    from frictionsim.actuator_net import MAX_WIDTH, net_torque
+
+    keep = np.isfinite(y) & np.all(np.isfinite(x), axis=1)
+    x, y = x[keep], y[keep]
     work = np.empty(2 * MAX_WIDTH)
-    predicted = np.array([net_torque(model.net, row, work) for row in x])
+    predicted = np.array([net_torque(net, row, work) for row in x])
     return {"torque_mae": float(np.mean(np.abs(predicted - y))),
             "torque_spread": float(np.mean(np.abs(y - np.mean(y))))}
 
@@ -436,4 +445,4 @@ def fit_learned(kinds: tuple[str, ...], train: list[Log], validation: list[Log],
 __all__ = ["AUTHORITY_QUANTILE", "AUTO_ROLLOUT_EPOCHS", "LearnedFit", "NetSettings",
            "auto_rollout_epochs", "closed_loop_subset", "condition", "fit_learned",
            "learned_mae", "open_loop_torque", "rotor_inertia", "stop_if_interrupted",
-           "train_learned", "train_network", "training_set"]
+           "torque_errors", "train_learned", "train_network", "training_set"]

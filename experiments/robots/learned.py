@@ -20,7 +20,11 @@ from pathlib import Path
 import numpy as np
 
 from frictionsim.actuator_net import N_INPUTS
-from frictionsim.experiments.identification.learned import NetSettings, train_network
+from frictionsim.experiments.identification.learned import (
+    NetSettings,
+    torque_errors,
+    train_network,
+)
 from frictionsim.experiments.robots.recorded import hold_counts, recorded_arrays
 from frictionsim.experiments.robots.search_space import RobotPoint
 from frictionsim.layout import KP
@@ -88,3 +92,15 @@ def train_robot_learned(kind: str, robot: RobotDescription, mjcf: Path,
             "horizon": "one bus cycle"}
     return train_network(kind, x, y, point.params.actuator, physics, settings,
                          closed_loop_loss, info, progress, armature)
+
+
+def robot_open_loop_torque(robot: RobotDescription, mjcf: Path, model: LearnedActuator,
+                           offsets: dict[str, float], recordings: list[Recording]
+                           ) -> dict[str, float]:
+    """A robot's learned actuator's open-loop error on ``recordings``: its network's torque
+    against the labels of :func:`robot_training_set` through its own physics (a hybrid's M6, a
+    net's bare joints with its rotor inertia), the joints calibrated by ``offsets``:
+    {"torque_mae", "torque_spread"} (N·m, :func:`~frictionsim.experiments.identification.
+    learned.torque_errors`)."""
+    x, y = robot_training_set(robot, mjcf, recordings, model.physics, offsets, model.armature)
+    return torque_errors(model.net, x, y)

@@ -18,7 +18,9 @@ import numpy as np
 
 from frictionsim.errors import ConfigurationError
 from frictionsim.experiments.robots.identify import RobotFitSettings, RobotLearnedFit, fit_robot
+from frictionsim.experiments.robots.learned import robot_open_loop_torque
 from frictionsim.robot_files import RobotDescription
+from frictionsim.robot_params import load_robot_params
 from frictionsim.robot_recordings import Recording
 
 #: The split's name in the table and the JSON.
@@ -41,8 +43,11 @@ def held_out_motions(recordings: list[Recording], count: int, seed: int
 def compare_motions(robot: RobotDescription, mjcf: Path, train: list[Recording],
                     held: list[Recording], settings: RobotFitSettings, out: Path
                     ) -> tuple[dict[str, dict[str, float]], bool]:
-    """{model: {"train_mae", "validation_mae"}} (rad) and whether Ctrl-C ended the fits; the
-    fits, learned files and ``robot identify``'s report (per joint) go to ``out``."""
+    """{model: {"train_mae", "validation_mae"} (rad), "fit_seconds"; for the learned models
+    also their open-loop "validation_torque_mae" and "validation_torque_spread" (N·m,
+    :func:`~frictionsim.experiments.robots.learned.robot_open_loop_torque`)} and whether
+    Ctrl-C ended the fits; the fits, learned files and ``robot identify``'s report (per joint)
+    go to ``out``."""
     from frictionsim.experiments.robots.report import write_robot_report
 
     fits, interrupted, cost = fit_robot(robot, mjcf, train, held, settings, out)
@@ -50,8 +55,16 @@ def compare_motions(robot: RobotDescription, mjcf: Path, train: list[Recording],
                        tuple(j.name for j in robot.servo_joints), None, interrupted)
     result = {}
     for model, f in fits.items():
-        train_mae = f.window_loss if isinstance(f, RobotLearnedFit) else f.result.loss
-        if f.validation_mae is not None:
-            result[model] = {"train_mae": float(train_mae),
-                             "validation_mae": float(f.validation_mae)}
+        learned = isinstance(f, RobotLearnedFit)
+        train_mae = f.window_loss if learned else f.result.loss
+        if f.validation_mae is None:
+            continue
+        result[model] = {"train_mae": float(train_mae),
+                         "validation_mae": float(f.validation_mae),
+                         "fit_seconds": float(f.seconds if learned else f.result.seconds)}
+        if learned:  # the open-loop torque error beside the closed loop, as on the bench
+            offsets = load_robot_params(f.path).joint_offsets
+            torque = robot_open_loop_torque(robot, mjcf, f.learned, offsets, held)
+            result[model].update(validation_torque_mae=torque["torque_mae"],
+                                 validation_torque_spread=torque["torque_spread"])
     return result, interrupted
