@@ -36,7 +36,6 @@ from frictionsim.errors import ConfigurationError
 from frictionsim.layout import (
     ACCELERATION,
     ALPHA,
-    ARM_MASS,
     ARMATURE,
     CURRENT_LAW,
     CURRENT_LIMIT,
@@ -63,8 +62,6 @@ from frictionsim.layout import (
     KT,
     LATENCY,
     LAW,
-    LENGTH,
-    MASS,
     MAX_CURRENT,
     MAX_LATENCY,
     MAX_OBSERVATION_PERIODS,
@@ -734,16 +731,17 @@ def bench_rollout(servos: ArrayServos, goal, enable, supply, q0, v0):
     :func:`frictionsim.solvers.learned_rollout.learned_run` gives them. ``goal``, ``enable``,
     ``supply`` (a logged supply, V, NaN: none) are (E, n); one physics step per period, the
     firmware's ``DT``. Differentiable in torch (rollout training trains through it)."""
-    from frictionsim.pendulum import GRAVITY
+    from frictionsim.pendulum import gravity_coefficient, load_inertia
     from frictionsim.solvers.fixed_step import MAX_SPEED
 
     xp = namespace(goal)
     theta, bench = servos.theta, servos.firmware
     q, v = q0[:, None] * 1.0, v0[:, None] * 1.0
     state = reset(q, v, xp)
-    inertia = (_col(bench, MASS) * _col(bench, LENGTH) ** 2
-               + (_col(bench, ARM_MASS) / 3) * _col(bench, LENGTH) ** 2 + _col(theta, ARMATURE))
-    gravity = (_col(bench, MASS) + _col(bench, ARM_MASS) / 2) * GRAVITY * _col(bench, LENGTH)
+    # the pendulum's own formulas (their Python bodies), read on the bench's columns
+    columns = _Columns(bench)
+    inertia = load_inertia.py_func(columns) + _col(theta, ARMATURE)
+    gravity = gravity_coefficient.py_func(columns)
     dt = _col(bench, DT)
     semi = _col(theta, SCHEME) == SEMI_IMPLICIT
     reported = []
@@ -759,3 +757,14 @@ def bench_rollout(servos: ArrayServos, goal, enable, supply, q0, v0):
         v = _clip(xp, v + a * dt, -MAX_SPEED, MAX_SPEED)
         q = xp.where(semi, q + v * dt, q + v * dt + 0.5 * a * dt * dt)
     return xp.stack(reported, axis=1)
+
+
+class _Columns:
+    """A bench array (E, 1, BENCH_SIZE) read as the bench vector the pendulum's formulas
+    index: ``columns[i]`` is column i of every environment, (E, 1)."""
+
+    def __init__(self, bench) -> None:
+        self.bench = bench
+
+    def __getitem__(self, index: int):
+        return _col(self.bench, index)
