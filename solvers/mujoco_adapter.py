@@ -72,7 +72,9 @@ import secrets
 import warnings
 import weakref
 
+import llvmlite.binding as llvm
 import numpy as np
+from llvmlite import ir
 from numba import carray, cfunc, types
 from numba.extending import intrinsic
 
@@ -272,10 +274,10 @@ class _Table:
     """The registered models: one row per model (its config, ``config``) and its addresses
     (``keys``: model, dof_frictionloss, dof_damping, network table). The compiled callback
     finds them through ``directory`` ([config address, keys address, rows]), whose own
-    address it has compiled in: growing the table writes the new addresses before the new
-    row count, and the callback reads the count first, so a callback running meanwhile sees
-    either table whole. Outgrown tables stay allocated (``retired``): a callback on another
-    thread may still be reading one."""
+    address it reads from the anchor (:data:`ANCHOR_SYMBOL`): growing the table writes the
+    new addresses before the new row count, and the callback reads the count first, so a
+    callback running meanwhile sees either table whole. Outgrown tables stay allocated
+    (``retired``): a callback on another thread may still be reading one."""
 
     def __init__(self, rows: int) -> None:
         self.directory = np.zeros(3, dtype=np.int64)
@@ -309,189 +311,223 @@ _CALLBACK = None
 _C_POINTER = None
 
 
-def _compile_callback():
-    off = data_offsets()
-    o_qpos, o_qvel, o_ctrl = off["qpos"], off["qvel"], off["ctrl"]
-    o_applied, o_bias, o_passive = off["qfrc_applied"], off["qfrc_bias"], off["qfrc_passive"]
-    o_userdata, o_time = off["userdata"], off["time"]
-    model_off = model_offsets()
-    adopt = model_off is not None
-    o_nnum = model_off["nnumericdata"] if adopt else 0
-    o_num = model_off["numeric_data"] if adopt else 0
-    directory_address = _TABLE.directory.ctypes.data
-    config_size, work_size = CONFIG_SIZE, WORK_SIZE
-    bank_work_size = BANK_WORK_SIZE
+# The constants the callback needs from this process (the table's directory, the struct
+# offsets found at run time) sit in an array the linker knows by name: the compiled callback
+# refers to the symbol, not to an address, so it is cached to disk like every other kernel and
+# a later process binds it to its own array.
+ANCHOR_SYMBOL = "frictionsim_servo_adapter_anchor_v1"
+(A_DIRECTORY, A_QPOS, A_QVEL, A_CTRL, A_APPLIED, A_BIAS, A_PASSIVE, A_USERDATA, A_TIME,
+ A_ADOPT, A_NNUMERIC, A_NUMERIC, A_SET) = range(13)
+ANCHOR_SIZE = 13
+_ANCHOR = np.zeros(ANCHOR_SIZE, dtype=np.int64)
+llvm.add_symbol(ANCHOR_SYMBOL, _ANCHOR.ctypes.data)
 
-    @cfunc(types.void(types.voidptr, types.voidptr))
-    def servo_callback(m, d):  # pragma: no cover - runs inside mj_step as machine code
-        ma = _address(m)
-        directory = carray(_i64_at(directory_address), (3,))
-        rows = directory[2]  # read before the addresses: see _Table
-        config_address = directory[0]
-        keys = carray(_i64_at(directory[1]), (rows, 4))
-        row = -1
-        copy = False
-        if adopt:  # every registered model and its copies carry its mark: the row at once
-            nd = carray(_i32_at(ma + o_nnum), (1,))[0]
-            if nd >= 3:
-                nums = carray(_f64_at(carray(_i64_at(ma + o_num), (1,))[0]), (nd,))
-                # from the end: the mark is added after the model's own numerics
-                for i in range(nd - 3, -1, -1):
-                    if nums[i] == MARK:
-                        r = int(nums[i + 1])
-                        if 0 <= r < rows:
-                            c = carray(_f64_at(config_address + 8 * r * config_size),
-                                       (config_size,))
-                            if c[CFG_ACTIVE] != 0.0 and c[CFG_TOKEN] == nums[i + 2]:
-                                row = r
-                                copy = keys[r, 0] != ma
-                        break
-        else:
-            for i in range(rows):
-                if keys[i, 0] == ma:
-                    row = i
+
+@intrinsic
+def _anchor_address(typingctx):
+    """The address of the array published as :data:`ANCHOR_SYMBOL` (resolved at load)."""
+    def codegen(context, builder, signature, args):
+        module = builder.module
+        anchor = module.globals.get(ANCHOR_SYMBOL)
+        if anchor is None:
+            anchor = ir.GlobalVariable(module, ir.IntType(64), ANCHOR_SYMBOL)
+        return builder.ptrtoint(anchor, context.get_value_type(types.int64))
+
+    return types.int64(), codegen
+
+
+def _fill_anchor() -> None:
+    """Write this process's offsets and the table's directory into the anchor (once)."""
+    if _ANCHOR[A_SET]:
+        return
+    off = data_offsets()
+    model_off = model_offsets()
+    for slot, name in ((A_QPOS, "qpos"), (A_QVEL, "qvel"), (A_CTRL, "ctrl"),
+                       (A_APPLIED, "qfrc_applied"), (A_BIAS, "qfrc_bias"),
+                       (A_PASSIVE, "qfrc_passive"), (A_USERDATA, "userdata"), (A_TIME, "time")):
+        _ANCHOR[slot] = off[name]
+    _ANCHOR[A_ADOPT] = model_off is not None
+    if model_off is not None:
+        _ANCHOR[A_NNUMERIC] = model_off["nnumericdata"]
+        _ANCHOR[A_NUMERIC] = model_off["numeric_data"]
+    _ANCHOR[A_DIRECTORY] = _TABLE.directory.ctypes.data
+    _ANCHOR[A_SET] = 1
+
+
+def servo_callback(m, d):  # pragma: no cover - runs inside mj_step as machine code
+    ma = _address(m)
+    anchor = carray(_i64_at(_anchor_address()), (ANCHOR_SIZE,))
+    o_qpos, o_qvel, o_ctrl = anchor[A_QPOS], anchor[A_QVEL], anchor[A_CTRL]
+    o_applied, o_bias, o_passive = anchor[A_APPLIED], anchor[A_BIAS], anchor[A_PASSIVE]
+    o_userdata, o_time = anchor[A_USERDATA], anchor[A_TIME]
+    directory = carray(_i64_at(anchor[A_DIRECTORY]), (3,))
+    rows = directory[2]  # read before the addresses: see _Table
+    config_address = directory[0]
+    keys = carray(_i64_at(directory[1]), (rows, 4))
+    row = -1
+    copy = False
+    if anchor[A_ADOPT]:  # every registered model and its copies carry its mark: the row at once
+        nd = carray(_i32_at(ma + anchor[A_NNUMERIC]), (1,))[0]
+        if nd >= 3:
+            nums = carray(_f64_at(carray(_i64_at(ma + anchor[A_NUMERIC]), (1,))[0]), (nd,))
+            # from the end: the mark is added after the model's own numerics
+            for i in range(nd - 3, -1, -1):
+                if nums[i] == MARK:
+                    r = int(nums[i + 1])
+                    if 0 <= r < rows:
+                        c = carray(_f64_at(config_address + 8 * r * CONFIG_SIZE),
+                                   (CONFIG_SIZE,))
+                        if c[CFG_ACTIVE] != 0.0 and c[CFG_TOKEN] == nums[i + 2]:
+                            row = r
+                            copy = keys[r, 0] != ma
                     break
-        if row < 0:
-            return
-        cfg = carray(_f64_at(config_address + 8 * row * config_size), (config_size,))
-        if cfg[CFG_ACTIVE] == 0.0:
-            return
-        da = _address(d)
-        frictionloss = cfg[CFG_FRICTIONLOSS] == 1.0
-        ns = int(cfg[CFG_SERVOS])
-        nv = int(cfg[CFG_NV])
-        period = cfg[CFG_PERIOD]
-        dt = cfg[CFG_TIMESTEP]
-        qpos = carray(_f64_at(carray(_i64_at(da + o_qpos), (1,))[0]), (int(cfg[CFG_NQ]),))
-        qvel = carray(_f64_at(carray(_i64_at(da + o_qvel), (1,))[0]), (nv,))
-        ctrl = carray(_f64_at(carray(_i64_at(da + o_ctrl), (1,))[0]), (int(cfg[CFG_NU]),))
-        applied = carray(_f64_at(carray(_i64_at(da + o_applied), (1,))[0]), (nv,))
-        bias = carray(_f64_at(carray(_i64_at(da + o_bias), (1,))[0]), (nv,))
-        passive = carray(_f64_at(carray(_i64_at(da + o_passive), (1,))[0]), (nv,))
-        user = carray(_f64_at(carray(_i64_at(da + o_userdata), (1,))[0]
-                              + 8 * int(cfg[CFG_USER_OFFSET])), (int(cfg[CFG_STATE_SIZE]),))
-        now = carray(_f64_at(da + o_time), (1,))[0]
-        if copy and frictionloss:  # its friction would be written into the original model
-            user[ST_UNSERVED_COPY] = 1.0
-            return
-        registers = user[STATE_HEAD: STATE_HEAD + REGISTERS * ns].reshape((ns, REGISTERS))
-        base = STATE_HEAD + REGISTERS * ns
-        records = user[base: base + SERVO_STATE_SIZE * ns].reshape((ns, SERVO_STATE_SIZE))
-        base += SERVO_STATE_SIZE * ns
-        mass = user[base: base + nv * nv].reshape((nv, nv))
-        base += nv * nv
-        tau = user[base: base + nv]
-        budget = user[base + nv: base + 2 * nv]
-        vel = user[base + 2 * nv: base + 3 * nv]
-        tau_f = user[base + 3 * nv: base + 4 * nv]
-        base += 4 * nv
-        goals = user[base: base + ns]
-        gq = user[base + ns: base + 2 * ns]
-        gv = user[base + 2 * ns: base + 3 * ns]
-        on = user[base + 3 * ns: base + 4 * ns]
-        motor = user[base + 4 * ns: base + 5 * ns]
-        extra = user[base + 5 * ns: base + 6 * ns]
-        base += PER_SERVO_SCRATCH * ns
-        work = user[base: base + work_size]
-        gear = user[base + work_size: base + work_size + adapter_gear_scratch(nv, ns)]
-        blocks = cfg[HEADER: HEADER + SERVO_BLOCK * ns].reshape((ns, SERVO_BLOCK))
-        bank = ServoBank(
-            cfg[CFG_THETAS: CFG_THETAS + THETA_SIZE * ns].reshape((ns, THETA_SIZE)),
-            cfg[CFG_FIRMWARE: CFG_FIRMWARE + BENCH_SIZE * ns].reshape((ns, BENCH_SIZE)),
-            records,
-            carray(_f64_at(keys[row, 3]), (ns, int(cfg[CFG_NET_WIDTH]))),
-            work[:bank_work_size])
-        # A new run (reset, or time going back as rollouts set their initial state).
-        advanced = now > user[ST_LAST_TIME] + 0.5 * dt
-        fresh = user[ST_STARTED] == 0.0 or now < user[ST_LAST_TIME] - 0.5 * dt
-        if fresh:
-            user[ST_STARTED] = 1.0
-            user[ST_NEXT_UPDATE] = now
-            user[ST_FAILURES] = 0.0
-            user[ST_BAD_GOALS] = 0.0
-            for j in range(ns):
-                gq[j] = qpos[int(blocks[j, SB_QPOS])]
-                gv[j] = qvel[int(blocks[j, SB_DOF])]
-            bank_reset(bank, gq, gv)
-        user[ST_LAST_TIME] = now
-        if now >= user[ST_NEXT_UPDATE] - 1e-9 * period:
-            for j in range(ns):
-                goal = ctrl[int(blocks[j, SB_CTRL])]
-                if not np.isfinite(goal):
-                    # MuJoCo would reset the state on the NaN acceleration, hiding it: hold the
-                    # last target instead and let ServoModel.check report it.
-                    if user[ST_BAD_GOALS] == 0.0:
-                        user[ST_FIRST_BAD_GOAL] = now
-                    user[ST_BAD_GOALS] += 1.0
-                    goal = records[j, SERVO_Q_SMOOTH]
-                goals[j] = goal
-                gq[j] = qpos[int(blocks[j, SB_QPOS])]
-                gv[j] = qvel[int(blocks[j, SB_DOF])]
-                on[j] = 0.0 if registers[j, SL_DISABLED] != 0.0 else 1.0
-            # one supply for every servo of the model
-            bank_period(bank, goals, gq, gv, on, NO_LOG, period, True, False)
-            while user[ST_NEXT_UPDATE] <= now + 1e-9 * period:
-                user[ST_NEXT_UPDATE] += period
-        if not frictionloss and has_backlash(bank.thetas):
-            index = gear[:2 * ns].view(np.int64)
-            for j in range(ns):
-                index[j] = int(blocks[j, SB_DOF])
-                index[ns + j] = int(blocks[j, SB_QPOS])
-            mj_fullM(ma, da, mass.ctypes.data)
-            for i in range(nv):
-                vel[i] = passive[i] - bias[i]
-            if not adapter_gear_step(qpos, qvel, index[ns:], index[:ns], bank, mass, vel, applied,
-                                     fresh, advanced, dt, tau, budget, tau_f, gv, motor, extra,
-                                     work, gear[2 * ns:]):
-                if user[ST_FAILURES] == 0.0:
-                    user[ST_FIRST_FAILURE] = now
-                user[ST_FAILURES] += 1.0
-            for j in range(ns):
-                registers[j, SL_TORQUE] = motor[j] + extra[j]
-            return
-        for i in range(nv):
-            tau[i] = passive[i] - bias[i]
-            budget[i] = 0.0
-            vel[i] = qvel[i]
+    else:
+        for i in range(rows):
+            if keys[i, 0] == ma:
+                row = i
+                break
+    if row < 0:
+        return
+    cfg = carray(_f64_at(config_address + 8 * row * CONFIG_SIZE), (CONFIG_SIZE,))
+    if cfg[CFG_ACTIVE] == 0.0:
+        return
+    da = _address(d)
+    frictionloss = cfg[CFG_FRICTIONLOSS] == 1.0
+    ns = int(cfg[CFG_SERVOS])
+    nv = int(cfg[CFG_NV])
+    period = cfg[CFG_PERIOD]
+    dt = cfg[CFG_TIMESTEP]
+    qpos = carray(_f64_at(carray(_i64_at(da + o_qpos), (1,))[0]), (int(cfg[CFG_NQ]),))
+    qvel = carray(_f64_at(carray(_i64_at(da + o_qvel), (1,))[0]), (nv,))
+    ctrl = carray(_f64_at(carray(_i64_at(da + o_ctrl), (1,))[0]), (int(cfg[CFG_NU]),))
+    applied = carray(_f64_at(carray(_i64_at(da + o_applied), (1,))[0]), (nv,))
+    bias = carray(_f64_at(carray(_i64_at(da + o_bias), (1,))[0]), (nv,))
+    passive = carray(_f64_at(carray(_i64_at(da + o_passive), (1,))[0]), (nv,))
+    user = carray(_f64_at(carray(_i64_at(da + o_userdata), (1,))[0]
+                          + 8 * int(cfg[CFG_USER_OFFSET])), (int(cfg[CFG_STATE_SIZE]),))
+    now = carray(_f64_at(da + o_time), (1,))[0]
+    if copy and frictionloss:  # its friction would be written into the original model
+        user[ST_UNSERVED_COPY] = 1.0
+        return
+    registers = user[STATE_HEAD: STATE_HEAD + REGISTERS * ns].reshape((ns, REGISTERS))
+    base = STATE_HEAD + REGISTERS * ns
+    records = user[base: base + SERVO_STATE_SIZE * ns].reshape((ns, SERVO_STATE_SIZE))
+    base += SERVO_STATE_SIZE * ns
+    mass = user[base: base + nv * nv].reshape((nv, nv))
+    base += nv * nv
+    tau = user[base: base + nv]
+    budget = user[base + nv: base + 2 * nv]
+    vel = user[base + 2 * nv: base + 3 * nv]
+    tau_f = user[base + 3 * nv: base + 4 * nv]
+    base += 4 * nv
+    goals = user[base: base + ns]
+    gq = user[base + ns: base + 2 * ns]
+    gv = user[base + 2 * ns: base + 3 * ns]
+    on = user[base + 3 * ns: base + 4 * ns]
+    motor = user[base + 4 * ns: base + 5 * ns]
+    extra = user[base + 5 * ns: base + 6 * ns]
+    base += PER_SERVO_SCRATCH * ns
+    work = user[base: base + WORK_SIZE]
+    gear = user[base + WORK_SIZE: base + WORK_SIZE + adapter_gear_scratch(nv, ns)]
+    blocks = cfg[HEADER: HEADER + SERVO_BLOCK * ns].reshape((ns, SERVO_BLOCK))
+    bank = ServoBank(
+        cfg[CFG_THETAS: CFG_THETAS + THETA_SIZE * ns].reshape((ns, THETA_SIZE)),
+        cfg[CFG_FIRMWARE: CFG_FIRMWARE + BENCH_SIZE * ns].reshape((ns, BENCH_SIZE)),
+        records,
+        carray(_f64_at(keys[row, 3]), (ns, int(cfg[CFG_NET_WIDTH]))),
+        work[:BANK_WORK_SIZE])
+    # A new run (reset, or time going back as rollouts set their initial state).
+    advanced = now > user[ST_LAST_TIME] + 0.5 * dt
+    fresh = user[ST_STARTED] == 0.0 or now < user[ST_LAST_TIME] - 0.5 * dt
+    if fresh:
+        user[ST_STARTED] = 1.0
+        user[ST_NEXT_UPDATE] = now
+        user[ST_FAILURES] = 0.0
+        user[ST_BAD_GOALS] = 0.0
         for j in range(ns):
-            gv[j] = vel[int(blocks[j, SB_DOF])]
-        bank_step(bank, gv, motor, extra)
+            gq[j] = qpos[int(blocks[j, SB_QPOS])]
+            gv[j] = qvel[int(blocks[j, SB_DOF])]
+        bank_reset(bank, gq, gv)
+    user[ST_LAST_TIME] = now
+    if now >= user[ST_NEXT_UPDATE] - 1e-9 * period:
         for j in range(ns):
-            theta = bank.thetas[j]
-            dof = int(blocks[j, SB_DOF])
-            b = friction_budget(vel[dof], motor[j], tau[dof], theta)
-            registers[j, SL_TORQUE] = motor[j] + extra[j]
-            tau[dof] += registers[j, SL_TORQUE]
-            if frictionloss:
-                fl = carray(_f64_at(keys[row, 1]), (nv,))
-                damping = carray(_f64_at(keys[row, 2]), (nv,))
-                fl[dof] = max(b.static, 1e-12)  # a row must stay: MuJoCo drops zero ones
-                damping[dof] = b.viscous
-                applied[dof] = registers[j, SL_TORQUE]
-            else:
-                static = rippled_static(b.static, b.viscous, qpos[int(blocks[j, SB_QPOS])],
-                                        vel[dof], theta)
-                budget[dof] = static + b.viscous * abs(vel[dof])
-        if frictionloss:
-            return
+            goal = ctrl[int(blocks[j, SB_CTRL])]
+            if not np.isfinite(goal):
+                # MuJoCo would reset the state on the NaN acceleration, hiding it: hold the
+                # last target instead and let ServoModel.check report it.
+                if user[ST_BAD_GOALS] == 0.0:
+                    user[ST_FIRST_BAD_GOAL] = now
+                user[ST_BAD_GOALS] += 1.0
+                goal = records[j, SERVO_Q_SMOOTH]
+            goals[j] = goal
+            gq[j] = qpos[int(blocks[j, SB_QPOS])]
+            gv[j] = qvel[int(blocks[j, SB_DOF])]
+            on[j] = 0.0 if registers[j, SL_DISABLED] != 0.0 else 1.0
+        # one supply for every servo of the model
+        bank_period(bank, goals, gq, gv, on, NO_LOG, period, True, False)
+        while user[ST_NEXT_UPDATE] <= now + 1e-9 * period:
+            user[ST_NEXT_UPDATE] += period
+    if not frictionloss and has_backlash(bank.thetas):
+        index = gear[:2 * ns].view(np.int64)
+        for j in range(ns):
+            index[j] = int(blocks[j, SB_DOF])
+            index[ns + j] = int(blocks[j, SB_QPOS])
         mj_fullM(ma, da, mass.ctypes.data)
-        if clip_friction_into(mass, tau, vel, budget, dt, tau_f, work) < 0:
-            # Not converged: tau_f is feasible but maybe not optimal; ServoModel.check says so.
+        for i in range(nv):
+            vel[i] = passive[i] - bias[i]
+        if not adapter_gear_step(qpos, qvel, index[ns:], index[:ns], bank, mass, vel, applied,
+                                 fresh, advanced, dt, tau, budget, tau_f, gv, motor, extra,
+                                 work, gear[2 * ns:]):
             if user[ST_FAILURES] == 0.0:
                 user[ST_FIRST_FAILURE] = now
             user[ST_FAILURES] += 1.0
         for j in range(ns):
-            dof = int(blocks[j, SB_DOF])
-            applied[dof] = registers[j, SL_TORQUE] + tau_f[dof]
+            registers[j, SL_TORQUE] = motor[j] + extra[j]
+        return
+    for i in range(nv):
+        tau[i] = passive[i] - bias[i]
+        budget[i] = 0.0
+        vel[i] = qvel[i]
+    for j in range(ns):
+        gv[j] = vel[int(blocks[j, SB_DOF])]
+    bank_step(bank, gv, motor, extra)
+    for j in range(ns):
+        theta = bank.thetas[j]
+        dof = int(blocks[j, SB_DOF])
+        b = friction_budget(vel[dof], motor[j], tau[dof], theta)
+        registers[j, SL_TORQUE] = motor[j] + extra[j]
+        tau[dof] += registers[j, SL_TORQUE]
+        if frictionloss:
+            fl = carray(_f64_at(keys[row, 1]), (nv,))
+            damping = carray(_f64_at(keys[row, 2]), (nv,))
+            fl[dof] = max(b.static, 1e-12)  # a row must stay: MuJoCo drops zero ones
+            damping[dof] = b.viscous
+            applied[dof] = registers[j, SL_TORQUE]
+        else:
+            static = rippled_static(b.static, b.viscous, qpos[int(blocks[j, SB_QPOS])],
+                                    vel[dof], theta)
+            budget[dof] = static + b.viscous * abs(vel[dof])
+    if frictionloss:
+        return
+    mj_fullM(ma, da, mass.ctypes.data)
+    if clip_friction_into(mass, tau, vel, budget, dt, tau_f, work) < 0:
+        # Not converged: tau_f is feasible but maybe not optimal; ServoModel.check says so.
+        if user[ST_FAILURES] == 0.0:
+            user[ST_FIRST_FAILURE] = now
+        user[ST_FAILURES] += 1.0
+    for j in range(ns):
+        dof = int(blocks[j, SB_DOF])
+        applied[dof] = registers[j, SL_TORQUE] + tau_f[dof]
 
-    return servo_callback
 
 
 def _install() -> None:
     """Compile the callback (once per process) and make it MuJoCo's ``mjcb_control``."""
     global _CALLBACK, _C_POINTER
     if _CALLBACK is None:
-        _CALLBACK = _compile_callback()
+        _fill_anchor()
+        # compiled here, not at import: a process that never builds a ServoModel never waits
+        _CALLBACK = cfunc(types.void(types.voidptr, types.voidptr), cache=True)(servo_callback)
         _C_POINTER = ctypes.CFUNCTYPE(None, ctypes.c_void_p, ctypes.c_void_p)(_CALLBACK.address)
     current = mujoco.get_mjcb_control()
     if current is None:

@@ -3,7 +3,7 @@
 frictionsim's own n-joint simulators use MuJoCo for what it is best at, the rigid
 body algorithms of any MJCF model, and nothing else (no ``mj_step``): the mass
 matrix M(q) and the bias forces (gravity, Coriolis, centrifugal) at a state. The
-functions of MuJoCo's shared library are called from Numba through ``ctypes``
+functions of MuJoCo's shared library are called from Numba by their C symbols
 (no Python per call): ``mj_kinematics``, ``mj_comPos``, ``mj_crb`` (M),
 ``mj_comVel`` and ``mj_rne`` (bias), ``mj_fullM`` (dense M). On the 2R arm the
 whole pipeline costs about 0.4 µs per call, against about 2.5 µs for a
@@ -11,18 +11,20 @@ Python-loop ``mj_step``.
 
 Pointers travel as 64-bit integers (``MjModel._address``, ``MjData._address``, a
 NumPy array's ``.ctypes.data``); the x86-64 and AArch64 calling conventions pass
-both in the same registers. The compiled functions embed the library's addresses
-of this process, so they are never cached to disk.
+both in the same registers. The functions are declared by their symbol names
+(Numba's ``ExternalFunction``) and the library is loaded into LLVM's symbol table,
+so a compiled caller holds no address of this process: it is cached to disk like
+every other kernel, and the symbols are resolved again when a later process loads it.
 """
 
 from __future__ import annotations
 
-import ctypes
 import os
 from pathlib import Path
 
+import llvmlite.binding as llvm
 import numpy as np
-from numba import njit
+from numba import njit, types
 
 from frictionsim.errors import ConfigurationError, MissingExtra
 
@@ -42,27 +44,24 @@ def library_path() -> Path:
     raise MissingExtra(f"MuJoCo's shared library was not found in {folder}")
 
 
-_lib = ctypes.CDLL(os.fspath(library_path()))
-_u64 = ctypes.c_uint64
+llvm.load_library_permanently(os.fspath(library_path()))
+_ptr = types.uint64  # an address: mjModel*, mjData*, mjtNum*
 
 
-def _function(name: str, *argtypes):
-    f = getattr(_lib, name)
-    f.argtypes = list(argtypes)
-    f.restype = None
-    return f
+def _function(name: str, *argtypes) -> types.ExternalFunction:
+    return types.ExternalFunction(name, types.void(*argtypes))
 
 
-mj_kinematics = _function("mj_kinematics", _u64, _u64)
-mj_comPos = _function("mj_comPos", _u64, _u64)  # noqa: N816 - MuJoCo's names
-mj_crb = _function("mj_crb", _u64, _u64)
-mj_comVel = _function("mj_comVel", _u64, _u64)  # noqa: N816
-mj_rne = _function("mj_rne", _u64, _u64, ctypes.c_int, _u64)
-mj_fullM = _function("mj_fullM", _u64, _u64, _u64)  # noqa: N816
-mj_integratePos = _function("mj_integratePos", _u64, _u64, _u64, ctypes.c_double)  # noqa: N816
+mj_kinematics = _function("mj_kinematics", _ptr, _ptr)
+mj_comPos = _function("mj_comPos", _ptr, _ptr)  # noqa: N816 - MuJoCo's names
+mj_crb = _function("mj_crb", _ptr, _ptr)
+mj_comVel = _function("mj_comVel", _ptr, _ptr)  # noqa: N816
+mj_rne = _function("mj_rne", _ptr, _ptr, types.int32, _ptr)
+mj_fullM = _function("mj_fullM", _ptr, _ptr, _ptr)  # noqa: N816
+mj_integratePos = _function("mj_integratePos", _ptr, _ptr, _ptr, types.float64)  # noqa: N816
 
 
-@njit
+@njit(cache=True)
 def dynamics_terms(model: int, data: int, qpos: np.ndarray, qvel: np.ndarray, q: np.ndarray,
                    v: np.ndarray, mass: np.ndarray, bias: np.ndarray) -> None:
     """Dense M(q) into ``mass`` (nv × nv) and the bias forces C(q, v) + g(q) into ``bias``.
@@ -84,7 +83,7 @@ def dynamics_terms(model: int, data: int, qpos: np.ndarray, qvel: np.ndarray, q:
     mj_fullM(model, data, mass.ctypes.data)
 
 
-@njit
+@njit(cache=True)
 def integrate_positions(model: int, q: np.ndarray, v: np.ndarray, dt: float) -> None:
     """q ← q ⊕ v·dt in place, MuJoCo's ``mj_integratePos``: free and ball joints' quaternions
     rotated (and normalised), every other position plus velocity × dt."""

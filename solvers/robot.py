@@ -147,7 +147,7 @@ def servo_nets(servos: list[JointServo]) -> np.ndarray:
     return out
 
 
-@njit(nogil=True)
+@njit(nogil=True, cache=True)
 def fixed_step_run(model: int, data: int, qpos: np.ndarray, qvel: np.ndarray, qadr: np.ndarray,
                    dofs: np.ndarray, bank: ServoBank, goals: np.ndarray, enable: np.ndarray,
                    q0: np.ndarray, v0: np.ndarray, substeps: int, dt: float,
@@ -188,7 +188,7 @@ def fixed_step_run(model: int, data: int, qpos: np.ndarray, qvel: np.ndarray, qa
     return -1
 
 
-@njit(nogil=True)
+@njit(nogil=True, cache=True)
 def physics_scratch(nv: int, ns: int) -> tuple:
     """The memory :func:`physics_steps` works in for nv dofs and ns servos: M (nv × nv; after
     a call, the last step's, armatures included), τ, budgets, bias, τ_f, a, the position
@@ -201,7 +201,7 @@ def physics_scratch(nv: int, ns: int) -> tuple:
             np.zeros((2, ns), dtype=np.bool_))
 
 
-@njit(nogil=True)
+@njit(nogil=True, cache=True)
 def physics_steps(model: int, data: int, qpos: np.ndarray, qvel: np.ndarray, qadr: np.ndarray,
                   dofs: np.ndarray, bank: ServoBank, q: np.ndarray, v: np.ndarray, substeps: int,
                   dt: float, semi_implicit: bool, scratch: tuple) -> bool:

@@ -45,7 +45,7 @@ from frictionsim.solvers.mujoco_dynamics import dynamics_terms, integrate_positi
 from frictionsim.solvers.robot_terms import add_servos
 
 
-@njit(nogil=True)
+@njit(nogil=True, cache=True)
 def has_backlash(thetas: np.ndarray) -> bool:
     """Whether any servo of ``thetas`` (rows of :mod:`frictionsim.layout`) has a gear gap."""
     for j in range(thetas.shape[0]):
@@ -54,7 +54,7 @@ def has_backlash(thetas: np.ndarray) -> bool:
     return False
 
 
-@njit(nogil=True)
+@njit(nogil=True, cache=True)
 def settle_gears(model: int, data: int, qpos: np.ndarray, qvel: np.ndarray, dofs: np.ndarray,
                  bank: ServoBank, q: np.ndarray, v: np.ndarray, mass: np.ndarray,
                  bias: np.ndarray) -> None:
@@ -68,7 +68,7 @@ def settle_gears(model: int, data: int, qpos: np.ndarray, qvel: np.ndarray, dofs
             return
 
 
-@njit(nogil=True)
+@njit(nogil=True, cache=True)
 def geared_physics_steps(model: int, data: int, qpos: np.ndarray, qvel: np.ndarray,
                          qadr: np.ndarray, dofs: np.ndarray, bank: ServoBank, q: np.ndarray,
                          v: np.ndarray, substeps: int, dt: float, semi_implicit: bool,
@@ -111,7 +111,7 @@ def geared_physics_steps(model: int, data: int, qpos: np.ndarray, qvel: np.ndarr
     return True
 
 
-@njit(nogil=True)
+@njit(nogil=True, cache=True)
 def gear_solve(base_mass: np.ndarray, base_tau: np.ndarray, q: np.ndarray, v: np.ndarray,
                qadr: np.ndarray, dofs: np.ndarray, bank: ServoBank, gv: np.ndarray,
                motor: np.ndarray, extra: np.ndarray,
@@ -172,7 +172,7 @@ def gear_solve(base_mass: np.ndarray, base_tau: np.ndarray, q: np.ndarray, v: np
     return True
 
 
-@njit(nogil=True)
+@njit(nogil=True, cache=True)
 def step_motor_sides(dofs: np.ndarray, bank: ServoBank, engaged: np.ndarray,
                      motor: np.ndarray, extra: np.ndarray, dt: float,
                      semi_implicit: bool) -> None:
@@ -188,7 +188,7 @@ def step_motor_sides(dofs: np.ndarray, bank: ServoBank, engaged: np.ndarray,
         records[j, SERVO_GAP] += side.q
 
 
-@njit(nogil=True)
+@njit(nogil=True, cache=True)
 def parted(dofs: np.ndarray, thetas: np.ndarray, records: np.ndarray, engaged: np.ndarray,
            tried: np.ndarray, held: np.ndarray, motor: np.ndarray, extra: np.ndarray,
            v: np.ndarray, v_next: np.ndarray, dt: float, semi_implicit: bool) -> bool:
@@ -211,7 +211,7 @@ def parted(dofs: np.ndarray, thetas: np.ndarray, records: np.ndarray, engaged: n
     return ok
 
 
-@njit(nogil=True)
+@njit(nogil=True, cache=True)
 def close_gaps(dofs: np.ndarray, qadr: np.ndarray, bank: ServoBank, q: np.ndarray,
                v: np.ndarray, mass: np.ndarray, impulse: np.ndarray) -> None:
     """The inelastic impacts of the open gaps that reached ±g/2 this step (module docstring);
@@ -246,14 +246,14 @@ def close_gaps(dofs: np.ndarray, qadr: np.ndarray, bank: ServoBank, q: np.ndarra
             records[j, SERVO_MOTOR_SPEED] = v[dofs[j]]
 
 
-@njit(nogil=True)
+@njit(nogil=True, cache=True)
 def adapter_gear_scratch(nv: int, ns: int) -> int:
     """Doubles of scratch :func:`adapter_gear_step` takes per MjData, for nv dofs and ns
     servos, and 2·ns more for the servos' dof and qpos addresses (int64 over the doubles)."""
     return nv * nv + 3 * nv + 8 * ns
 
 
-@njit(nogil=True)
+@njit(nogil=True, cache=True)
 def adapter_gear_step(qpos: np.ndarray, qvel: np.ndarray, qadr: np.ndarray, dofs: np.ndarray,
                       bank: ServoBank, mass: np.ndarray, external: np.ndarray,
                       applied: np.ndarray, fresh: bool, advanced: bool, dt: float,

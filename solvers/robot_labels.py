@@ -53,7 +53,7 @@ def residual_labels(robot: Robot, goals: np.ndarray, counts: np.ndarray, q: np.n
     return out
 
 
-@njit(nogil=True)
+@njit(nogil=True, cache=True)
 def _labels(model: int, data: int, qpos: np.ndarray, qvel: np.ndarray, qadr: np.ndarray,
             dofs: np.ndarray, bank: ServoBank, goals: np.ndarray, counts: np.ndarray,
             q_rec: np.ndarray, v_rec: np.ndarray, substeps: int, dt: float,

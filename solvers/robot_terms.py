@@ -11,7 +11,7 @@ from frictionsim.layout import ARMATURE
 from frictionsim.solvers.mujoco_dynamics import dynamics_terms
 
 
-@njit(nogil=True)
+@njit(nogil=True, cache=True)
 def robot_forces(model: int, data: int, qpos: np.ndarray, qvel: np.ndarray, qadr: np.ndarray,
                  dofs: np.ndarray, thetas: np.ndarray, motor: np.ndarray, extra: np.ndarray,
                  q: np.ndarray, v: np.ndarray, mass: np.ndarray, tau: np.ndarray,
@@ -31,7 +31,7 @@ def robot_forces(model: int, data: int, qpos: np.ndarray, qvel: np.ndarray, qadr
     add_servos(qadr, dofs, thetas, motor, extra, q, v, engaged, mass, tau, budget)
 
 
-@njit(nogil=True, inline="always")
+@njit(nogil=True, inline="always", cache=True)
 def add_servos(qadr: np.ndarray, dofs: np.ndarray, thetas: np.ndarray, motor: np.ndarray,
                extra: np.ndarray, q: np.ndarray, v: np.ndarray, engaged: np.ndarray,
                mass: np.ndarray, tau: np.ndarray, budget: np.ndarray) -> None:
@@ -50,7 +50,7 @@ def add_servos(qadr: np.ndarray, dofs: np.ndarray, thetas: np.ndarray, motor: np
         tau[d] += motor[j] + extra[j]
 
 
-@njit(nogil=True, inline="always")
+@njit(nogil=True, inline="always", cache=True)
 def gather(values: np.ndarray, index: np.ndarray, out: np.ndarray) -> np.ndarray:
     """out[j] = values[index[j]]: the servos' joints' entries of a model vector."""
     for j in range(index.shape[0]):

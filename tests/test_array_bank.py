@@ -158,6 +158,9 @@ def test_a_bench_rollout_on_the_array_bank_is_the_numba_one_to_1e12_rad(kind, ba
     for c, g, e in zip(cases, got, expected):
         np.testing.assert_allclose(g, e, rtol=0, atol=1e-12,
                                    err_msg=f"{c.physics.actuator} {kind} {c.physics.extensions}")
+    if backend == "jax" and kind != "hybrid":
+        return  # JAX runs the rollout op by op (half a minute a dtype): float32 on the hybrid,
+        # which has the physics and the network, and in the next test on the physics
     got32 = array_bench_rollout(xp, batch(cases, xp, xp.float32), goal, enable, xp.float32)
     assert np.abs(got32 - np.array(expected)).max() < FLOAT32_TOLERANCE
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -75,23 +76,35 @@ def test_without_a_writable_cache_place_a_private_temporary_one_is_used(monkeypa
     assert kernel_cache.use_writable_cache() is None and "NUMBA_CACHE_DIR" not in os.environ
 
 
-@pytest.mark.skipif(not XL330.is_dir(), reason="shared data not found")
-@pytest.mark.parametrize("damage", ["truncated", "garbage"])
-def test_a_damaged_cache_file_is_removed_and_the_command_runs(tmp_path, damage):
-    env = {**os.environ, "NUMBA_CACHE_DIR": str(tmp_path / "cache")}
-    argv = [sys.executable, "-m", "frictionsim.experiments.runner.cli", "simulate", "--params",
-            str(XL330 / "params" / "m6.json"), str(XL330 / "processed" / "2026-01-15_10h28m42.json"),
-            "--json", "out.json"]
-    first = subprocess.run(argv, cwd=tmp_path, env=env, capture_output=True, text=True)
+SIMULATE = [sys.executable, "-m", "frictionsim.experiments.runner.cli", "simulate", "--params",
+            str(XL330 / "params" / "m6.json"),
+            str(XL330 / "processed" / "2026-01-15_10h28m42.json"), "--json", "out.json"]
+
+
+@pytest.fixture(scope="module")
+def compiled_cache(tmp_path_factory) -> tuple[Path, dict]:
+    """A cache of the kernels ``simulate`` compiled (its own NUMBA_CACHE_DIR, compiled once for
+    every kind of damage), and what the command wrote."""
+    if not XL330.is_dir():
+        pytest.skip("shared data not found")
+    root = tmp_path_factory.mktemp("compiled")
+    env = {**os.environ, "NUMBA_CACHE_DIR": str(root / "cache")}
+    first = subprocess.run(SIMULATE, cwd=root, env=env, capture_output=True, text=True)
     assert first.returncode == 0, first.stderr
-    expected = json.loads((tmp_path / "out.json").read_text())
+    return root / "cache", json.loads((root / "out.json").read_text())
+
+
+@pytest.mark.parametrize("damage", ["truncated", "garbage"])
+def test_a_damaged_cache_file_is_removed_and_the_command_runs(tmp_path, damage, compiled_cache):
+    cache, expected = compiled_cache
+    shutil.copytree(cache, tmp_path / "cache")
+    env = {**os.environ, "NUMBA_CACHE_DIR": str(tmp_path / "cache")}
     files = sorted((tmp_path / "cache").rglob("fixed_step.rollout-*.nb*"))
     assert files
     for path in files:
         data = path.read_bytes()
         path.write_bytes(data[:30] if damage == "truncated" else data[:40] + b"\x8f" * 400)
-    (tmp_path / "out.json").unlink()
-    second = subprocess.run(argv, cwd=tmp_path, env=env, capture_output=True, text=True)
+    second = subprocess.run(SIMULATE, cwd=tmp_path, env=env, capture_output=True, text=True)
     assert second.returncode == 0, second.stderr
     assert "damaged" in second.stderr and "Traceback" not in second.stderr
     assert json.loads((tmp_path / "out.json").read_text()) == expected

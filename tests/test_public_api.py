@@ -236,9 +236,9 @@ def test_kernels_refuse_arrays_that_are_not_float64(dtype):
     n = 20
     good = {"goal": np.ones(n), "enable": np.ones(n), "supply": np.full(n, 7.4),
             "out_q": np.zeros(n), "out_v": np.zeros(n)}
-    # Each refusal is a failed compilation (seconds): every argument once with integers, whose
-    # outputs would be truncated, an input and an output with float32.
-    for name in good if dtype is np.int64 else ("goal", "out_q"):
+    # Each refusal is a failed compilation (seconds): an input and an output of each type, other
+    # arguments for integers (whose outputs would be truncated) than for float32.
+    for name in ("enable", "out_v") if dtype is np.int64 else ("goal", "out_q"):
         args = {**good, name: good[name].astype(dtype)}
         with pytest.raises(Exception, match="float64 arrays"):
             rollout(args["goal"], args["enable"], args["supply"], 0.0, 0.0, THETA, BENCH, 0.005,
