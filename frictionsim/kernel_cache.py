@@ -124,11 +124,21 @@ def purge_stale() -> bool:
     return purged
 
 
+def places_in_use(sources: list[Path]) -> list[tuple[Path, list[Path]]]:
+    """The :func:`cache_places` Numba reads this process's kernels from: ``$NUMBA_CACHE_DIR``
+    alone when it is set, otherwise the in-tree folders and the user-wide cache (where the
+    in-tree ones are not writable)."""
+    places = cache_places(sources)
+    return places[1:2] if os.environ.get("NUMBA_CACHE_DIR") else places[:1] + places[-1:]
+
+
 def purge_all() -> int:
-    """Delete every cached kernel of the project wherever Numba keeps it (a damaged cache
-    file); the number of files removed."""
+    """Delete every cached kernel of the project where this process's Numba keeps them (a
+    damaged cache file there); the number of files removed. Other places, which another
+    setting of ``NUMBA_CACHE_DIR`` would use, are left alone: their files are not the damaged
+    ones."""
     sources = kernel_sources()
-    return sum(_remove_cached(folders) for _, folders in cache_places(sources))
+    return sum(_remove_cached(folders) for _, folders in places_in_use(sources))
 
 
 def _writable(folder: Path) -> bool:

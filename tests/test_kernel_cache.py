@@ -53,6 +53,33 @@ def test_a_changed_kernel_source_purges_every_cached_kernel(tmp_path, monkeypatc
     assert not any(p.exists() for p in cached)
 
 
+def test_a_damaged_cache_is_purged_where_numba_reads_and_nowhere_else(tmp_path, monkeypatch):
+    """With NUMBA_CACHE_DIR set, Numba reads only there: a damaged file there must not cost the
+    in-tree cache (which the same install uses without the variable), and the reverse."""
+    monkeypatch.setattr(kernel_cache, "user_wide_root", lambda: tmp_path / "user-wide")
+    solvers = tmp_path / "solvers"
+    (solvers / "__pycache__").mkdir(parents=True)
+    (solvers / "step.py").write_text("@njit(cache=True)\ndef step(): pass\n")
+    monkeypatch.setattr(kernel_cache, "package_folders", lambda: [solvers])
+    root = tmp_path / "numba-cache"
+    places = {"in-tree": solvers / "__pycache__",
+              "NUMBA_CACHE_DIR": root / kernel_cache._suitable_subpath(solvers),
+              "user-wide": tmp_path / "user-wide" / kernel_cache._suitable_subpath(solvers)}
+    for folder in places.values():
+        folder.mkdir(parents=True, exist_ok=True)
+        (folder / "step.step-1.py311.nbi").write_text("machine code")
+
+    def kept():
+        return {name for name, folder in places.items() if any(folder.glob("*.nbi"))}
+
+    monkeypatch.setenv("NUMBA_CACHE_DIR", str(root))
+    assert kernel_cache.purge_all() == 1
+    assert kept() == {"in-tree", "user-wide"}
+    monkeypatch.delenv("NUMBA_CACHE_DIR")
+    assert kernel_cache.purge_all() == 2
+    assert kept() == set()
+
+
 def test_the_package_folders_are_found_where_they_are_installed():
     import frictionsim.solvers
 
