@@ -56,4 +56,9 @@ WAITING_MODULES = ("test_virtual_servo_e2e.py", "test_virtual_servo_pty.py", "te
 
 
 def pytest_collection_modifyitems(items: list) -> None:
-    items.sort(key=lambda item: item.path.name not in WAITING_MODULES)  # stable: else as found
+    """The order xdist hands modules out in (``--no-loadscope-reorder``): the waiting modules,
+    then the others from the most tests to the fewest, as xdist's own reordering would."""
+    count: dict = {}
+    for item in items:
+        count[item.path] = count.get(item.path, 0) + 1
+    items.sort(key=lambda item: (item.path.name not in WAITING_MODULES, -count[item.path]))
