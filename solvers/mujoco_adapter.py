@@ -355,6 +355,8 @@ def _fill_anchor() -> None:
 
 
 def servo_callback(m, d):  # pragma: no cover - runs inside mj_step as machine code
+    """MuJoCo's ``mjcb_control`` (``mjModel*``, ``mjData*``), compiled as a C function by
+    :func:`_install`: the servos of a registered model (the module docstring)."""
     ma = _address(m)
     anchor = carray(_i64_at(_anchor_address()), (ANCHOR_SIZE,))
     o_qpos, o_qvel, o_ctrl = anchor[A_QPOS], anchor[A_QVEL], anchor[A_CTRL]
