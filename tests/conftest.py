@@ -52,7 +52,7 @@ def shared() -> Path:
 #: Modules that mostly wait (servos recorded in real time over pseudo-terminals, a wheel built
 #: and installed) run first, so that their waiting overlaps the compiling and computing of the
 #: rest instead of ending the run on one worker while the other idles.
-WAITING_MODULES = ("test_virtual_servo_e2e.py", "test_virtual_servo_pty.py", "test_packaging.py")
+WAITING_MODULES = ("test_virtual_servo_e2e.py", "test_packaging.py")
 
 
 def pytest_collection_modifyitems(items: list) -> None:
