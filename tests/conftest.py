@@ -48,17 +48,3 @@ def shared() -> Path:
     """The xl330 reference-data folder; skips the test when it is absent."""
     return require_shared()
 
-
-#: Modules that mostly wait (servos recorded in real time over pseudo-terminals, a wheel built
-#: and installed) run first, so that their waiting overlaps the compiling and computing of the
-#: rest instead of ending the run on one worker while the other idles.
-WAITING_MODULES = ("test_virtual_servo_e2e.py", "test_packaging.py")
-
-
-def pytest_collection_modifyitems(items: list) -> None:
-    """The order xdist hands modules out in (``--no-loadscope-reorder``): the waiting modules,
-    then the others from the most tests to the fewest, as xdist's own reordering would."""
-    count: dict = {}
-    for item in items:
-        count[item.path] = count.get(item.path, 0) + 1
-    items.sort(key=lambda item: (item.path.name not in WAITING_MODULES, -count[item.path]))
