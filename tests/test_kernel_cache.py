@@ -136,38 +136,3 @@ def test_a_damaged_cache_file_is_removed_and_the_command_runs(tmp_path, damage, 
     assert "damaged" in second.stderr and "Traceback" not in second.stderr
     assert json.loads((tmp_path / "out.json").read_text()) == expected
 
-
-CALLS_MUJOCO = """
-import mujoco
-import numpy as np
-from frictionsim.params import ParameterSet
-from frictionsim.solvers import mujoco_adapter
-from frictionsim.solvers.mujoco_adapter import ServoModel, bench_mjcf
-from frictionsim.solvers.robot import JointServo, Robot, fixed_step_run
-
-servo = JointServo("servo", ParameterSet.defaults("m6", "xl330").with_scheme("semi_implicit"),
-                   kp=400.0)
-mjcf = bench_mjcf(0.3, 0.12, 0.0, 0.005)
-Robot(mjcf, [servo], control_period=0.005).fixed_step(np.full((20, 1), 0.3))
-model = ServoModel(mjcf, [servo], control_period=0.005)
-data = model.make_data()
-model.set_goals(data, [0.3])
-mujoco.mj_step(model.model, data)
-print(sum(fixed_step_run.stats.cache_hits.values()), mujoco_adapter._CALLBACK._cache_hits)
-"""
-
-
-def test_the_kernels_that_call_mujoco_are_loaded_from_the_cache_by_a_new_process(tmp_path):
-    """The robot's fixed step and the adapter's control callback call MuJoCo's library and read
-    per-process constants: by symbol, so a later process loads them instead of compiling them
-    again (an address compiled in would make Numba refuse to cache them, with only a
-    warning)."""
-    pytest.importorskip("mujoco")
-    script = tmp_path / "calls_mujoco.py"
-    script.write_text(CALLS_MUJOCO)
-    exec(compile(CALLS_MUJOCO, str(script), "exec"), {})  # here first: compiled, or loaded
-    out = subprocess.run([sys.executable, str(script)], cwd=tmp_path, capture_output=True,
-                         text=True)
-    assert out.returncode == 0, out.stderr
-    robot_hits, callback_hits = map(int, out.stdout.split()[-2:])
-    assert robot_hits >= 1 and callback_hits == 1
