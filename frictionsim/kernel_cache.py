@@ -129,7 +129,8 @@ def places_in_use(sources: list[Path]) -> list[tuple[Path, list[Path]]]:
     alone when it is set, otherwise the in-tree folders and the user-wide cache (where the
     in-tree ones are not writable)."""
     places = cache_places(sources)
-    return places[1:2] if os.environ.get("NUMBA_CACHE_DIR") else places[:1] + places[-1:]
+    root = os.environ.get("NUMBA_CACHE_DIR")
+    return [p for p in places if p[0].parent == Path(root)] if root else places
 
 
 def purge_all() -> int:

@@ -47,4 +47,3 @@ def require_shared() -> Path:
 def shared() -> Path:
     """The xl330 reference-data folder; skips the test when it is absent."""
     return require_shared()
-
