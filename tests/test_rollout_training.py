@@ -158,7 +158,8 @@ def test_training_through_the_rollout_is_on_by_default_where_the_logs_repeat_a_c
     assert epochs == 0 and "frictionsim[torch]" in why
 
 
-def test_the_default_is_decided_from_the_logs_and_an_explicit_zero_is_kept(logs):
+def test_the_default_is_decided_from_the_logs_and_an_explicit_zero_is_kept(logs, capsys):
+    from frictionsim.experiments.identification.learned import AUTO_ROLLOUT_EPOCHS
     from frictionsim.experiments.runner.arguments import net_settings
     from frictionsim.experiments.runner.cli import build_parser
 
@@ -171,3 +172,7 @@ def test_the_default_is_decided_from_the_logs_and_an_explicit_zero_is_kept(logs)
     assert net_settings(parser.parse_args(base), 600).rollout_epochs is None
     assert net_settings(parser.parse_args([*base, "--rollout-epochs", "0"]), 600
                         ).rollout_epochs == 0
+    with pytest.raises(SystemExit):  # the help says the default the code takes
+        main(["identify", "--help"])
+    assert f"default {AUTO_ROLLOUT_EPOCHS} when torch is installed" in " ".join(
+        capsys.readouterr().out.split())

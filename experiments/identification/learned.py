@@ -91,7 +91,7 @@ class NetSettings:
 
 
 #: Epochs through the rollout when they are left to :func:`auto_rollout_epochs`.
-AUTO_ROLLOUT_EPOCHS = 30
+AUTO_ROLLOUT_EPOCHS = 60
 
 
 def condition(log: Log) -> tuple:
@@ -104,8 +104,9 @@ def auto_rollout_epochs(logs: list[Log]) -> tuple[int, str]:
     :data:`AUTO_ROLLOUT_EPOCHS` when the training logs repeat a condition (:func:`condition`)
     and torch is installed, else 0. The epoch is chosen on training logs held back for it,
     which speak for held-out data only where these repeat what was trained on: on a campaign
-    with repetitions the network went from 25.1 to 12.4 mrad held out, on the XL330's
-    unrepeated gain folds it did not move and a hybrid got worse (docs/results.md)."""
+    with repetitions the network went from 25.1 to 12.4 mrad held out after 30 epochs and to
+    9.9 after 60, on the XL330's unrepeated gain folds it did not move and a hybrid got worse
+    (docs/results.md)."""
     # a log whose header names no trajectory repeats nothing we know of
     known = [condition(log) for log in logs if log.trajectory != "?"]
     if len(set(known)) == len(known):

@@ -64,7 +64,7 @@ def add_learning_arguments(p: argparse.ArgumentParser, hybrid_budget: str,
                             "place of its search) through closed-loop rollouts of the logs for "
                             "N epochs, keeping the epoch that does best on training logs held "
                             "back for it; a Ctrl-C keeps the best so far (needs torch; 0: none; "
-                            "default 30 when torch is installed and the training logs repeat "
+                            "default 60 when torch is installed and the training logs repeat "
                             "a condition (trajectory, gain, mass, arm length), else 0)")
         p.add_argument("--rollout-horizon", type=int, default=50, metavar="N",
                        help="control periods per window of that training (default 50)")
