@@ -105,7 +105,7 @@ def auto_rollout_epochs(logs: list[Log]) -> tuple[int, str]:
     and torch is installed, else 0. The epoch is chosen on training logs held back for it,
     which speak for held-out data only where these repeat what was trained on: on a campaign
     with repetitions the network went from 25.1 to 12.4 mrad held out after 30 epochs and to
-    9.9 after 60, on the XL330's unrepeated gain folds it did not move and a hybrid got worse
+    9.9 after 60; on the XL330's unrepeated gain folds it did not move and a hybrid got worse
     (docs/results.md)."""
     # a log whose header names no trajectory repeats nothing we know of
     known = [condition(log) for log in logs if log.trajectory != "?"]
