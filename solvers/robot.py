@@ -46,6 +46,7 @@ from frictionsim.servo_bank import (
     new_bank,
 )
 from frictionsim.servo_unit import NO_LOG, delay_too_long
+from frictionsim.solvers.borrowed import borrowed, borrowed_bank, hold
 from frictionsim.solvers.errors import SimulationError
 from frictionsim.solvers.event_driven import EventSolver, Mechanism, Tolerances
 from frictionsim.solvers.fixed_step import MAX_SPEED
@@ -165,13 +166,22 @@ def fixed_step_run(model: int, data: int, qpos: np.ndarray, qvel: np.ndarray, qa
     (nq ≠ nv). Returns −1, or the control period whose friction solve did not converge (it
     stops there)."""
     ns = dofs.shape[0]
-    q = q0.copy()
-    v = v0.copy()
-    scratch = physics_scratch(v.shape[0], ns)
-    gq = np.empty(ns)
-    gv = np.empty(ns)
+    own_q = q0.copy()
+    own_v = v0.copy()
+    own_scratch = physics_scratch(own_v.shape[0], ns)
+    own_gq = np.empty(ns)
+    own_gv = np.empty(ns)
+    # every array through borrowed views: no reference counting per period (solvers.borrowed)
+    q, v, gq, gv = borrowed(own_q), borrowed(own_v), borrowed(own_gq), borrowed(own_gv)
+    scratch = borrowed_scratch(own_scratch)
+    bank = borrowed_bank(bank)
+    qpos, qvel, qadr, dofs = borrowed(qpos), borrowed(qvel), borrowed(qadr), borrowed(dofs)
+    goals, enable = borrowed(goals), borrowed(enable)
+    out_q, out_v, out_physical = borrowed(out_q), borrowed(out_v), borrowed(out_physical)
+    out_gap = borrowed(out_gap)
     bank_reset(bank, gather(q, qadr, gq), gather(v, dofs, gv))
     period = dt * substeps
+    failed = -1
     for k in range(goals.shape[0]):
         out_q[k] = q
         out_v[k] = v
@@ -184,8 +194,10 @@ def fixed_step_run(model: int, data: int, qpos: np.ndarray, qvel: np.ndarray, qa
                 out_gap[k, j] = bank.records[j, SERVO_GAP]
         if not physics_steps(model, data, qpos, qvel, qadr, dofs, bank, q, v, substeps, dt,
                              semi_implicit, scratch):
-            return k  # the friction solve did not converge: the caller names the step
-    return -1
+            failed = k  # the friction solve did not converge: the caller names the step
+            break
+    hold(own_q, own_v, own_gq, own_gv, own_scratch)
+    return failed
 
 
 @njit(nogil=True, cache=True)
@@ -199,6 +211,14 @@ def physics_scratch(nv: int, ns: int) -> tuple:
             np.empty(nv), np.empty(nv), np.empty(WORK_SIZE), np.empty(ns), np.empty(ns),
             np.empty(ns), np.ones(ns, dtype=np.bool_), np.empty((nv, nv)),
             np.zeros((2, ns), dtype=np.bool_))
+
+
+@njit(nogil=True, cache=True, inline="always")
+def borrowed_scratch(s: tuple) -> tuple:
+    """:func:`physics_scratch`'s memory through borrowed views (:mod:`~frictionsim.solvers.borrowed`)."""
+    return (borrowed(s[0]), borrowed(s[1]), borrowed(s[2]), borrowed(s[3]), borrowed(s[4]),
+            borrowed(s[5]), borrowed(s[6]), borrowed(s[7]), borrowed(s[8]), borrowed(s[9]),
+            borrowed(s[10]), borrowed(s[11]), borrowed(s[12]), borrowed(s[13]))
 
 
 @njit(nogil=True, cache=True)

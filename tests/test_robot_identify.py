@@ -287,3 +287,31 @@ def test_a_robot_fit_carries_its_uncertainty_to_every_randomisation(so101, tmp_p
                  str(out / "m1.json"), "--variants", "2", str(RECORDINGS / "slow_precision"),
                  "--no-progress"]) == 0
     assert "2 servo sets drawn within the ranges" in capsys.readouterr().out
+
+
+def test_the_default_stride_keeps_about_twelve_windows_of_small_data_and_one_in_32_of_large(
+        so101, recording):
+    robot, _ = so101
+    held = robot_pipeline.window_count(robot, recording, robot_pipeline.WINDOW)
+    assert held == len(robot_pipeline.recording_windows(robot, recording, robot_pipeline.WINDOW, 1))
+    # one recording: one window in held // 12, so about twelve are kept
+    stride = robot_pipeline.default_stride(robot, [recording], robot_pipeline.WINDOW)
+    assert stride == max(1, held // robot_pipeline.MIN_WINDOWS)
+    kept = robot_pipeline.training_windows(robot, [recording], robot_pipeline.WINDOW, None)
+    assert robot_pipeline.MIN_WINDOWS <= len(kept) < 2 * robot_pipeline.MIN_WINDOWS
+    # a window longer than half the recording: a single one, kept (one in 1)
+    long = float(recording.t[-1] - recording.t[0]) * 0.6
+    assert robot_pipeline.default_stride(robot, [recording], long) == 1
+    assert len(robot_pipeline.training_windows(robot, [recording], long, None)) == 1
+    # many recordings: one in 32 at most
+    assert robot_pipeline.default_stride(robot, [recording] * 40, robot_pipeline.WINDOW) \
+        == robot_pipeline.STRIDE
+
+
+def test_the_window_defaults_in_the_help_are_the_constants(capsys):
+    with pytest.raises(SystemExit):
+        main(["robot", "identify", "--help"])
+    text = " ".join(capsys.readouterr().out.split())
+    assert f"(default {robot_pipeline.WINDOW:g})" in text
+    assert f"(default {robot_pipeline.STRIDE}," in text
+    assert f"about {robot_pipeline.MIN_WINDOWS} windows" in text

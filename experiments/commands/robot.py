@@ -141,8 +141,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                         "--cross-validate motion, which decides")
     i.add_argument("--budget", type=int, default=800,
                    help="loss evaluations per model (default 800; the time grows with it: "
-                        "250 fits the 35 SO-101 recordings in 1 min 49 s, and lands 11 %% "
-                        "further from held-out motions, docs/results.md)")
+                        "the default fits the 35 SO-101 recordings in about 1.5 min on 2 "
+                        "cores, docs/results.md)")
     i.add_argument("--seed", type=seed, default=0, help="random seed (default 0)")
     i.add_argument("--uncertainty", type=int, nargs="?", const=20, default=None, metavar="N",
                    help="after the fit, N robot identifications (default 20) on the training "
@@ -152,10 +152,12 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                         "draw from); each costs one identification")
     i.add_argument("--fix", nargs="+", default=[], metavar="NAME=VALUE",
                    help="hold servo parameters at given values")
-    i.add_argument("--window", type=float, default=10.0, metavar="SECONDS",
-                   help="length of the windows restarted from the recorded state (default 10)")
-    i.add_argument("--stride", type=int, default=8, metavar="N",
-                   help="fit on one window in N of each recording (default 8; 1: all)")
+    i.add_argument("--window", type=float, default=4.0, metavar="SECONDS",
+                   help="length of the windows restarted from the recorded state (default 4)")
+    i.add_argument("--stride", type=int, default=None, metavar="N",
+                   help="fit on one window in N of the recordings (default 32, chosen by "
+                        "cross-validation on the SO-101, or fewer so that about 12 windows are "
+                        "kept; 1: all)")
     i.add_argument("--threads", type=int, default=2,
                    help="threads evaluating the windows (default 2)")
     i.add_argument("--out", type=Path, default=Path("robot_identification"),
@@ -530,6 +532,7 @@ def identify(args: argparse.Namespace) -> int:
     from frictionsim.experiments.robots.identify import (
         RobotFitSettings,
         actuator_of,
+        default_stride,
         fit_robot,
     )
     from frictionsim.experiments.robots.report import (
@@ -555,7 +558,7 @@ def identify(args: argparse.Namespace) -> int:
     check_budget(args.budget)
     if not 0.1 <= args.window <= 600:
         raise ConfigurationError(f"--window must be 0.1 to 600 s, got {args.window:g}")
-    if not 1 <= args.stride <= 1000:
+    if args.stride is not None and not 1 <= args.stride <= 1000:
         raise ConfigurationError(f"--stride must be 1 to 1000, got {args.stride}")
     if args.folds != 5 and not args.cross_validate:
         raise ConfigurationError("--folds applies to --cross-validate motion only")
@@ -572,8 +575,10 @@ def identify(args: argparse.Namespace) -> int:
     _check_apart(train, validation)
     check_out_apart(args.out, train + validation)
     earlier = prepare_robot_out(args.out, robot.name, args.resume, args.overwrite)
+    stride = args.stride if args.stride is not None \
+        else default_stride(robot, train, args.window)
     settings = RobotFitSettings(tuple(models), FitSettings(args.budget, args.seed), extensions,
-                                fixed, args.per_joint, args.window, args.stride, args.threads,
+                                fixed, args.per_joint, args.window, stride, args.threads,
                                 show, tuple(learned), learning)
     print(f"{robot.name}: {len(robot.servo_joints)} servos ({actuator}); models "
           f"{' '.join(models + learned)}; budget {args.budget} evaluations each"

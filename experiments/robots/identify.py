@@ -14,6 +14,7 @@ closed loop from their first state, as ``robot simulate`` does.
 
 from __future__ import annotations
 
+import dataclasses
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -50,6 +51,12 @@ PER_JOINT = ("none", "offsets")
 #: The robot fit's position update: MuJoCo's (semi-implicit Euler), so that the fixed step
 #: and MuJoCo with the servo adapter replay the same servo.
 SCHEME = "semi_implicit"
+#: The windows the fit sees by default, chosen by cross-validation by motion on the SO-101
+#: (docs/results.md): 4 s long, one in 32 ...
+WINDOW = 4.0
+STRIDE = 32
+#: ... but one in fewer where that would keep under this many windows (small data sets).
+MIN_WINDOWS = 12
 
 
 @dataclass(frozen=True)
@@ -63,8 +70,9 @@ class RobotFitSettings:
     extensions: tuple[str, ...] = ()
     fixed: dict[str, float] = field(default_factory=dict)
     per_joint: str = "none"
-    window: float = 10.0
-    stride: int = 8
+    window: float = WINDOW
+    stride: int | None = None
+    """One window in ``stride`` (None: :func:`default_stride`)."""
     threads: int = 2
     progress: bool = True
     learned: tuple[str, ...] = ()
@@ -101,10 +109,26 @@ def recording_windows(robot: RobotDescription, recording: Recording, seconds: fl
     return out
 
 
+def window_count(robot: RobotDescription, recording: Recording, seconds: float) -> int:
+    """How many whole windows of ``seconds`` the recording holds."""
+    rows = max(2, int(round(seconds / robot.bus_period)))
+    return max(0, (len(recording.t) - rows) // rows + 1)
+
+
+def default_stride(robot: RobotDescription, recordings: list[Recording], seconds: float) -> int:
+    """One window in :data:`STRIDE`, or in fewer so that about :data:`MIN_WINDOWS` windows
+    are kept where the recordings hold that many (one in 1 when they hold fewer)."""
+    total = sum(window_count(robot, r, seconds) for r in recordings)
+    return max(1, min(STRIDE, total // MIN_WINDOWS))
+
+
 def training_windows(robot: RobotDescription, recordings: list[Recording], seconds: float,
-                     stride: int) -> list[RecordedWindow]:
-    """Windows of every recording, the phase turning from one recording to the next so that
-    the windows cover every part of the motions."""
+                     stride: int | None) -> list[RecordedWindow]:
+    """Windows of every recording, one in ``stride`` (None: :func:`default_stride`), the phase
+    turning from one recording to the next so that the windows cover every part of the
+    motions."""
+    if stride is None:
+        stride = default_stride(robot, recordings, seconds)
     out = []
     for i, rec in enumerate(recordings):
         out += recording_windows(robot, rec, seconds, stride, i)
@@ -215,6 +239,9 @@ def fit_robot(robot: RobotDescription, mjcf: Path, train: list[Recording],
     """
     actuator = actuator_of(robot)
     t0 = time.perf_counter()
+    if settings.stride is None:
+        settings = dataclasses.replace(settings, stride=default_stride(robot, train,
+                                                                       settings.window))
     windows = training_windows(robot, train, settings.window, settings.stride)
     evaluator = _evaluator(robot, mjcf, actuator, windows, settings.threads)
     cost = {"windows": len(windows), "control_periods": evaluator.n_steps,
