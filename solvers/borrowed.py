@@ -4,8 +4,8 @@ Numba counts references to an array's memory: every view it makes (a servo's row
 ``thetas[j]``, a slice of a scratch vector) adds one and drops it again, each an atomic
 read-modify-write of a counter that every view of that memory shares. In the robot's fixed
 step these made about 290 locked instructions per control period, a quarter of its time
-(``perf``: ``NRT_incref``/``NRT_decref``), and two threads touching views of one array (the
-joints' addresses) contend for the counter's cache line. A view of a borrowed array carries
+(``perf``: ``NRT_incref``/``NRT_decref``), and threads that make views of one array (the
+joints' addresses) write to the same counter. A view of a borrowed array carries
 no counter (Numba's runtime skips a null one), so it costs nothing of the kind, and the
 numbers computed are the same to the bit.
 

@@ -25,7 +25,7 @@ def _write_rows_through_borrowed(a: np.ndarray) -> float:
 
 
 @njit(cache=True)
-def _strides_and_meminfo(a: np.ndarray) -> tuple:
+def _shape_strides_and_data(a: np.ndarray) -> tuple:
     b = borrowed(a)
     return b.shape, b.strides, b.ctypes.data == a.ctypes.data
 
@@ -39,7 +39,7 @@ def test_a_borrowed_array_reads_and_writes_the_same_memory():
 
 def test_a_borrowed_array_keeps_shape_and_strides_of_a_non_contiguous_view():
     a = np.arange(30.0).reshape(5, 6)[::2, 1::2]
-    shape, strides, same = _strides_and_meminfo(a)
+    shape, strides, same = _shape_strides_and_data(a)
     assert shape == a.shape and strides == a.strides and same
 
 
