@@ -20,31 +20,34 @@ from numba import njit, types
 from numba.extending import intrinsic
 from numba.np.arrayobj import make_array, populate_array
 
-from frictionsim.servo_bank import ServoBank
+
+def _borrowed_array(context, builder, array_type, value):
+    source = make_array(array_type)(context, builder, value=value)
+    view = make_array(array_type)(context, builder)
+    populate_array(view, data=source.data, shape=source.shape, strides=source.strides,
+                   itemsize=source.itemsize, meminfo=None)
+    return view._getvalue()
 
 
 @intrinsic
-def borrowed(typingctx, array):
-    """The same array (data, shape, strides) without its reference count (see the module
-    docstring: only while ``array`` is alive)."""
-    if not isinstance(array, types.Array):
-        return None
+def borrowed(typingctx, value):
+    """The same array (data, shape, strides) without its reference count, or a tuple (a
+    named one too: a :class:`~frictionsim.servo_bank.ServoBank`, a scratch tuple) of arrays
+    each so borrowed (see the module docstring: only while ``value`` is alive)."""
+    if isinstance(value, types.Array):
+        def codegen(context, builder, signature, args):
+            return _borrowed_array(context, builder, value, args[0])
 
-    def codegen(context, builder, signature, args):
-        source = make_array(array)(context, builder, value=args[0])
-        view = make_array(array)(context, builder)
-        populate_array(view, data=source.data, shape=source.shape, strides=source.strides,
-                       itemsize=source.itemsize, meminfo=None)
-        return view._getvalue()
+        return value(value), codegen
+    if isinstance(value, types.BaseTuple) and len(value) \
+            and all(isinstance(t, types.Array) for t in value.types):
+        def codegen(context, builder, signature, args):
+            members = [_borrowed_array(context, builder, t, builder.extract_value(args[0], i))
+                       for i, t in enumerate(value.types)]
+            return context.make_tuple(builder, value, members)
 
-    return array(array), codegen
-
-
-@njit(cache=True, inline="always")
-def borrowed_bank(bank: ServoBank) -> ServoBank:
-    """The servo bank with every array borrowed (:func:`borrowed`)."""
-    return ServoBank(borrowed(bank.thetas), borrowed(bank.firmware), borrowed(bank.records),
-                     borrowed(bank.nets), borrowed(bank.work))
+        return value(value), codegen
+    return None
 
 
 @njit(cache=True)

@@ -46,7 +46,7 @@ from frictionsim.servo_bank import (
     new_bank,
 )
 from frictionsim.servo_unit import NO_LOG, delay_too_long
-from frictionsim.solvers.borrowed import borrowed, borrowed_bank, hold
+from frictionsim.solvers.borrowed import borrowed, hold
 from frictionsim.solvers.errors import SimulationError
 from frictionsim.solvers.event_driven import EventSolver, Mechanism, Tolerances
 from frictionsim.solvers.fixed_step import MAX_SPEED
@@ -173,8 +173,8 @@ def fixed_step_run(model: int, data: int, qpos: np.ndarray, qvel: np.ndarray, qa
     own_gv = np.empty(ns)
     # every array through borrowed views: no reference counting per period (solvers.borrowed)
     q, v, gq, gv = borrowed(own_q), borrowed(own_v), borrowed(own_gq), borrowed(own_gv)
-    scratch = borrowed_scratch(own_scratch)
-    bank = borrowed_bank(bank)
+    scratch = borrowed(own_scratch)
+    bank = borrowed(bank)
     qpos, qvel, qadr, dofs = borrowed(qpos), borrowed(qvel), borrowed(qadr), borrowed(dofs)
     goals, enable = borrowed(goals), borrowed(enable)
     out_q, out_v, out_physical = borrowed(out_q), borrowed(out_v), borrowed(out_physical)
@@ -211,14 +211,6 @@ def physics_scratch(nv: int, ns: int) -> tuple:
             np.empty(nv), np.empty(nv), np.empty(WORK_SIZE), np.empty(ns), np.empty(ns),
             np.empty(ns), np.ones(ns, dtype=np.bool_), np.empty((nv, nv)),
             np.zeros((2, ns), dtype=np.bool_))
-
-
-@njit(nogil=True, cache=True, inline="always")
-def borrowed_scratch(s: tuple) -> tuple:
-    """:func:`physics_scratch`'s memory through borrowed views (:mod:`~frictionsim.solvers.borrowed`)."""
-    return (borrowed(s[0]), borrowed(s[1]), borrowed(s[2]), borrowed(s[3]), borrowed(s[4]),
-            borrowed(s[5]), borrowed(s[6]), borrowed(s[7]), borrowed(s[8]), borrowed(s[9]),
-            borrowed(s[10]), borrowed(s[11]), borrowed(s[12]), borrowed(s[13]))
 
 
 @njit(nogil=True, cache=True)

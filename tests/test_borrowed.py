@@ -9,7 +9,7 @@ import pytest
 from numba import njit
 from numba.core.errors import TypingError
 
-from frictionsim.solvers.borrowed import borrowed, borrowed_bank, hold
+from frictionsim.solvers.borrowed import borrowed, hold
 
 
 @njit(cache=True)
@@ -62,7 +62,7 @@ def test_a_borrowed_bank_is_the_bank_memory():
 
     @njit
     def touch(bank):
-        b = borrowed_bank(bank)
+        b = borrowed(bank)
         b.records[1, 0] = 7.5
         out = b.thetas[0, 0] == bank.thetas[0, 0]
         hold(bank.records)

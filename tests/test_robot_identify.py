@@ -297,12 +297,14 @@ def test_the_default_stride_keeps_about_twelve_windows_of_small_data_and_one_in_
     # one recording: one window in held // 12, so about twelve are kept
     stride = robot_pipeline.default_stride(robot, [recording], robot_pipeline.WINDOW)
     assert stride == max(1, held // robot_pipeline.MIN_WINDOWS)
-    kept = robot_pipeline.training_windows(robot, [recording], robot_pipeline.WINDOW, None)
+    decided = robot_pipeline.RobotFitSettings(("m1",)).resolved(robot, [recording])
+    assert decided.stride == stride
+    kept = robot_pipeline.training_windows(robot, [recording], robot_pipeline.WINDOW, stride)
     assert robot_pipeline.MIN_WINDOWS <= len(kept) < 2 * robot_pipeline.MIN_WINDOWS
     # a window longer than half the recording: a single one, kept (one in 1)
     long = float(recording.t[-1] - recording.t[0]) * 0.6
     assert robot_pipeline.default_stride(robot, [recording], long) == 1
-    assert len(robot_pipeline.training_windows(robot, [recording], long, None)) == 1
+    assert len(robot_pipeline.training_windows(robot, [recording], long, 1)) == 1
     # many recordings: one in 32 at most
     assert robot_pipeline.default_stride(robot, [recording] * 40, robot_pipeline.WINDOW) \
         == robot_pipeline.STRIDE

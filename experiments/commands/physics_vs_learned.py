@@ -119,7 +119,7 @@ def _robot_run(args: argparse.Namespace) -> tuple[dict, bool]:
         read_recordings,
     )
     from frictionsim.experiments.identification.fitter import FitSettings
-    from frictionsim.experiments.robots.identify import RobotFitSettings
+    from frictionsim.experiments.robots.identify import LONG_STRIDE, LONG_WINDOW, RobotFitSettings
     from frictionsim.experiments.robots.physics_vs_learned import (
         SPLIT,
         compare_motions,
@@ -142,10 +142,10 @@ def _robot_run(args: argparse.Namespace) -> tuple[dict, bool]:
              lambda f: prepare_robot_out(f, robot.name, overwrite=args.overwrite))
     print(f"{SPLIT}: train on {len(train)} recordings, hold out {len(held)} "
           f"({', '.join(r.name for r in held)})")
-    # The windows of the comparison docs/results.md publishes (10 s, one in 8: robot
-    # identify's defaults when it was measured); the hybrid's residual search rolls them out.
+    # the windows the published comparison was measured on; the hybrid's search rolls them out
     settings = RobotFitSettings(("m1", "m6"), FitSettings(args.budget, args.seed),
-                                tuple(args.extensions), window=10.0, stride=8, progress=show,
+                                tuple(args.extensions), window=LONG_WINDOW, stride=LONG_STRIDE,
+                                progress=show,
                                 learned=("net", "hybrid"), net=args.net)
     result, interrupted = compare_motions(robot, mjcf, train, held, settings, folder)
     return {SPLIT: result}, interrupted

@@ -532,7 +532,6 @@ def identify(args: argparse.Namespace) -> int:
     from frictionsim.experiments.robots.identify import (
         RobotFitSettings,
         actuator_of,
-        default_stride,
         fit_robot,
     )
     from frictionsim.experiments.robots.report import (
@@ -575,11 +574,9 @@ def identify(args: argparse.Namespace) -> int:
     _check_apart(train, validation)
     check_out_apart(args.out, train + validation)
     earlier = prepare_robot_out(args.out, robot.name, args.resume, args.overwrite)
-    stride = args.stride if args.stride is not None \
-        else default_stride(robot, train, args.window)
     settings = RobotFitSettings(tuple(models), FitSettings(args.budget, args.seed), extensions,
-                                fixed, args.per_joint, args.window, stride, args.threads,
-                                show, tuple(learned), learning)
+                                fixed, args.per_joint, args.window, args.stride, args.threads,
+                                show, tuple(learned), learning).resolved(robot, train)
     print(f"{robot.name}: {len(robot.servo_joints)} servos ({actuator}); models "
           f"{' '.join(models + learned)}; budget {args.budget} evaluations each"
           + (f"; with {' '.join(extensions)}" if extensions else ""))

@@ -39,6 +39,7 @@ def robot_bootstrap(robot: RobotDescription, mjcf: Path, train: list[Recording],
     ``replicates`` robot identifications on recordings drawn with replacement (replicate b
     with seed ``settings.fit.seed + 1 + b``). Ctrl-C ends it early with the replicates so far
     (``interrupted``)."""
+    settings = settings.resolved(robot, train)
     quiet = dataclasses.replace(settings, progress=False, learned=())
     actuator = actuator_of(robot)
 
