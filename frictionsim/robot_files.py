@@ -57,6 +57,10 @@ JOINT_DYNAMICS = ("servo", "mjcf")
 CONTACTS = ("model", "off")
 FIRMWARE_KEYS = ("P_Coefficient", "D_Coefficient", "I_Coefficient", "Max_Torque_Limit",
                  "Acceleration")
+#: The largest value each register holds (the Feetech STS memory table: the gains and the
+#: acceleration are one byte; the torque limit is two, documented up to 1000).
+REGISTER_MAX = {"P_Coefficient": 255, "D_Coefficient": 255, "I_Coefficient": 255,
+                "Max_Torque_Limit": 1000, "Acceleration": 255}
 #: The shortest control period a robot file may give (s): no servo's position loop runs faster
 #: than 10 kHz (the STS3215's and the XL330's run at 1–2 kHz).
 MIN_CONTROL_PERIOD = 1e-4
@@ -162,12 +166,22 @@ class RobotDescription:
         return path
 
 
+def _registers(r: TomlReader, table: dict, where: str) -> dict[str, float]:
+    """The register values of a firmware table: whole numbers the register holds
+    (:data:`REGISTER_MAX`); 16.0 is read as 16."""
+    out = {}
+    for key, value in table.items():
+        if isinstance(value, float) and value.is_integer():
+            value = int(value)
+        out[key] = float(r.integer(value, f"{where}{key}", 0, REGISTER_MAX[key]))
+    return out
+
+
 def _firmware(r: TomlReader, table: dict, where: str, base: dict, actuator: str) -> Firmware:
     """Register values (``base`` overridden by ``table``) → :class:`Firmware` in SI units."""
     r.keys(table, FIRMWARE_KEYS, where)
     registers = dict(base)
-    for key in table:
-        registers[key] = r.number(table, key, where, non_negative=True, at_most=65535)
+    registers.update(_registers(r, table, where))
     if "P_Coefficient" not in registers:
         raise r.fail(f"{where}P_Coefficient", "missing (the position loop's gain)")
     if registers.get("I_Coefficient", 0.0) != 0.0:
@@ -221,7 +235,7 @@ def parse_robot(data: dict, source: str) -> RobotDescription:
                                    f"{period:g} s; at most {MAX_PERIODS_PER_ROW} per bus cycle")
     base = r.table(data, "firmware")
     r.keys(base, FIRMWARE_KEYS, "firmware.")
-    base = {k: r.number(base, k, "firmware.", non_negative=True, at_most=65535) for k in base}
+    base = _registers(r, base, "firmware.")
     joints_table = r.table(data, "joints")
     if not joints_table:
         raise r.fail("joints", "no joint")

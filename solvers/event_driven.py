@@ -56,6 +56,9 @@ from frictionsim.solvers import METHODS
 from frictionsim.solvers.errors import SimulationError
 from frictionsim.solvers.joint_friction import clip_friction
 
+#: The finest relative tolerance ``solve_ivp``'s Runge–Kutta methods honour (100 machine
+#: epsilons; below it they raise rtol to it with a warning).
+RTOL_FLOOR = 100 * np.finfo(float).eps
 STICK = 0
 SLIP_POSITIVE = 1
 SLIP_NEGATIVE = -1
@@ -200,6 +203,10 @@ class Tolerances:
         if not (0 < self.rtol < 1 and 0 < self.atol < 1):
             raise ConfigurationError(f"tolerances must be positive and below 1 (rtol={self.rtol}, "
                                      f"atol={self.atol})")
+        if self.rtol < RTOL_FLOOR:
+            raise ConfigurationError(f"rtol={self.rtol:g} is below {RTOL_FLOOR:.3g}, the finest "
+                                     "relative tolerance solve_ivp honours (it would raise it "
+                                     "to that silently)")
         if self.max_nfev < 1 or self.max_events < 1:
             raise ConfigurationError(f"max_nfev ({self.max_nfev}) and max_events ({self.max_events}) "
                                      "must be at least 1")

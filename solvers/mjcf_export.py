@@ -26,11 +26,14 @@ from __future__ import annotations
 import math
 import warnings
 
-from frictionsim import schema
+from frictionsim import plausibility, schema
 from frictionsim.errors import ConfigurationError
 from frictionsim.params import ParameterSet
 
 STOP_IN_ONE_STEP = 0.9999
+#: The finest MuJoCo timestep an export writes (s): a hundredth of the fastest servo loop a
+#: robot file may declare (10 kHz).
+MIN_TIMESTEP = 1e-6
 #: The first MuJoCo whose ``<dcmotor>`` has the on-board controller in torque space with
 #: ``input="pos"`` (3.12.0); 4.0.0 is what the tests run.
 DCMOTOR_MUJOCO = "3.12"
@@ -44,7 +47,8 @@ def check_export_arguments(joint: str, kp: float | None, vin: float | None,
                            timestep: float) -> None:
     """ValueError naming the argument that cannot go into an MJCF snippet: a joint name that is
     empty or holds XML's special characters, a gain or supply that is not a positive finite
-    number, a timestep outside (0, 1] s."""
+    number or lies outside what a log's header may hold (:data:`frictionsim.plausibility.HEADER`),
+    a timestep outside [:data:`MIN_TIMESTEP`, 1] s."""
     if not isinstance(joint, str) or not joint.strip() or joint != joint.strip() \
             or any(c in joint for c in '"<>&\'') or not joint.isprintable():
         raise ConfigurationError(f"joint name {joint!r}: give the joint's name as in your model (not "
@@ -52,8 +56,10 @@ def check_export_arguments(joint: str, kp: float | None, vin: float | None,
     for name, value in (("kp", kp), ("vin", vin)):
         if value is not None and not (math.isfinite(value) and value > 0):
             raise ConfigurationError(f"{name} {value!r} must be a positive finite number")
-    if not (math.isfinite(timestep) and 0 < timestep <= 1.0):
-        raise ConfigurationError(f"timestep {timestep!r} s must be in (0, 1]")
+        if value is not None:  # a log's header would be refused beyond these
+            plausibility.HEADER[name].check(value, name, ConfigurationError)
+    if not (math.isfinite(timestep) and MIN_TIMESTEP <= timestep <= 1.0):
+        raise ConfigurationError(f"timestep {timestep!r} s must be in [{MIN_TIMESTEP:g}, 1]")
 
 
 class SchemeWarning(UserWarning):
@@ -73,6 +79,29 @@ def warn_reference_scheme(params: ParameterSet) -> None:
     if params.scheme != "semi_implicit":
         source = params.source or f"{params.model} on {params.actuator}"
         warnings.warn(reference_scheme_note(source), SchemeWarning, stacklevel=3)
+
+
+#: The parameters an export writes into MuJoCo's attributes, and the sign each must have there:
+#: k_t, R and the gain ratio scale the actuator's gain and force range (a negative one turns
+#: them round, and MuJoCo refuses a force range whose low end is above its high end); the
+#: armature, Coulomb and viscous friction, the D term's time and the speed limits become
+#: armature, frictionloss, damping, kv and slewmax, which MuJoCo takes only ≥ 0.
+POSITIVE = ("kt", "R", "error_gain_ratio", "max_current_limit")
+NON_NEGATIVE = ("armature", "friction_base", "friction_viscous", "derivative_time",
+                "max_velocity")
+
+
+def check_native_values(params: ParameterSet, where: str | None = None) -> None:
+    """:class:`NotExportable` naming the first parameter (:data:`POSITIVE`,
+    :data:`NON_NEGATIVE`) whose value no MuJoCo attribute takes: frictionsim simulates such a
+    set (with a warning), but an export would write a file MuJoCo refuses or turns round."""
+    where = where or params.source or f"{params.model} on {params.actuator}"
+    for names, ok, need in ((POSITIVE, lambda x: x > 0.0, "> 0"),
+                            (NON_NEGATIVE, lambda x: x >= 0.0, "≥ 0")):
+        for name in names:
+            if name in params.values and not ok(params.values[name]):
+                raise NotExportable(f"{where}: {name} = {params.values[name]:g} has no MuJoCo "
+                                    f"attribute (an export needs {name} {need})")
 
 
 def firmware_gain(params: ParameterSet, kp: float | None) -> float:
@@ -103,6 +132,7 @@ def export_m1(params: ParameterSet, joint: str = "servo", kp: float | None = Non
             "`frictionsim simulate --engine mujoco`)"
         )
     check_export_arguments(joint, kp, vin, timestep)
+    check_native_values(params)
     warn_reference_scheme(params)
     act = schema.get_actuator(params.actuator)
     v = params.values
@@ -170,6 +200,7 @@ def dcmotor_attributes(params: ParameterSet, kp: float | None = None, vin: float
     (eRob): ``kp = k_t·KP``, ``kd = k_t·d·√KP``, the 12 A clip as the ``saturation`` current,
     the back-EMF window as ``Vmax``. With ``current_limit``, the saturation current is
     ``max_current_limit`` (a hard clip of k_t·i where frictionsim's is smooth)."""
+    check_native_values(params)
     act = schema.get_actuator(params.actuator)
     v = params.values
     kt, resistance = v["kt"], v["R"]

@@ -41,7 +41,7 @@ from frictionsim.learned_files import LearnedActuator
 from frictionsim.params import ParameterSet
 from frictionsim.robot_files import RobotDescription, RobotJoint
 from frictionsim.robot_params import RobotParameters
-from frictionsim.solvers.mjcf_export import STOP_IN_ONE_STEP
+from frictionsim.solvers.mjcf_export import STOP_IN_ONE_STEP, check_native_values
 
 TARGETS = ("position", "dcmotor")
 #: The name of a servo joint's gear-gap hinge in an export: ``<joint>_backlash``.
@@ -81,6 +81,7 @@ def joint_attributes(joint: RobotJoint, params: ParameterSet) -> JointExport:
         raise ConfigurationError(f"{joint.name}: {params.actuator} runs the current law; its "
                                  "back-EMF window has no MuJoCo attribute (export the bench "
                                  "servo with frictionsim export-mjcf --target dcmotor)")
+    check_native_values(params, f"{params.source or params.actuator} on joint {joint.name}")
     v = params.values
     fw = joint.firmware
     volts_to_torque = act.vin * v["kt"] / v["R"]

@@ -14,6 +14,7 @@ import pytest
 
 mujoco = pytest.importorskip("mujoco")
 
+from frictionsim.errors import ConfigurationError  # noqa: E402
 from frictionsim.experiments.runner.cli import main  # noqa: E402
 from frictionsim.logs import load_log  # noqa: E402
 from frictionsim.params import ParameterSet, load_params  # noqa: E402
@@ -21,6 +22,7 @@ from frictionsim.solvers.mjcf_export import (  # noqa: E402
     NotExportable,
     dcmotor_attributes,
     export_dcmotor,
+    export_m1,
 )
 from frictionsim.solvers.native_mujoco import dcmotor_rollout  # noqa: E402
 from frictionsim.solvers.rollouts import simulate  # noqa: E402
@@ -81,6 +83,28 @@ def test_the_sts3215_limiter_is_the_controllers_slew_rate():
         params.values["max_velocity"])
     with_limit = ParameterSet("m1", "xl330", {}, extensions=("current_limit",))
     assert float(dcmotor_attributes(with_limit)["saturation"].split()[1]) == 1.75
+
+
+@pytest.mark.parametrize("name, value", [("kt", -1.0), ("armature", -0.01),
+                                         ("friction_base", -0.1), ("friction_viscous", -0.2),
+                                         ("error_gain_ratio", -1.0), ("max_velocity", -1.0)])
+def test_a_value_no_mujoco_attribute_takes_is_refused_by_name(name, value):
+    # frictionsim simulates it (with a warning); MuJoCo would refuse a reversed force range or
+    # negate the gain, so both targets name the parameter instead of writing such a file
+    params = ParameterSet.defaults("m1", "sts3215_12v").with_values(**{name: value})
+    for export in (export_m1, export_dcmotor):
+        with pytest.raises(NotExportable, match=f"{name} = {value:g} has no MuJoCo attribute"):
+            export(params, kp=400)
+
+
+@pytest.mark.parametrize("argument, message", [({"kp": 1e30}, r"kp = 1e\+30"),
+                                               ({"vin": 1e30}, r"vin = 1e\+30 V"),
+                                               ({"timestep": 1e-300}, "timestep 1e-300 s")])
+def test_arguments_beyond_what_a_log_may_hold_are_refused(argument, message):
+    params = ParameterSet.defaults("m1", "xl330")
+    for export in (export_m1, export_dcmotor):
+        with pytest.raises(ConfigurationError, match=message):
+            export(params, **{"kp": 400, **argument})
 
 
 def test_m2_to_m6_need_logs_to_be_exported(tmp_path, capsys):

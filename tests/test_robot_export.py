@@ -69,6 +69,19 @@ def test_an_m1_robot_fit_exports_exactly_and_the_folder_stands_alone(tmp_path, m
     assert "--overwrite" in capsys.readouterr().err
 
 
+def test_a_fit_mujoco_cannot_express_is_refused_by_name_before_any_refit(tmp_path, capsys):
+    data = json.loads(fit_file(tmp_path / "m6.json", "m6").read_text())
+    data["servos"]["sts3215_12v"]["kt"] = -1.0  # simulated with a warning, not exportable
+    (tmp_path / "m6.json").write_text(json.dumps(data))
+    capsys.readouterr()
+    assert main(["robot", "export-mjcf", "--robot", "so101", "--data", str(DATA), "--params",
+                 str(tmp_path / "m6.json"), "--out", str(tmp_path / "export"), "--recordings",
+                 str(RECORDINGS / "ramp_motion"), "--no-progress"]) == 1
+    err = capsys.readouterr().err
+    assert "servos.sts3215_12v: kt = -1 has no MuJoCo attribute" in err
+    assert not (tmp_path / "export").exists()
+
+
 def test_a_richer_fit_names_what_it_drops_and_is_refitted_as_an_m1(tmp_path):
     summary = export(tmp_path, fit_file(tmp_path / "m6.json", "m6"), "--recordings",
                      str(RECORDINGS / "ramp_motion"), "--budget", "6")

@@ -132,7 +132,11 @@ actuator = "sts3215_12v"
     ("[joints.B]\nmjcf = \"b\"\nactuator = \"sts3215_12v\"\nsign = 2\n", "sign: 2 must be"),
     ("[joints.B]\nmjcf = \"b\"\n", "joints.B.actuator: missing"),
     ("[joints.A.firmware]\nI_Coefficient = 4\n", "I_Coefficient: an I term is not modelled"),
-    ("[joints.A.firmware]\nMax_Torque_Limit = 1500\n", "Max_Torque_Limit: 1500 must be"),
+    ("[joints.A.firmware]\nMax_Torque_Limit = 1500\n", "Max_Torque_Limit: 1500 is outside 0 … 1000"),
+    ("[joints.A.firmware]\nMax_Torque_Limit = 0\n", r"Max_Torque_Limit: 0 must be in \(0, 1000\]"),
+    # a register holds a whole number of its size (the gains one byte)
+    ("[joints.A.firmware]\nP_Coefficient = 300\n", "P_Coefficient: 300 is outside 0 … 255"),
+    ("[joints.A.firmware]\nD_Coefficient = 16.5\n", "D_Coefficient: 16.5 is not an integer"),
 ])
 def test_a_bad_robot_file_names_file_and_key(tmp_path, edit, message):
     path = tmp_path / "arm.toml"

@@ -144,11 +144,11 @@ def substeps_of(dts: list[float] | None, period: float) -> list[int]:
         if not (math.isfinite(dt) and dt > 0):
             raise ConfigurationError(f"--dts {dt:g}: a step must be a positive number of seconds")
         n = period / dt
+        if n > MAX_SUBSTEPS + 0.5:  # before the divisibility, whose message would print n
+            raise ConfigurationError(f"--dts {dt:g}: {n:.3g} steps per log period; at most "
+                                     f"{MAX_SUBSTEPS} (dt ≥ {period / MAX_SUBSTEPS:g} s)")
         if abs(n - round(n)) > 1e-6 or round(n) < 1:
             raise ConfigurationError(f"--dts {dt:g}: must divide the log period {period:g} s exactly")
-        if round(n) > MAX_SUBSTEPS:
-            raise ConfigurationError(f"--dts {dt:g}: {round(n)} steps per log period; at most "
-                                     f"{MAX_SUBSTEPS} (dt ≥ {period / MAX_SUBSTEPS:g} s)")
         out.append(int(round(n)))
     return out
 

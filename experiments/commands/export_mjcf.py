@@ -63,6 +63,7 @@ def run(args: argparse.Namespace) -> int:
     from frictionsim.params import load_params
     from frictionsim.solvers.mjcf_export import export_dcmotor, export_m1
 
+    check_budget(args.budget)  # used with --logs only, but a bad one is a bad command line
     params = load_params(args.params)
     if args.target == "position":
         if args.logs:
@@ -96,7 +97,6 @@ def _dcmotor(args: argparse.Namespace, params, export_dcmotor) -> str:
             native_fidelity,
         )
 
-        check_budget(args.budget)
         logs = load_logs(args.logs, processed=True, show_progress=not args.no_progress)
         native, candidates = closest_native(params, logs, args.budget,
                                             progress=not args.no_progress)

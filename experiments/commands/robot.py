@@ -374,10 +374,15 @@ def export_mjcf(args: argparse.Namespace) -> int:
     from frictionsim.experiments.robots.recorded import Replay
     from frictionsim.params import ParameterSet
     from frictionsim.robot_params import load_robot_params
+    from frictionsim.solvers.mjcf_export import check_native_values
     from frictionsim.solvers.robot_export import export_robot, write_export
 
     robot, mjcf = load_robot(args)
     fit = load_robot_params(args.params)
+    for name, servo in fit.servos.items():  # before a refit of minutes, not after it
+        physics = getattr(servo, "physics", servo)
+        if physics is not None:
+            check_native_values(physics, f"{args.params}: servos.{name}")
     gaps = None
     if args.backlash_hinge:
         gaps = {name: p.values.get("backlash", 0.0) for name, p in fit.servos.items()
