@@ -680,10 +680,35 @@ class ServoModel:
 
     def set_goals(self, data, goals) -> None:
         """Goal positions (physical joint angles, rad) of the servos, in their order."""
-        data.ctrl[self.ctrl_index] = goals
+        self._check_data(data)
+        data.ctrl[self.ctrl_index] = self._per_servo("goals", goals, float)
+
+    def _check_data(self, data) -> None:
+        """ConfigurationError unless ``data`` is an ``MjData`` of this model (its sizes)."""
+        m = self.model
+        if not isinstance(data, mujoco.MjData) or data.qpos.shape[0] != m.nq \
+                or data.ctrl.shape[0] != m.nu or data.userdata.shape[0] != m.nuserdata:
+            got = "an MjData of another model" if isinstance(data, mujoco.MjData) \
+                else type(data).__name__
+            raise ConfigurationError(f"data: an MjData of this ServoModel's model (make_data(), "
+                                     f"or mujoco.MjData(servo_model.model)), got {got}")
+
+    def _per_servo(self, name: str, values, dtype) -> np.ndarray:
+        """``values`` as one ``dtype`` value per servo, or a ConfigurationError naming ``name``."""
+        n = len(self.servos)
+        try:
+            array = np.asarray(values, dtype=dtype)
+        except (TypeError, ValueError):
+            raise ConfigurationError(f"{name}: one number per servo ({n}), got {values!r:.80}") \
+                from None
+        if array.shape not in ((), (n,)):
+            raise ConfigurationError(f"{name}: one value per servo ({n}, in the order of "
+                                     f"servo_model.servos), got shape {array.shape}")
+        return np.broadcast_to(array, (n,))
 
     def _state(self, data) -> np.ndarray:
         """The adapter's state in ``data.userdata`` (a view)."""
+        self._check_data(data)
         config = _TABLE.config[self._row]
         start = int(config[CFG_USER_OFFSET])
         return data.userdata[start: start + int(config[CFG_STATE_SIZE])]
@@ -703,8 +728,10 @@ class ServoModel:
     def set_enable(self, data, flags) -> None:
         """Torque enable of each servo (default on; reset by ``mj_resetData``), a register the
         firmware reads at its next control period."""
-        flags = np.broadcast_to(np.asarray(flags, dtype=bool), (len(self.servos),))
-        self._registers(data)[:, SL_DISABLED] = np.where(flags, 0.0, 1.0)
+        flags = self._per_servo("flags", flags, float)
+        if not np.isin(flags, (0.0, 1.0)).all():
+            raise ConfigurationError(f"flags: True/False (or 1/0) per servo, got {flags}")
+        self._registers(data)[:, SL_DISABLED] = np.where(flags == 1.0, 0.0, 1.0)
 
     def motor_torques(self, data) -> np.ndarray:
         """The torque (N·m) each servo's actuator applied at the last step: the motor's τ_m,

@@ -11,6 +11,7 @@ import pytest
 
 mujoco = pytest.importorskip("mujoco")
 
+from frictionsim.errors import ConfigurationError  # noqa: E402
 from frictionsim.params import ParameterSet  # noqa: E402
 from frictionsim.solvers.mujoco_adapter import IntegratorWarning, ServoModel  # noqa: E402
 from frictionsim.solvers.robot import JointServo, Robot  # noqa: E402
@@ -209,6 +210,27 @@ def test_an_rl_style_reset_equals_a_fresh_episode():
     data.qpos[:], data.qvel[:] = q0, 0.0
     sm.reset(data)
     np.testing.assert_array_equal(episode(data), first)
+
+
+def test_the_servo_methods_name_what_they_were_given_wrong():
+    sm = ServoModel(floating(), servos(), control_period=0.004)
+    data = sm.make_data()
+    other = mujoco.MjData(mujoco.MjModel.from_xml_string("<mujoco/>"))
+    for call in (sm.reset, sm.motor_torques, sm.check, lambda d: sm.set_goals(d, [0.0, 0.0])):
+        with pytest.raises(ConfigurationError, match="an MjData of this ServoModel's model"):
+            call(other)
+        with pytest.raises(ConfigurationError, match="got NoneType"):
+            call(None)
+    with pytest.raises(ConfigurationError, match=r"goals: one value per servo \(2, .*shape \(3,\)"):
+        sm.set_goals(data, [0.0] * 3)
+    with pytest.raises(ConfigurationError, match="goals: one number per servo"):
+        sm.set_goals(data, ["a", "b"])
+    with pytest.raises(ConfigurationError, match="flags: True/False"):
+        sm.set_enable(data, [2, 1])
+    sm.set_goals(data, 0.1)  # one value stands for every servo
+    sm.set_enable(data, [True, 0])
+    assert list(data.ctrl[sm.ctrl_index]) == [0.1, 0.1]
+    assert list(sm._registers(data)[:, 0]) == [0.0, 1.0]  # the second servo disabled
 
 
 def test_frictionsims_own_engines_refuse_a_model_with_contacts_naming_the_geoms():
