@@ -216,6 +216,25 @@ def test_a_cuda_device_without_a_gpu_is_a_clear_error():
         check_device("tpu")
 
 
+def test_robot_simulate_names_a_device_its_engine_cannot_take(tmp_path, capsys):
+    from frictionsim.experiments.common.loading import shared_data
+    from frictionsim.experiments.runner.cli import main
+    from frictionsim.params import save_params
+
+    try:
+        data = shared_data()
+    except Exception:
+        pytest.skip("shared data not found")
+    params = save_params(tmp_path / "m1.json", ParameterSet.defaults("m1", "sts3215_12v"))
+    recording = data / "so101" / "recordings" / "center_workspace"
+    base = ["robot", "simulate", "--robot", "so101", "--data", str(data), str(recording),
+            "--params", str(params), "--no-progress"]
+    assert main([*base, "--engine", "mjx", "--device", "cuda"]) == 1
+    assert "MJX runs on JAX's default device" in capsys.readouterr().err
+    assert main([*base, "--engine", "mjlab", "--device", "tpu"]) == 1
+    assert "device 'tpu': expected cpu, cuda or cuda:N" in capsys.readouterr().err
+
+
 def test_run_engines_reports_every_engine(tmp_path, capsys):
     from frictionsim.experiments.runner.cli import main
 
@@ -238,6 +257,7 @@ def test_a_batched_replay_is_the_one_world_replay(tmp_path):
     from frictionsim.experiments.robots.recorded import Replay, replay_batched
     from frictionsim.robot_files import get_robot
     from frictionsim.robot_recordings import read_recording
+    from frictionsim.solvers.mujoco_dynamics import mujoco
     from frictionsim.solvers.robot_servos import robot_spec
 
     try:
@@ -257,10 +277,12 @@ def test_a_batched_replay_is_the_one_world_replay(tmp_path):
     params = {a: ParameterSet.defaults("m6", a).with_scheme("semi_implicit")
               for a in robot.actuators}
     spec = robot_spec(robot, robot.mjcf_path(data))
+    # with its contacts on, MJX would size collision memory for the arm's meshes: refused; the
+    # robot file turns them off, and then MJX takes the arm without its collision masks
+    touching = spec.copy()
+    touching.option.disableflags &= ~int(mujoco.mjtDisableBit.mjDSBL_CONTACT)
     with pytest.raises(ConfigurationError, match="MJX runs out of memory"):
-        replay_batched(robot, spec, params, recordings, "mjx")
-    for geom in spec.geoms:  # MJX takes the arm without its collision meshes
-        geom.contype = geom.conaffinity = 0
+        replay_batched(robot, touching, params, recordings, "mjx")
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         one = [Replay(robot, spec, params, "mujoco").run(r) for r in recordings]

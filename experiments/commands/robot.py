@@ -273,6 +273,14 @@ def simulate(args: argparse.Namespace) -> int:
                                  f"({', '.join(BATCHED)}), not to {args.engine}")
     if args.envs is not None:
         check_count("--envs", args.envs, 1, 100_000)
+    if args.engine == "mjx" and args.device != "cpu":
+        raise ConfigurationError(f"--device {args.device}: --device chooses mjlab's device; MJX "
+                                 "runs on JAX's default device (JAX_PLATFORMS=cpu or cuda "
+                                 "chooses it)")
+    if args.engine == "mjlab":  # before the recordings are read
+        from frictionsim.solvers.warp_servos import check_device
+
+        check_device(args.device)
     if args.variants is not None:
         _check_variants(args, servos)
     recordings = read_recordings(args.recordings, not args.no_progress, robot)

@@ -191,6 +191,8 @@ def replay_batched(robot: RobotDescription, spec, params: dict, recordings: list
     state, its goals held for its bus cycles, the shorter ones holding their last goal to the
     end of the longest. The same :class:`RecordedRun` as :meth:`Replay.run`, each with its
     share of the batch's seconds."""
+    import mujoco
+
     from frictionsim.solvers.engines import get_engine
     from frictionsim.solvers.robot_servos import joint_servos
 
@@ -199,6 +201,13 @@ def replay_batched(robot: RobotDescription, spec, params: dict, recordings: list
         raise ConfigurationError(f"engine {engine!r} runs one world: use Replay")
     servos = joint_servos(robot, params)
     compiled = spec.compile()
+    if engine == "mjx" and compiled.opt.disableflags & int(mujoco.mjtDisableBit.mjDSBL_CONTACT):
+        # contacts off (the robot file's contacts = "off"): the geoms' collision masks change
+        # nothing, and MJX sizes its collision memory by them
+        spec = spec.copy()
+        for geom in spec.geoms:
+            geom.contype = geom.conaffinity = 0
+        compiled = spec.compile()
     if engine == "mjx" and np.any((compiled.geom_contype | compiled.geom_conaffinity) != 0):
         raise ConfigurationError("MJX runs out of memory on this model's collision meshes (2 "
                                  "worlds of the SO-101 ask for 435 GB): use --engine mjlab, or "
