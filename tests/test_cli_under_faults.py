@@ -296,6 +296,7 @@ def test_dask_scheduler_without_workers_times_out(logs, tmp_path):
     (["crosscheck", "--params", "{params}", "--logs", "{log}", "--rtol", "1e-300"],
      "rtol=1e-300 is below 2.22e-14"),
     (["export-mjcf", "--params", "{params}", "--budget", "0"], "--budget"),
+    (["bench", "--budget", "0"], "--budget"),
     (["virtual-servo", "--params", "{params}", "--physics-dt", "0"], "physics_dt"),
     (["virtual-servo", "--params", "{params}", "--mass", "-1"], "mass"),
     (["simulate", "--params", "{params}", "{log}", "--plot", "{tmp}/figure"], "no suffix"),

@@ -54,6 +54,10 @@ def run(args: argparse.Namespace) -> int:
     if not (1 <= args.candidates <= MAX_CANDIDATES and 1 <= args.repeats <= MAX_REPEATS):
         raise ConfigurationError(f"--candidates must be 1 … {MAX_CANDIDATES} and --repeats 1 … "
                                  f"{MAX_REPEATS} (got {args.candidates} and {args.repeats})")
+    check_budget(args.budget)  # used with --scale only, but refused before minutes of timing
+    if args.scale is not None:
+        for size in tuple(args.scale):
+            check_count("--scale", size, 1, 5000, "logs")
     packed = synthetic_logs()
     print(f"{packed.n_logs} synthetic logs, {packed.n_steps} steps; "
           f"{numba.get_num_threads()} threads")
@@ -77,9 +81,6 @@ def run(args: argparse.Namespace) -> int:
         from frictionsim.experiments.identification.scale import scale_rows
 
         sizes = tuple(args.scale) or (12, 100, 400)
-        for size in sizes:
-            check_count("--scale", size, 1, 5000, "logs")
-        check_budget(args.budget)
         models = tuple(m for m in args.models if m in ("m1", "m6")) or ("m1", "m6")
         scale = scale_rows(sizes, models, args.budget, show_progress=not args.no_progress)
         print(f"\nscale: six-second virtual-bench logs, identify --budget {args.budget}, "
