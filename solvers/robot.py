@@ -314,6 +314,11 @@ class Robot:
     def __init__(self, model, servos: list[JointServo], control_period: float = 0.005,
                  scheme: str | None = None) -> None:
         self.model = load_model(model)
+        servos = list(servos)
+        if not servos or not all(isinstance(s, JointServo) for s in servos):
+            raise ConfigurationError("servos: a non-empty list of JointServo (a joint's name and "
+                                     "its parameters), got "
+                                     f"{[type(s).__name__ for s in servos] or 'none'}")
         if not 1 <= self.model.nv <= MAX_JOINTS:
             raise ConfigurationError(f"the model has {self.model.nv} dofs; frictionsim's simulators take "
                                      f"1 to {MAX_JOINTS}")
@@ -355,12 +360,23 @@ class Robot:
         return q, v
 
     def _inputs(self, goals, enable) -> tuple[np.ndarray, np.ndarray]:
-        goals = np.ascontiguousarray(goals, dtype=float)
+        try:
+            goals = np.ascontiguousarray(goals, dtype=float)
+            enable = np.ones_like(goals) if enable is None else np.ascontiguousarray(enable, float)
+        except (TypeError, ValueError):
+            raise ConfigurationError("goals and enable must be arrays of numbers") from None
         if goals.ndim != 2 or goals.shape[1] != len(self.servos):
             raise ConfigurationError(f"goals must be (steps, {len(self.servos)}): one column per servo")
-        enable = np.ones_like(goals) if enable is None else np.ascontiguousarray(enable, float)
         if enable.shape != goals.shape:
             raise ConfigurationError("enable must have the shape of goals")
+        bad = np.argwhere(~np.isfinite(goals))
+        if len(bad):
+            raise ConfigurationError(f"goals[{bad[0][0]}, {bad[0][1]}] = {goals[tuple(bad[0])]}: "
+                                     "goal positions must be finite (rad)")
+        bad = np.argwhere((enable != 0.0) & (enable != 1.0))
+        if len(bad):
+            raise ConfigurationError(f"enable[{bad[0][0]}, {bad[0][1]}] = {enable[tuple(bad[0])]}: "
+                                     "torque enable is 1 (on) or 0 (off)")
         return goals, enable
 
     def fixed_step(self, goals, enable=None, q0=None, v0=None) -> RobotRun:
@@ -385,6 +401,12 @@ class Robot:
         if failed >= 0:
             raise SimulationError(f"the friction solve of the coupled joints did not converge "
                                   f"in control period {failed} (t = {failed * self.period:g} s)")
+        diverged = np.flatnonzero(~np.isfinite(out_q).all(axis=1) | ~np.isfinite(out_v).all(axis=1))
+        if len(diverged):
+            raise SimulationError(f"the simulation diverged (a position or velocity not finite) "
+                                  f"in control period {diverged[0]} (t = "
+                                  f"{diverged[0] * self.period:g} s): check q0, v0 and the "
+                                  "model's inertias")
         return RobotRun(np.arange(goals.shape[0]) * self.period, out_q, out_v, seconds,
                         physical=physical, gap=gap)
 

@@ -18,6 +18,7 @@ from frictionsim.experiments.runner.cli import main  # noqa: E402
 from frictionsim.layout import SERVO_U  # noqa: E402
 from frictionsim.logs import load_log, load_logs  # noqa: E402
 from frictionsim.params import load_params  # noqa: E402
+from frictionsim.solvers.errors import SimulationError  # noqa: E402
 from frictionsim.solvers.event_driven import (  # noqa: E402
     SLIP_POSITIVE,
     STICK,
@@ -246,6 +247,26 @@ def test_a_missing_joint_is_named(data):
         warnings.simplefilter("ignore", SchemeWarning)
         ServoModel(data / "arm2r" / "mx_arm.xml",
                    [JointServo("elbow", load_params(data / "params" / "mx64" / "m1.json"), 32)])
+
+
+def test_the_standalone_simulator_names_inputs_it_cannot_run(data):
+    path = data / "arm2r" / "mx_arm.xml"
+    with pytest.raises(ValueError, match="servos: a non-empty list of JointServo"):
+        Robot(path, [], control_period=0.005)
+    with pytest.raises(ValueError, match=r"got \['str'\]"):
+        Robot(path, ["R1"], control_period=0.005)
+    robot = Robot(path, arm_servos(data), control_period=0.005)
+    goals = np.zeros((20, 2))
+    goals[7, 1] = np.nan  # not a "hold": a goal the firmware never sees
+    with pytest.raises(ValueError, match=r"goals\[7, 1\] = nan"):
+        robot.fixed_step(goals)
+    with pytest.raises(ValueError, match=r"enable\[0, 0\] = 2.0"):
+        robot.fixed_step(np.zeros((20, 2)), enable=np.full((20, 2), 2.0))
+    with pytest.raises(ValueError, match="arrays of numbers"):
+        robot.fixed_step([["a", "b"]])
+    # a state no step survives is named, not returned as NaN positions
+    with pytest.raises(SimulationError, match="diverged .* in control period 1 "):
+        robot.fixed_step(np.zeros((20, 2)), v0=np.full(2, 1e300))
 
 
 # ------------------------------------------------------------------------- 2R arm paths
