@@ -159,7 +159,7 @@ def test_training_through_the_rollout_is_on_by_default_where_the_logs_repeat_a_c
 
 
 def test_the_default_is_decided_from_the_logs_and_an_explicit_zero_is_kept(logs, capsys):
-    from frictionsim.experiments.identification.learned import AUTO_ROLLOUT_EPOCHS
+    from frictionsim.experiments.identification.learned import AUTO_ROLLOUT_EPOCHS, ROLLOUT_HORIZON
     from frictionsim.experiments.runner.arguments import net_settings
     from frictionsim.experiments.runner.cli import build_parser
 
@@ -174,5 +174,9 @@ def test_the_default_is_decided_from_the_logs_and_an_explicit_zero_is_kept(logs,
                         ).rollout_epochs == 0
     with pytest.raises(SystemExit):  # the help says the default the code takes
         main(["identify", "--help"])
-    assert f"default {AUTO_ROLLOUT_EPOCHS} when torch is installed" in " ".join(
-        capsys.readouterr().out.split())
+    shown = " ".join(capsys.readouterr().out.split())
+    assert f"default {AUTO_ROLLOUT_EPOCHS} when torch is installed" in shown
+    assert f"control periods per window of that training (default {ROLLOUT_HORIZON})" in shown
+    assert net_settings(parser.parse_args(base), 600).rollout_horizon == ROLLOUT_HORIZON
+    assert net_settings(parser.parse_args([*base, "--rollout-horizon", "7"]), 600
+                        ).rollout_horizon == 7

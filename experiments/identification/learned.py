@@ -87,11 +87,13 @@ class NetSettings:
     authority the largest |label| (unless :attr:`authority`), and its physics alone stays a
     candidate."""
     rollout_horizon: int = 50
-    """The control periods of each window of that training."""
+    """The control periods of each window of that training (:data:`ROLLOUT_HORIZON`)."""
 
 
 #: Epochs through the rollout when they are left to :func:`auto_rollout_epochs`.
 AUTO_ROLLOUT_EPOCHS = 60
+#: The control periods of each window of the training through the rollout, by default.
+ROLLOUT_HORIZON = NetSettings.rollout_horizon
 
 
 def condition(log: Log) -> tuple:

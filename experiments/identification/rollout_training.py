@@ -45,12 +45,13 @@ from frictionsim.solvers.learned_rollout import packed_errors, physics_theta
 
 @dataclass(frozen=True)
 class RolloutTraining:
-    """How a network is trained through its rollout: the window (control periods), the
-    periods between two windows' starts, the epochs, the windows drawn per epoch at most,
+    """How a network is trained through its rollout: the window (control periods; the
+    commands' default is :data:`~frictionsim.experiments.identification.learned.ROLLOUT_HORIZON`),
+    the periods between two windows' starts, the epochs, the windows drawn per epoch at most,
     Adam's learning rate, the windows per gradient step, and every how many training logs one
     is held back to choose the epoch."""
 
-    horizon: int = 50
+    horizon: int
     stride: int = 10
     epochs: int = 12
     windows_per_epoch: int = 4096

@@ -66,7 +66,7 @@ def add_learning_arguments(p: argparse.ArgumentParser, hybrid_budget: str,
                             "back for it; a Ctrl-C keeps the best so far (needs torch; 0: none; "
                             "default 60 when torch is installed and the training logs repeat "
                             "a condition (trajectory, gain, mass, arm length), else 0)")
-        p.add_argument("--rollout-horizon", type=int, default=50, metavar="N",
+        p.add_argument("--rollout-horizon", type=int, default=None, metavar="N",
                        help="control periods per window of that training (default 50)")
 
 
@@ -80,12 +80,14 @@ def net_settings(args: argparse.Namespace, hybrid_budget: int):
     check_budget(budget, "--hybrid-budget")
     check_count("--max-epochs", args.max_epochs, 1, 100_000)
     epochs = getattr(args, "rollout_epochs", None)  # None: the training logs decide
-    horizon = getattr(args, "rollout_horizon", 50)
+    horizon = getattr(args, "rollout_horizon", None)  # None: NetSettings' default
     if epochs is not None:
         check_count("--rollout-epochs", epochs, 0, 10_000)
-    check_count("--rollout-horizon", horizon, 2, 10_000)
+    if horizon is not None:
+        check_count("--rollout-horizon", horizon, 2, 10_000)
+    chosen = {} if horizon is None else {"rollout_horizon": horizon}
     return NetSettings(closed_loop_budget=budget, max_epochs=args.max_epochs, seed=args.seed,
-                       rollout_epochs=epochs, rollout_horizon=horizon)
+                       rollout_epochs=epochs, **chosen)
 
 
 def add_actuator_arguments(p: argparse.ArgumentParser, actuator: bool = False) -> None:
