@@ -145,7 +145,8 @@ def servos_on_robot(model, params, joints: str | Sequence[str] | None = None, *,
     ``params``: a parameter file, a robot fit or a learned actuator file (path), a
     ``ParameterSet``, a ``LearnedActuator`` or ``RobotParameters``. ``joints``: fnmatch
     patterns of MJCF joint names (``"*_knee"``; None: a robot file's servo joints, or every
-    hinge of a bare MJCF).
+    hinge of a bare MJCF), among the hinges an actuator of the MJCF drives when it has
+    actuators (a hinge without one, a backlash hinge say, is passive and gets no servo).
 
     With a robot file: its MJCF (``mjcf`` overrides it; a relative one lies in ``data``),
     firmware settings and control period, and its ``joint_dynamics`` decide. With a bare
@@ -179,7 +180,14 @@ def servos_on_robot(model, params, joints: str | Sequence[str] | None = None, *,
     if not hinges:
         raise ConfigurationError("the model has no named hinge joint to put a servo on (servos "
                                  "are rotary: one per hinge)")
-    names = _select(hinges, joints, "the model's named hinge joints")
+    driven = {a.target for a in spec.actuators if a.trntype == mujoco.mjtTrn.mjTRN_JOINT}
+    if any(h in driven for h in hinges):
+        # a hinge no actuator drives is passive (a backlash hinge, a wheel, a linkage): no servo
+        names = _select([h for h in hinges if h in driven], joints,
+                        "the model's hinge joints an actuator drives (a hinge without one, "
+                        "such as a backlash hinge, is passive)")
+    else:
+        names = _select(hinges, joints, "the model's named hinge joints")
     if len(fit.servos) != 1:
         raise ConfigurationError(
             f"{fit.source or 'params'}: parameters of {len(fit.servos)} actuator types "

@@ -266,6 +266,14 @@ def test_servos_on_a_robot_in_one_call(tmp_path):
     assert sm.servos[0].kp == 32  # the actuator's factory gain
     with pytest.raises(ValueError, match="'knee' matches none"):
         ServoModel.from_robot(floating(), params, "knee")
+    # with actuators in the MJCF, a hinge none drives is passive (Open Duck's backlash hinges)
+    driven = floating().replace("</worldbody>", '</worldbody><actuator><position '
+                                'joint="elbow" kp="5"/></actuator>')
+    assert [s.joint for s in ServoModel.from_robot(driven, params).servos] == ["elbow"]
+    assert [s.joint for s in ServoModel.from_robot(driven, params, "*").servos] == ["elbow"]
+    with pytest.raises(ValueError, match="'shoulder' matches none of the model's hinge joints "
+                                         "an actuator drives"):
+        ServoModel.from_robot(driven, params, "shoulder")
     # a robot file: its joints, firmware and period, as the robot commands build them
     data = Path(__file__).resolve().parents[2] / "shared" / "data"
     if not data.is_dir():

@@ -22,7 +22,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--mjcf", type=Path, default=None, metavar="PATH",
                    help="a robot's MJCF (default: the built-in 20-dof biped)")
     p.add_argument("--joints", nargs="+", default=None, metavar="PATTERN",
-                   help="the servo joints, fnmatch patterns (default: every named hinge)")
+                   help="the servo joints, fnmatch patterns (default: every named hinge an "
+                        "actuator drives, or every named hinge)")
     p.add_argument("--params", type=Path, default=None, metavar="FILE",
                    help="the servos: a parameter file or robot fit (default: the 7.4 V "
                         "STS3215's default M6)")
