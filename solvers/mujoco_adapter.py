@@ -752,8 +752,21 @@ class ServoModel:
 
     def check(self, data) -> None:
         """SimulationError when a step of ``data`` since its last reset could not solve the
-        coupled joints' friction exactly (the solver did not converge), naming the first."""
+        coupled joints' friction exactly (the solver did not converge), naming the first; when
+        a goal was not finite; and when MuJoCo found a non-finite or huge position, velocity
+        or acceleration and reset the state (it only prints a warning, and the episode goes
+        on from ``qpos0``)."""
         state = self._state(data)
+        for kind, what in ((mujoco.mjtWarning.mjWARN_BADQPOS, "position"),
+                           (mujoco.mjtWarning.mjWARN_BADQVEL, "velocity"),
+                           (mujoco.mjtWarning.mjWARN_BADQACC, "acceleration")):
+            warning = data.warning[int(kind)]
+            if warning.number > 0:
+                raise SimulationError(
+                    f"the simulation diverged: MuJoCo found a non-finite or huge {what} "
+                    f"{warning.number} time(s) (the last at dof {warning.lastinfo}) and reset the "
+                    "state to the model's qpos0 each time; check the initial state, the goals "
+                    "and the model's inertias and timestep")
         if state[ST_UNSERVED_COPY]:
             raise SimulationError("a copy of a ServoModel in the frictionloss mode was stepped: "
                                   "its servos did not run (that mode writes the model's own "

@@ -13,6 +13,7 @@ mujoco = pytest.importorskip("mujoco")
 
 from frictionsim.errors import ConfigurationError  # noqa: E402
 from frictionsim.params import ParameterSet  # noqa: E402
+from frictionsim.solvers.errors import SimulationError  # noqa: E402
 from frictionsim.solvers.mujoco_adapter import IntegratorWarning, ServoModel  # noqa: E402
 from frictionsim.solvers.robot import JointServo, Robot  # noqa: E402
 
@@ -227,6 +228,17 @@ def test_the_servo_methods_name_what_they_were_given_wrong():
         sm.set_goals(data, ["a", "b"])
     with pytest.raises(ConfigurationError, match="flags: True/False"):
         sm.set_enable(data, [2, 1])
+    # a state MuJoCo resets by itself (it only prints a warning) is a diverged simulation
+    bad = sm.make_data()
+    bad.qvel[:] = np.nan
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        mujoco.mj_step(sm.model, bad)
+    with pytest.raises(SimulationError, match="diverged: MuJoCo found a non-finite or huge "
+                                              "velocity 1 time"):
+        sm.check(bad)
+    mujoco.mj_resetData(sm.model, bad)
+    sm.check(bad)
     sm.set_goals(data, 0.1)  # one value stands for every servo
     sm.set_enable(data, [True, 0])
     assert list(data.ctrl[sm.ctrl_index]) == [0.1, 0.1]
