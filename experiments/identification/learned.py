@@ -51,6 +51,9 @@ from frictionsim.solvers.learned_rollout import (
     teacher_forced,
 )
 
+#: The control periods of each window of the training through the rollout, by default.
+ROLLOUT_HORIZON = 50
+
 
 @dataclass(frozen=True)
 class NetSettings:
@@ -86,14 +89,12 @@ class NetSettings:
     residual (of the network's width, :attr:`hidden`) starts from the supervised one, its
     authority the largest |label| (unless :attr:`authority`), and its physics alone stays a
     candidate."""
-    rollout_horizon: int = 50
-    """The control periods of each window of that training (:data:`ROLLOUT_HORIZON`)."""
+    rollout_horizon: int = ROLLOUT_HORIZON
+    """The control periods of each window of that training."""
 
 
 #: Epochs through the rollout when they are left to :func:`auto_rollout_epochs`.
 AUTO_ROLLOUT_EPOCHS = 60
-#: The control periods of each window of the training through the rollout, by default.
-ROLLOUT_HORIZON = NetSettings.rollout_horizon
 
 
 def condition(log: Log) -> tuple:
