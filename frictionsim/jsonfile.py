@@ -69,7 +69,7 @@ def read_json(path: str | os.PathLike, error: type[Exception], what: str) -> Any
     path = Path(path)
     check_regular_file(path, error, what)
     try:
-        text = path.read_text(encoding="utf-8")
+        text = path.read_text(encoding="utf-8-sig")  # a byte-order mark is not content
     except FileNotFoundError:
         raise error(f"{path}: no such {what}") from None
     except IsADirectoryError:

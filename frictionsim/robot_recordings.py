@@ -68,14 +68,16 @@ class Recording:
         try:
             return self.joints.index(joint)
         except ValueError:
-            raise ConfigurationError(f"{self.name}: no joint {joint!r} recorded (joints: "
+            where = self.path / "joint_list.txt" if self.path is not None else self.name
+            raise ConfigurationError(f"{where}: no joint {joint!r} recorded (joints: "
                                      f"{', '.join(self.joints)})") from None
 
 
 def _rows(path: Path, header: tuple[str, ...], kind: str) -> list[list[str]]:
     check_regular_file(path, RecordingError, "recording file")
     try:
-        with open(path, newline="", encoding="utf-8") as f:
+        # utf-8-sig: a spreadsheet's byte-order mark before the header is not part of it
+        with open(path, newline="", encoding="utf-8-sig") as f:
             rows = list(csv.reader(f))
     except (OSError, UnicodeDecodeError, csv.Error) as e:
         raise RecordingError(f"{path}: cannot read it ({e})") from None
@@ -157,7 +159,7 @@ def _check_bus_period(path: Path, t: np.ndarray, bus_period: float) -> None:
 def _joint_names(path: Path) -> tuple[str, ...]:
     check_regular_file(path, RecordingError, "joint list")
     try:
-        text = path.read_text(encoding="utf-8")
+        text = path.read_text(encoding="utf-8-sig")
     except UnicodeDecodeError as e:
         raise RecordingError(f"{path}: not UTF-8 text (byte {e.start}: {e.reason}); the joint "
                              "list names one joint per line") from None

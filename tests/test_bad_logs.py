@@ -315,3 +315,10 @@ def test_random_corruptions_end_in_a_clear_error_or_a_finite_result(tmp_path_fac
             assert "corrupt.json" in str(e)
             return
     assert np.isfinite(mae)
+
+
+def test_a_byte_order_mark_before_a_json_file_is_not_content(tmp_path):
+    plain = write(tmp_path, processed_log(), "plain.json")
+    marked = tmp_path / "marked.json"
+    marked.write_bytes(b"\xef\xbb\xbf" + plain.read_bytes())  # as a Windows editor saves it
+    assert load_log(marked).entries == load_log(plain).entries

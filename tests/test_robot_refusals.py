@@ -60,6 +60,20 @@ def test_a_joint_list_that_is_not_utf8_is_named(work, capsys):
     refused(simulate(work, "rec"), "joint_list.txt: not UTF-8", capsys)
 
 
+def test_a_joint_the_robot_file_needs_and_the_recording_lacks_is_named(work, capsys):
+    path = work / "rec" / "joint_list.txt"
+    path.write_text(path.read_text().replace("Elbow", "Elbow_Flex"))
+    err = refused(simulate(work, "rec"), "joint_list.txt: no joint 'Elbow' recorded", capsys)
+    assert "Elbow_Flex" in err
+
+
+def test_a_spreadsheets_byte_order_mark_is_not_part_of_the_header(work, capsys):
+    for name in ("control.csv", "state_motor.csv", "joint_list.txt"):
+        path = work / "rec" / name
+        path.write_bytes(b"\xef\xbb\xbf" + path.read_bytes())
+    assert main(simulate(work, "rec")) == 0
+
+
 def test_a_control_file_that_is_a_symlink_loop_is_named(work, capsys):
     (work / "rec" / "control.csv").unlink()
     (work / "rec" / "control.csv").symlink_to("control.csv")
