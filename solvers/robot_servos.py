@@ -180,7 +180,8 @@ def servos_on_robot(model, params, joints: str | Sequence[str] | None = None, *,
     if not hinges:
         raise ConfigurationError("the model has no named hinge joint to put a servo on (servos "
                                  "are rotary: one per hinge)")
-    driven = {a.target for a in spec.actuators if a.trntype == mujoco.mjtTrn.mjTRN_JOINT}
+    driven = {a.target for a in spec.actuators
+              if a.trntype in (mujoco.mjtTrn.mjTRN_JOINT, mujoco.mjtTrn.mjTRN_JOINTINPARENT)}
     if any(h in driven for h in hinges):
         # a hinge no actuator drives is passive (a backlash hinge, a wheel, a linkage): no servo
         names = _select([h for h in hinges if h in driven], joints,
