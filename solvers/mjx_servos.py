@@ -79,7 +79,7 @@ def build(mjcf, servos: list, control_period: float, dtype=None):
     import warnings
 
     from frictionsim.solvers.mujoco_adapter import SchemeWarning, semi_implicit_theta, servo_spec
-    from frictionsim.solvers.mujoco_dynamics import check_hinges
+    from frictionsim.solvers.mujoco_dynamics import check_hinges, mujoco
     from frictionsim.solvers.robot import check_delay_reach, servo_nets
     from frictionsim.solvers.warp_servos import mass_index
 
@@ -87,6 +87,11 @@ def build(mjcf, servos: list, control_period: float, dtype=None):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", SchemeWarning)
         spec, _ = servo_spec(mjcf, servos)
+    if spec.option.disableflags & int(mujoco.mjtDisableBit.mjDSBL_CONTACT):
+        # contacts off: the geoms' collision masks change nothing, and MJX sizes its collision
+        # memory by them (the SO-101's meshes would ask for hundreds of GB)
+        for geom in spec.geoms:
+            geom.contype = geom.conaffinity = 0
     model = spec.compile()
     dt = float(model.opt.timestep)
     substeps = control_substeps(control_period, dt)

@@ -680,8 +680,12 @@ class ServoModel:
 
     def set_goals(self, data, goals) -> None:
         """Goal positions (physical joint angles, rad) of the servos, in their order."""
-        self._check_data(data)
-        data.ctrl[self.ctrl_index] = self._per_servo("goals", goals, float)
+        try:  # a call per step in an RL loop: checked only when numpy refuses the assignment
+            data.ctrl[self.ctrl_index] = goals
+        except (AttributeError, IndexError, TypeError, ValueError):
+            self._check_data(data)
+            self._per_servo("goals", goals, float)
+            raise
 
     def _check_data(self, data) -> None:
         """ConfigurationError unless ``data`` is an ``MjData`` of this model (its sizes)."""

@@ -326,7 +326,7 @@ class Robot:
         #: the model the compiled loops ask for M and the bias: ``model`` without geometry
         self.dynamics = dynamics_model(model, self.model)
         self.data = mujoco.MjData(self.dynamics)
-        self.servos = list(servos)
+        self.servos = servos
         self.qadr, self.dofs = check_hinges(self.model, [s.joint for s in self.servos])
         self.dt = float(self.model.opt.timestep)
         self.substeps = control_substeps(control_period, self.dt)

@@ -56,7 +56,7 @@ def run(args: argparse.Namespace) -> int:
                                  f"{MAX_REPEATS} (got {args.candidates} and {args.repeats})")
     check_budget(args.budget)  # used with --scale only, but refused before minutes of timing
     if args.scale is not None:
-        for size in tuple(args.scale):
+        for size in args.scale:
             check_count("--scale", size, 1, 5000, "logs")
     packed = synthetic_logs()
     print(f"{packed.n_logs} synthetic logs, {packed.n_steps} steps; "

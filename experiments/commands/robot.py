@@ -380,6 +380,7 @@ def export_mjcf(args: argparse.Namespace) -> int:
 
     from frictionsim.experiments.common.output import table, write_json
     from frictionsim.experiments.robots.recorded import Replay
+    from frictionsim.learned_files import LearnedActuator
     from frictionsim.params import ParameterSet
     from frictionsim.robot_params import load_robot_params
     from frictionsim.solvers.mjcf_export import check_native_values
@@ -388,8 +389,8 @@ def export_mjcf(args: argparse.Namespace) -> int:
     robot, mjcf = load_robot(args)
     fit = load_robot_params(args.params)
     for name, servo in fit.servos.items():  # before a refit of minutes, not after it
-        physics = getattr(servo, "physics", servo)
-        if physics is not None:
+        physics = servo.physics if isinstance(servo, LearnedActuator) else servo
+        if physics is not None:  # a net has no physics, and export_robot names that
             check_native_values(physics, f"{args.params}: servos.{name}")
     gaps = None
     if args.backlash_hinge:

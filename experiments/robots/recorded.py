@@ -201,14 +201,10 @@ def replay_batched(robot: RobotDescription, spec, params: dict, recordings: list
         raise ConfigurationError(f"engine {engine!r} runs one world: use Replay")
     servos = joint_servos(robot, params)
     compiled = spec.compile()
-    if engine == "mjx" and compiled.opt.disableflags & int(mujoco.mjtDisableBit.mjDSBL_CONTACT):
-        # contacts off (the robot file's contacts = "off"): the geoms' collision masks change
-        # nothing, and MJX sizes its collision memory by them
-        spec = spec.copy()
-        for geom in spec.geoms:
-            geom.contype = geom.conaffinity = 0
-        compiled = spec.compile()
-    if engine == "mjx" and np.any((compiled.geom_contype | compiled.geom_conaffinity) != 0):
+    contacts = not compiled.opt.disableflags & int(mujoco.mjtDisableBit.mjDSBL_CONTACT)
+    # with contacts off, MJX's build drops the collision masks that would size its memory
+    if engine == "mjx" and contacts and \
+            np.any((compiled.geom_contype | compiled.geom_conaffinity) != 0):
         raise ConfigurationError("MJX runs out of memory on this model's collision meshes (2 "
                                  "worlds of the SO-101 ask for 435 GB): use --engine mjlab, or "
                                  "a model whose geoms do not collide")
