@@ -47,3 +47,27 @@ def require_shared() -> Path:
 def shared() -> Path:
     """The xl330 reference-data folder; skips the test when it is absent."""
     return require_shared()
+
+
+@pytest.fixture
+def mlp_interrupted_at(monkeypatch):
+    """``mlp_interrupted_at(k)``: scikit-learn's MLP gets a KeyboardInterrupt in its k-th
+    epoch, which it swallows itself (a Ctrl-C landing there); returns the list of epochs
+    begun, one entry each."""
+    from sklearn.neural_network import MLPRegressor
+
+    real = MLPRegressor._update_no_improvement_count
+
+    def install(k: int) -> list:
+        epochs = []
+
+        def counted(self, *args, **kwargs):
+            epochs.append(1)
+            if len(epochs) == k:
+                raise KeyboardInterrupt
+            return real(self, *args, **kwargs)
+
+        monkeypatch.setattr(MLPRegressor, "_update_no_improvement_count", counted)
+        return epochs
+
+    return install

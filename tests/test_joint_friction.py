@@ -16,6 +16,8 @@ from frictionsim.solvers.joint_friction import (
     WORK_SIZE,
     clip_friction,
     clip_friction_into,
+    clip_friction_warm_into,
+    forget_active_set,
     stepped_velocities,
     stop_friction,
 )
@@ -69,6 +71,51 @@ def test_the_solve_hands_back_the_velocities_after_the_step(n):
         assert np.all(v_next[inside] == 0.0)
         at_rest += int(inside.sum())
     assert at_rest > 100  # the problems did leave joints at rest
+
+
+@pytest.mark.parametrize("n", [2, 5, 20])
+def test_a_warm_start_from_any_earlier_active_set_reaches_the_same_optimum(n):
+    """Started from the last solve's active set, whatever problem it was, the solve meets the
+    KKT conditions and agrees with a cold start to round-off, with exact zeros where a joint
+    stays at rest; a problem solved again from its own active set takes one iteration."""
+    rng = np.random.default_rng(200 + n)
+    warm, cold = np.zeros(WORK_SIZE), np.empty(WORK_SIZE)
+    f_warm, f_cold, v_warm = np.empty(n), np.empty(n), np.empty(n)
+    for _ in range(300):
+        M, tau, v, b, dt = random_problem(rng, n)
+        assert clip_friction_warm_into(M, tau, v, b, dt, f_warm, warm) > 0
+        assert clip_friction_into(M, tau, v, b, dt, f_cold, cold) > 0
+        scale = max(1.0, float(np.abs(v).max()))
+        assert kkt_residual(M, tau, v, b, dt, f_warm) <= 1e-10 * scale
+        # round-off of the torques the friction balances (s = M·v/dt + τ), as for any two
+        # orders of the same sums
+        stop = max(1.0, float(np.abs(M @ v / dt + tau).max()))
+        assert np.abs(f_warm - f_cold).max() <= 1e-12 * stop
+        stepped_velocities(warm, n, dt, v_warm)
+        assert np.all(v_warm[np.abs(f_warm) < b * (1 - 1e-9)] == 0.0)
+        # the same problem again: its own active set is the answer at once
+        assert clip_friction_warm_into(M, tau, v, b, dt, f_warm, warm) == 1
+        assert np.abs(f_warm - f_cold).max() <= 1e-12 * stop
+
+
+def test_a_forgotten_or_foreign_active_set_starts_cold():
+    rng = np.random.default_rng(7)
+    work, cold = np.zeros(WORK_SIZE), np.empty(WORK_SIZE)
+    out, expected = np.empty(5), np.empty(5)
+    problems = [random_problem(rng, 5) for _ in range(50)]
+    for M, tau, v, b, dt in problems:
+        clip_friction_warm_into(M, tau, v, b, dt, out, work)  # keeps its active set
+        forget_active_set(work)
+        M2, tau2, v2, b2, dt2 = random_problem(rng, 5)
+        iterations = clip_friction_warm_into(M2, tau2, v2, b2, dt2, out, work)
+        assert iterations == clip_friction_into(M2, tau2, v2, b2, dt2, expected, cold)
+        assert np.array_equal(out, expected)  # the cold path itself, to the bit
+    # a set kept for 5 joints is not read for 4
+    M, tau, v, b, dt = random_problem(rng, 4)
+    out4, expected4 = np.empty(4), np.empty(4)
+    assert clip_friction_warm_into(M, tau, v, b, dt, out4, work) == \
+        clip_friction_into(M, tau, v, b, dt, expected4, cold)
+    assert np.array_equal(out4, expected4)
 
 
 def test_twelve_joints_ill_conditioned():

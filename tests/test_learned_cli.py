@@ -109,3 +109,20 @@ def test_a_ctrl_c_in_the_hybrids_search_keeps_its_best_and_stops_the_command(tmp
     saved = json.loads((out / "hybrid.json").read_text())
     assert saved["training"]["interrupted"] is True
     assert len(calls) == 5  # nothing ran after the interrupt
+
+
+def test_a_ctrl_c_in_the_supervised_epochs_stops_the_command(tmp_path, monkeypatch, capsys,
+                                                              mlp_interrupted_at):
+    # scikit-learn's MLP swallows the KeyboardInterrupt: the command must still stop there
+    import frictionsim.experiments.identification.learned as learned
+
+    epochs, searched = mlp_interrupted_at(2), []
+    monkeypatch.setattr(learned, "packed_errors", lambda *a: searched.append(1))
+    out = tmp_path / "fit"
+    assert main(["identify", "--actuator", "xl330", "--model", "m1", "m6", "hybrid", "--logs",
+                 *two_gains(), "--validation-kp", "400", "--budget", "30", "--hybrid-budget",
+                 "40", "--max-epochs", "5", "--out", str(out), "--no-progress"]) == 130
+    err = capsys.readouterr().err
+    assert "interrupted" in err and "Training interrupted by user" not in err
+    assert json.loads((out / "hybrid.json").read_text())["training"]["interrupted"] is True
+    assert len(epochs) == 2 and not searched  # no epoch and no search after the interrupt

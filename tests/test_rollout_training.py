@@ -129,6 +129,34 @@ def test_a_ctrl_c_keeps_the_best_epoch_so_far(logs, monkeypatch):
     assert np.array_equal(tuned.net, model.net)
 
 
+def test_a_ctrl_c_in_the_supervised_epochs_stops_before_the_rollout(logs, monkeypatch,
+                                                                     mlp_interrupted_at):
+    # scikit-learn's MLP catches the KeyboardInterrupt itself and returns: before, the
+    # training then went on through the rollout (an hour at 400-period windows), deaf to
+    # any later Ctrl-C or SIGTERM
+    monkeypatch.setattr(rt, "fine_tune", lambda *a, **k: pytest.fail("trained on"))
+    for kind, physics in (("net", None), ("hybrid", ParameterSet.defaults("m6", "xl330"))):
+        epochs = mlp_interrupted_at(3)
+        model = train_learned(kind, logs, "xl330", physics,
+                              NetSettings(max_epochs=20, rollout_epochs=5),
+                              armature=armature() if physics is None else 0.0)
+        assert model.training["interrupted"] is True and not model.training["converged"]
+        assert model.training["epochs"] == 3 and len(epochs) == 3
+        if kind == "hybrid":  # no residual was tried: its physics alone
+            assert np.array_equal(model.net, zero_output(model.net))
+
+
+def test_windows_longer_than_every_log_are_refused_with_the_option_to_change(logs):
+    from frictionsim.errors import ConfigurationError
+
+    lengths = [len(PackedLogs.from_logs([log], "xl330").goal) for log in logs]
+    longest = max(lengths)
+    # one window of each log that long: its whole length
+    assert len(rt.windows(logs, "xl330", longest, 10)) == lengths.count(longest)
+    with pytest.raises(ConfigurationError, match=rf"the longest: {longest}\).*--rollout-horizon"):
+        rt.windows(logs, "xl330", longest + 1, 10)
+
+
 def header_log(name, trajectory="sin", kp=400.0):
     from frictionsim.logs import Log
 
@@ -176,7 +204,7 @@ def test_the_default_is_decided_from_the_logs_and_an_explicit_zero_is_kept(logs,
         main(["identify", "--help"])
     shown = " ".join(capsys.readouterr().out.split())
     assert f"default {AUTO_ROLLOUT_EPOCHS} when torch is installed" in shown
-    assert f"control periods per window of that training (default {ROLLOUT_HORIZON})" in shown
+    assert f"control periods per window of that training (default {ROLLOUT_HORIZON};" in shown
     assert net_settings(parser.parse_args(base), 600).rollout_horizon == ROLLOUT_HORIZON
     assert net_settings(parser.parse_args([*base, "--rollout-horizon", "7"]), 600
                         ).rollout_horizon == 7

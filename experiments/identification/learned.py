@@ -51,8 +51,11 @@ from frictionsim.solvers.learned_rollout import (
     teacher_forced,
 )
 
-#: The control periods of each window of the training through the rollout, by default.
-ROLLOUT_HORIZON = 50
+#: The control periods of each window of the training through the rollout, by default (1 s at
+#: 5 ms). Against 50 periods, four times the compute, the hybrid went from 12.6 to 10.4 mrad
+#: held out on a campaign's repetitions, from 20.8 to 18.9 on its higher gains (M6: 24.5) and
+#: from 8.9 to 4.2 on a Feetech-like campaign (docs/results.md).
+ROLLOUT_HORIZON = 200
 
 
 @dataclass(frozen=True)
@@ -187,14 +190,20 @@ def closed_loop_subset(logs: list[Log], limit: int) -> list[Log]:
     return out
 
 
+#: What scikit-learn's MLP warns when a Ctrl-C (or SIGTERM, raised as one by the command line)
+#: landed in its epochs: it swallows the interrupt and returns its best weights so far.
+SKLEARN_INTERRUPTED = "Training interrupted by user."
+
+
 def supervised_net(x: np.ndarray, y: np.ndarray, hidden: tuple[int, ...],
                    settings: NetSettings, blind: tuple[int, ...] = ()
-                   ) -> tuple[np.ndarray, int, bool]:
+                   ) -> tuple[np.ndarray, int, bool, bool]:
     """A network trained on inputs ``x`` and torques ``y`` (module docstring; at most
     :attr:`NetSettings.max_samples` of them, a seeded random subset): its flat vector
-    (authority unbounded), the epochs it took, and whether it converged before
-    :attr:`NetSettings.max_epochs`. The inputs ``blind`` (indices) are clipped to [0, 0] once
-    standardised: the network does not see them."""
+    (authority unbounded), the epochs it took, whether it converged before
+    :attr:`NetSettings.max_epochs`, and whether a Ctrl-C cut the training short (the best
+    epoch so far returned; the caller stops once it is saved). The inputs ``blind`` (indices)
+    are clipped to [0, 0] once standardised: the network does not see them."""
     from sklearn.exceptions import ConvergenceWarning
     from sklearn.neural_network import MLPRegressor
 
@@ -223,12 +232,17 @@ def supervised_net(x: np.ndarray, y: np.ndarray, hidden: tuple[int, ...],
         # a stop at the epoch cap is recorded in the file (``converged``), not shouted
         warnings.simplefilter("always", ConvergenceWarning)
         mlp.fit(np.clip(noisy, low, high), (targets - mean_out) / scale_out)
-    converged = not any(issubclass(w.category, ConvergenceWarning) for w in caught)
+    # scikit-learn's MLP catches KeyboardInterrupt itself: without this the command would
+    # go on training (through the rollout: up to an hour) deaf to any further Ctrl-C
+    interrupted = any(str(w.message) == SKLEARN_INTERRUPTED for w in caught)
+    converged = not interrupted and not any(issubclass(w.category, ConvergenceWarning)
+                                            for w in caught)
     for w in caught:
-        if not issubclass(w.category, ConvergenceWarning):
+        if not issubclass(w.category, ConvergenceWarning) and \
+                str(w.message) != SKLEARN_INTERRUPTED:
             warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
     return pack_net(mlp.coefs_, mlp.intercepts_, mean, std, low, high, mean_out,
-                    scale_out), int(mlp.n_iter_), converged
+                    scale_out), int(mlp.n_iter_), converged, interrupted
 
 
 def rotor_inertia(physics: dict[str, ParameterSet], actuator: str) -> float:
@@ -305,11 +319,13 @@ def train_network(kind: str, x: np.ndarray, y: np.ndarray, actuator: str,
     hidden = settings.hidden if kind == "net" or through \
         else settings.hybrid_hidden
     blind = (GAIN_INPUT,) if kind == "hybrid" and not settings.hybrid_sees_gain else ()
-    net, epochs, converged = supervised_net(x, y, hidden, settings, blind)
+    net, epochs, converged, interrupted = supervised_net(x, y, hidden, settings, blind)
     training = {"samples": int(len(y)), "horizon": settings.horizon, "epochs": epochs,
                 "sees_gain": not blind,
                 "converged": converged, "noise": settings.noise, "copies": settings.copies,
                 "seed": settings.seed, **info}
+    if interrupted:  # neither the search nor the rollout runs: stop_if_interrupted next
+        training["interrupted"] = True
     if kind == "net":
         training["seconds"] = round(time.perf_counter() - start, 2)
         return LearnedActuator(kind, actuator, net, tuple(hidden), None, None, training,
@@ -319,10 +335,13 @@ def train_network(kind: str, x: np.ndarray, y: np.ndarray, actuator: str,
     quantile = 1.0 if through else AUTHORITY_QUANTILE
     authority = settings.authority if settings.authority is not None else \
         float(np.quantile(np.abs(y), quantile))
-    if through:  # from the supervised residual, no search
+    if through or interrupted:  # from the supervised residual, no search
         training.update(seconds=round(time.perf_counter() - start, 2))
-        return LearnedActuator(kind, actuator, with_authority(net, authority), tuple(hidden),
-                               authority, physics, training)
+        net = with_authority(net, authority)
+        # cut short, a hybrid keeps its physics alone: the one candidate the search and the
+        # rollout both keep unless a residual does better, and none was tried
+        return LearnedActuator(kind, actuator, zero_output(net) if interrupted else net,
+                               tuple(hidden), authority, physics, training)
     net, search = closed_loop_residual(with_authority(net, authority), hidden, closed_loop_loss,
                                        settings, progress)
     training.update(search, seconds=round(time.perf_counter() - start, 2))

@@ -112,8 +112,12 @@ def windows(logs: list[Log], actuator: str, horizon: int, stride: int) -> Window
                               (position[start] - position[start - 1]) / dt)
             rows["bench"].append(packed.bench[j])
     if not rows["goal"]:
-        raise ConfigurationError(f"no log is {horizon} control periods long: too short to "
-                                 "train through the rollout")
+        longest = max(int(packed.offsets[j + 1] - packed.offsets[j])
+                      for j in range(packed.n_logs))
+        raise ConfigurationError(f"no log is {horizon} control periods long (the longest: "
+                                 f"{longest}): too short to train through the rollout on "
+                                 f"windows of {horizon} periods; choose shorter ones "
+                                 "(--rollout-horizon)")
     return Windows(*(torch.as_tensor(np.array(rows[k]), dtype=torch.float64)
                      for k in ("goal", "enable", "supply", "position", "v0", "bench")))
 

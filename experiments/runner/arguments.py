@@ -67,7 +67,8 @@ def add_learning_arguments(p: argparse.ArgumentParser, hybrid_budget: str,
                             "default 60 when torch is installed and the training logs repeat "
                             "a condition (trajectory, gain, mass, arm length), else 0)")
         p.add_argument("--rollout-horizon", type=int, default=None, metavar="N",
-                       help="control periods per window of that training (default 50)")
+                       help="control periods per window of that training (default 200; the "
+                            "compute grows with it)")
 
 
 def net_settings(args: argparse.Namespace, hybrid_budget: int):
