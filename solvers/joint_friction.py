@@ -48,8 +48,9 @@ MAX_JOINTS = 32
 #: side (+1 or −1 at a bound, 0 inside), then the n it was solved for (0: none kept). Read by
 #: :func:`clip_friction_warm_into` only.
 _ACTIVE_SET = MAX_JOINTS * MAX_JOINTS + 7 * MAX_JOINTS
+_ACTIVE_SET_N = _ACTIVE_SET + MAX_JOINTS
 #: Scratch doubles :func:`clip_friction_into` needs.
-WORK_SIZE = _ACTIVE_SET + MAX_JOINTS + 1
+WORK_SIZE = _ACTIVE_SET_N + 1
 #: Where ν (rad/s², one per joint) lies in :func:`clip_friction_into`'s scratch, after the
 #: Cholesky factor and two other vectors: :func:`stepped_velocities` reads it there.
 _NU = MAX_JOINTS * MAX_JOINTS + 2 * MAX_JOINTS
@@ -156,7 +157,7 @@ def clip_friction_warm_into(mass_matrix: np.ndarray, tau: np.ndarray, v: np.ndar
 @njit(cache=True, inline="always")
 def forget_active_set(work: np.ndarray) -> None:
     """The next :func:`clip_friction_warm_into` on ``work`` starts cold."""
-    work[_ACTIVE_SET + MAX_JOINTS] = 0.0
+    work[_ACTIVE_SET_N] = 0.0
 
 
 @njit(cache=True, inline="always")
@@ -181,8 +182,8 @@ def _clip_friction(mass_matrix: np.ndarray, tau: np.ndarray, v: np.ndarray,
     held = work[base + 5 * MAX_JOINTS: base + 5 * MAX_JOINTS + n]  # 1.0: at a bound
     idx = work[base + 6 * MAX_JOINTS: base + 6 * MAX_JOINTS + n]  # held joints, in order
     last = work[_ACTIVE_SET: _ACTIVE_SET + n]
-    warm = warm and work[_ACTIVE_SET + MAX_JOINTS] == n
-    work[_ACTIVE_SET + MAX_JOINTS] = 0.0  # kept again once this solve converges
+    warm = warm and work[_ACTIVE_SET_N] == n
+    work[_ACTIVE_SET_N] = 0.0  # kept again once this solve converges
     for i in range(n):
         row = 0.0
         for j in range(n):
@@ -253,7 +254,7 @@ def _clip_friction(mass_matrix: np.ndarray, tau: np.ndarray, v: np.ndarray,
         if worst < 0:
             for i in range(n):
                 last[i] = side[i] if held[i] != 0.0 else 0.0
-            work[_ACTIVE_SET + MAX_JOINTS] = n
+            work[_ACTIVE_SET_N] = n
             return iteration
         held[worst] = 0.0
         side[worst] = 0.0
