@@ -112,6 +112,57 @@ def test_identify_trains_through_the_rollout_and_a_robot_run_refuses_it(tmp_path
                  "--rollout-epochs", "-1", "--out", str(tmp_path / "bad")]) == 1
 
 
+def gradients(*norms_per_leaf):
+    """Leaves whose gradients are the given vectors."""
+    leaves = []
+    for g in norms_per_leaf:
+        leaf = torch.zeros(len(g), dtype=torch.float64, requires_grad=True)
+        leaf.grad = torch.as_tensor(g, dtype=torch.float64)
+        leaves.append(leaf)
+    return leaves
+
+
+def test_a_step_far_above_the_running_mean_norm_is_scaled_down_to_its_bound():
+    clip = rt.StepClipping(2.0)
+    assert clip(gradients([3.0], [4.0]))  # norm 5: the first sets the mean
+    assert clip.mean_norm == 5.0 and clip.clipped == 0
+    leaves = gradients([30.0], [40.0])  # norm 50 > 2 × 5: scaled to 10, direction kept
+    assert clip(leaves) and clip.clipped == 1
+    np.testing.assert_allclose([leaves[0].grad.item(), leaves[1].grad.item()], [6.0, 8.0],
+                               rtol=1e-15)
+    assert clip.mean_norm == pytest.approx(rt.NORM_MEMORY * 5.0 + (1 - rt.NORM_MEMORY) * 10.0)
+    mean = clip.mean_norm
+    small = gradients([0.0, 1.0])  # below the bound: untouched
+    assert clip(small) and small[0].grad.tolist() == [0.0, 1.0] and clip.clipped == 1
+    assert clip.mean_norm == pytest.approx(rt.NORM_MEMORY * mean + (1 - rt.NORM_MEMORY))
+    # an overflowed gradient: refused, and neither the gradient nor the mean changed
+    mean, bad = clip.mean_norm, gradients([float("inf"), 1.0])
+    assert not clip(bad) and clip.mean_norm == mean and bad[0].grad[1].item() == 1.0
+    assert not clip(gradients([float("nan")]))
+    # a leaf without a gradient counts for nothing
+    empty = torch.zeros(2, dtype=torch.float64, requires_grad=True)
+    assert clip([empty, *gradients([3.0, 4.0])]) and empty.grad is None
+
+
+def test_clipping_off_never_changes_a_gradient():
+    clip = rt.StepClipping(0.0)
+    for g in ([1.0], [1e6], [1e-9], [1e12]):
+        leaves = gradients(g)
+        assert clip(leaves) and leaves[0].grad.item() == g[0]
+    assert clip.clipped == 0
+
+
+def test_the_training_record_says_how_the_steps_were_taken(logs):
+    model = train_learned("net", logs, "xl330", None, QUICK, armature=armature())
+    settings = rt.RolloutTraining(horizon=10, epochs=2, batch=8, windows_per_epoch=32,
+                                  gradient_clip=1.0)
+    done = rt.fine_tune(model, logs, settings).training["rollout"]
+    assert done["learning_rate"] == settings.learning_rate
+    assert done["gradient_clip"] == 1.0 and done["steps"] == 2 * 32 // 8
+    # at a factor of 1 every step above the running mean is clipped: some are
+    assert 0 < done["steps_clipped"] < done["steps"]
+
+
 def test_a_ctrl_c_keeps_the_best_epoch_so_far(logs, monkeypatch):
     model = train_learned("net", logs, "xl330", None, QUICK, armature=armature())
     real, calls = rt.rollout, []
