@@ -112,10 +112,10 @@ def test_identify_trains_through_the_rollout_and_a_robot_run_refuses_it(tmp_path
                  "--rollout-epochs", "-1", "--out", str(tmp_path / "bad")]) == 1
 
 
-def gradients(*norms_per_leaf):
-    """Leaves whose gradients are the given vectors."""
+def gradients(*vectors):
+    """Leaves whose gradients are ``vectors``."""
     leaves = []
-    for g in norms_per_leaf:
+    for g in vectors:
         leaf = torch.zeros(len(g), dtype=torch.float64, requires_grad=True)
         leaf.grad = torch.as_tensor(g, dtype=torch.float64)
         leaves.append(leaf)
