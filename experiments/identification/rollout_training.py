@@ -52,18 +52,19 @@ from frictionsim.solvers.learned_rollout import packed_errors, physics_theta
 
 @dataclass(frozen=True)
 class RolloutTraining:
-    """How a network is trained through its rollout: the window (control periods; the
-    commands' default is :data:`~frictionsim.experiments.identification.learned.ROLLOUT_HORIZON`),
-    the periods between two windows' starts, the epochs, the windows drawn per epoch at most,
-    Adam's learning rate, the windows per gradient step, every how many training logs one is
-    held back to choose the epoch, and the clipping: a gradient whose norm ‖g‖ exceeds
-    ``gradient_clip`` × m is scaled to that norm, m the running mean of the (clipped) norms,
+    """How a network is trained through its rollout: the window (control periods) and the
+    epochs, which the caller gives (the commands' defaults are ``ROLLOUT_HORIZON`` and
+    ``AUTO_ROLLOUT_EPOCHS`` of :mod:`frictionsim.experiments.identification.learned`), the
+    periods between two windows' starts, the windows drawn per epoch at most, Adam's learning
+    rate, the windows per gradient step, every how many training logs one is held back to
+    choose the epoch, and the clipping: a gradient whose norm ‖g‖ exceeds ``gradient_clip`` × m
+    is scaled to that norm, m the running mean of the (clipped) norms,
     m ← 0.9 m + 0.1 min(‖g‖, gradient_clip · m), the first step's norm its start (0: never
     clipped)."""
 
     horizon: int
+    epochs: int
     stride: int = 10
-    epochs: int = 12
     windows_per_epoch: int = 4096
     learning_rate: float = 2e-3
     batch: int = 256
