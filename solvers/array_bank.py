@@ -724,13 +724,19 @@ def _active_set_iteration(constants, carry):
 
 # ---------------------------------------------------------------------------- the bench
 
-def bench_rollout(servos: ArrayServos, goal, enable, supply, q0, v0):
+def bench_rollout(servos: ArrayServos, goal, enable, supply, q0, v0, torque=None):
     """The pendulum bench (docs/model.md §1, §4: the semi-implicit or reference step with
     friction clipping) driven by the bank, E environments at once from (q0, v0) (E,): the
     positions reported at each control period (E, n), as
     :func:`frictionsim.solvers.learned_rollout.learned_run` gives them. ``goal``, ``enable``,
     ``supply`` (a logged supply, V, NaN: none) are (E, n); one physics step per period, the
-    firmware's ``DT``. Differentiable in torch (rollout training trains through it)."""
+    firmware's ``DT``. Differentiable in torch (rollout training trains through it).
+
+    ``torque``: a learned torque the bank does not hold (a sequence model,
+    :mod:`frictionsim.experiments.identification.sequence_net`), called once per period,
+    before the servo's, with the error goal − q, the velocity v, the gain and the enable
+    flag (each E × 1); its torque (E × 1, N·m) joins the network's, held for the period and
+    clipped by friction as it is."""
     from frictionsim.pendulum import gravity_coefficient, load_inertia
     from frictionsim.solvers.fixed_step import MAX_SPEED
 
@@ -746,9 +752,12 @@ def bench_rollout(servos: ArrayServos, goal, enable, supply, q0, v0):
     semi = _col(theta, SCHEME) == SEMI_IMPLICIT
     reported = []
     for k in range(goal.shape[1]):
+        learned = 0.0 if torque is None else \
+            torque(goal[:, k:k + 1] - q, v, _col(bench, KP), enable[:, k:k + 1])
         state = period(state, servos, goal[:, k:k + 1], q, v, enable[:, k:k + 1], supply[:, k])
         reported.append(state.reported[:, 0])
         state, tau_m, extra = step(state, servos, v)
+        extra = extra + learned
         angle = q + _col(theta, Q_OFFSET)
         tau_e = gravity * xp.sin(angle)
         tau = tau_m + tau_e + extra

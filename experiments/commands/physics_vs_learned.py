@@ -8,6 +8,11 @@ import sys
 from pathlib import Path
 
 from frictionsim.errors import ConfigurationError
+from frictionsim.experiments.identification.physics_vs_learned import (
+    DEFAULT_LEARNED,
+    LEARNED,
+    SPLITS,
+)
 from frictionsim.experiments.runner.arguments import (
     FIGURE,
     JSON,
@@ -26,7 +31,9 @@ DESCRIPTION = (
     "inverse dynamics through the bench) and a hybrid (M6 plus a learned residual of bounded "
     "authority) on held-out sets chosen from the logs' headers: repetitions of trained "
     "conditions, higher gains (trained on the lower ones), lower gains (trained on the higher "
-    "ones), the heaviest mass (trained on the others); those the logs allow. Each split is "
+    "ones), the heaviest mass (trained on the others); those the logs allow (--splits: some "
+    "of them). --learned gru adds a sequence model (a GRU on the error, velocity, gain and "
+    "enable; torch, bench logs only, rolled out in torch: no engine carries it). Each split is "
     "fitted and trained on its own training logs only; its files go to OUT/<split>/. "
     "With --robot and --recordings instead of --logs, the same on a robot's own recordings "
     "(robot identify's fits, inverse dynamics through the robot): the held-out set is motions "
@@ -60,6 +67,14 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--budget", type=int, default=None,
                    help="loss evaluations per physical model and split (default 3000 on bench "
                         "logs, 800 on a robot)")
+    p.add_argument("--splits", nargs="+", choices=SPLITS, default=None, metavar="SPLIT",
+                   help="the held-out sets to make, of " + ", ".join(SPLITS) + " (bench logs; "
+                        "default: every one the logs allow)")
+    p.add_argument("--learned", nargs="+", choices=LEARNED, default=list(DEFAULT_LEARNED),
+                   metavar="MODEL",
+                   help="the learned models beside M1 and M6: net, hybrid, gru (a sequence "
+                        "model, bench logs only, needs torch; trained through the rollout as "
+                        "the network is, --rollout-epochs; default: net hybrid)")
     add_learning_arguments(p, "2000 per split on bench logs, 600 on a robot")
     p.add_argument("--seed", type=seed, default=0,
                    help="random seed of the fits and the training (default 0)")
@@ -86,6 +101,18 @@ def _check(args: argparse.Namespace) -> None:
     if not bench and args.rollout_epochs:
         raise ConfigurationError("--rollout-epochs trains through the bench's rollouts: a "
                                  "robot's networks are trained on its torques only")
+    if not bench and args.splits:
+        raise ConfigurationError("--splits are the bench's: a robot's held-out set is motions "
+                                 "(--validation, --held-out)")
+    if not bench and "gru" in args.learned:
+        raise ConfigurationError("--learned gru trains through the bench's rollouts: on a "
+                                 "robot, net and hybrid")
+    if "gru" in args.learned:
+        try:
+            import torch  # noqa: F401
+        except ImportError:
+            raise ConfigurationError("--learned gru needs torch: pip install "
+                                     "'frictionsim[torch]'") from None
     if not bench and (args.actuator or args.actuator_file):
         raise ConfigurationError("--actuator and --actuator-file are the bench's: on a robot the "
                                  "robot file names each joint's servo")
@@ -146,7 +173,7 @@ def _robot_run(args: argparse.Namespace) -> tuple[dict, bool]:
     settings = RobotFitSettings(("m1", "m6"), FitSettings(args.budget, args.seed),
                                 tuple(args.extensions), window=LONG_WINDOW, stride=LONG_STRIDE,
                                 progress=show,
-                                learned=("net", "hybrid"), net=args.net)
+                                learned=tuple(args.learned), net=args.net)
     result, interrupted = compare_motions(robot, mjcf, train, held, settings, folder)
     return {SPLIT: result}, interrupted
 
@@ -169,6 +196,13 @@ def _bench_run(args: argparse.Namespace) -> tuple[dict, bool]:
     logs = load_logs(args.logs, processed=True, show_progress=not args.no_progress)
     warn_motor_mismatch(logs, actuator)
     splits, why = held_out_splits(logs)
+    if args.splits:
+        refused = [f"{s} ({why[s]})" for s in args.splits if s in why]
+        if refused:
+            raise ConfigurationError("--splits: not possible with these logs: "
+                                     + "; ".join(refused))
+        splits = {name: pair for name, pair in splits.items() if name in args.splits}
+        why = {}
     for name, reason in why.items():
         print(f"{name}: not possible with these logs ({reason})")
     if not splits:
@@ -185,7 +219,7 @@ def _bench_run(args: argparse.Namespace) -> tuple[dict, bool]:
     for name, (train, held) in splits.items():
         print(f"{name}: {describe(train, held)}")
         section[name], interrupted = compare_split(train, held, settings, folders[name],
-                                                   args.net)
+                                                   args.net, tuple(args.learned))
         if interrupted:
             break
     return section, interrupted
@@ -193,14 +227,18 @@ def _bench_run(args: argparse.Namespace) -> tuple[dict, bool]:
 
 def run(args: argparse.Namespace) -> int:
     from frictionsim.experiments.common.output import table, write_json
-    from frictionsim.experiments.identification.physics_vs_learned import MODELS, plot_splits
+    from frictionsim.experiments.identification.physics_vs_learned import (
+        plot_splits,
+        present_models,
+    )
 
     _check(args)
     section, interrupted = _robot_run(args) if args.robot else _bench_run(args)
+    models = present_models(section)
     rows = [[name] + [f"{1e3 * r[m]['validation_mae']:.1f} ({1e3 * r[m]['train_mae']:.1f})"
-                      if m in r else "–" for m in MODELS] for name, r in section.items()]
+                      if m in r else "–" for m in models] for name, r in section.items()]
     print("held-out MAE in mrad (training MAE in parentheses)")
-    print(table(["held-out set", *MODELS], rows))
+    print(table(["held-out set", *models], rows))
     _print_open_loop(section, table)
     if args.json:
         write_json(args.json, section)
@@ -218,7 +256,7 @@ def _print_open_loop(section: dict, table) -> None:
     from the motion drifts in closed loop."""
     rows = [[name, m, f"{r[m]['validation_torque_mae']:.3f}",
              f"{r[m]['validation_torque_spread']:.3f}", f"{1e3 * r[m]['validation_mae']:.1f}"]
-            for name, r in section.items() for m in ("net", "hybrid")
+            for name, r in section.items() for m in LEARNED
             if "validation_torque_mae" in r.get(m, {})]
     if rows:
         print("learned models held out: open-loop torque MAE against the labels' spread (N·m), "

@@ -138,21 +138,31 @@ CLOSED_LOOP_STEP = 0.05
 CLOSED_LOOP_POPULATION = 12
 
 
-def training_set(logs: list[Log], actuator: str, theta: np.ndarray, horizon: int = 1
-                 ) -> tuple[np.ndarray, np.ndarray]:
-    """The network's inputs (samples × N_INPUTS) and residual torques (N·m) of ``logs`` over
-    the physical model ``theta`` (module docstring); periods without a label are left out."""
+def training_sequences(logs: list[Log], actuator: str, theta: np.ndarray, horizon: int = 1
+                       ) -> list[tuple[np.ndarray, np.ndarray]]:
+    """Per log, in order: the network's inputs (periods × N_INPUTS) and residual torques
+    (N·m, NaN where a period has no label) over the physical model ``theta`` (module
+    docstring)."""
     packed = PackedLogs.from_logs(logs, actuator)
-    rows, labels = [], []
+    out = []
     for j in range(packed.n_logs):
         a, b = packed.offsets[j], packed.offsets[j + 1]
         x = np.empty((b - a, N_INPUTS))
         y = np.empty(b - a)
         teacher_forced(packed.goal[a:b], packed.enable[a:b], packed.supply[a:b],
                        packed.position[a:b], packed.v0[j], theta, packed.bench[j], horizon, x, y)
-        rows.append(x[np.isfinite(y)])
-        labels.append(y[np.isfinite(y)])
-    return np.concatenate(rows), np.concatenate(labels)
+        out.append((x, y))
+    return out
+
+
+def training_set(logs: list[Log], actuator: str, theta: np.ndarray, horizon: int = 1
+                 ) -> tuple[np.ndarray, np.ndarray]:
+    """The network's inputs (samples × N_INPUTS) and residual torques (N·m) of ``logs`` over
+    the physical model ``theta`` (:func:`training_sequences`); periods without a label are
+    left out."""
+    pairs = training_sequences(logs, actuator, theta, horizon)
+    return (np.concatenate([x[np.isfinite(y)] for x, y in pairs]),
+            np.concatenate([y[np.isfinite(y)] for _, y in pairs]))
 
 
 def closed_loop_subset(logs: list[Log], limit: int) -> list[Log]:
@@ -369,15 +379,19 @@ def torque_errors(net: np.ndarray, x: np.ndarray, y: np.ndarray) -> dict[str, fl
     keep = np.isfinite(y) & np.all(np.isfinite(x), axis=1)
     x, y = x[keep], y[keep]
     work = np.empty(2 * MAX_WIDTH)
-    predicted = np.array([net_torque(net, row, work) for row in x])
+    return label_errors(np.array([net_torque(net, row, work) for row in x]), y)
+
+
+def label_errors(predicted: np.ndarray, y: np.ndarray) -> dict[str, float]:
+    """{"torque_mae": mean |predicted − y|, "torque_spread": mean |y − mean y|} (N·m)."""
     return {"torque_mae": float(np.mean(np.abs(predicted - y))),
             "torque_spread": float(np.mean(np.abs(y - np.mean(y))))}
 
 
-def stop_if_interrupted(model: LearnedActuator) -> None:
-    """Raise the Ctrl-C (or SIGTERM) a hybrid's closed-loop search caught to keep its best
-    residual: called once that residual is saved, so the command stops as for any interrupt
-    instead of going on to its next model or split."""
+def stop_if_interrupted(model) -> None:
+    """Raise the Ctrl-C (or SIGTERM) a learned model's training caught to keep its best so
+    far (``model.training["interrupted"]``): called once that model is saved, so the command
+    stops as for any interrupt instead of going on to its next model or split."""
     if model.training.get("interrupted"):
         raise KeyboardInterrupt
 
@@ -468,4 +482,5 @@ def fit_learned(kinds: tuple[str, ...], train: list[Log], validation: list[Log],
 __all__ = ["AUTHORITY_QUANTILE", "AUTO_ROLLOUT_EPOCHS", "LearnedFit", "NetSettings",
            "auto_rollout_epochs", "closed_loop_subset", "condition", "fit_learned",
            "learned_mae", "open_loop_torque", "rotor_inertia", "stop_if_interrupted",
-           "torque_errors", "train_learned", "train_network", "training_set"]
+           "label_errors", "torque_errors", "train_learned", "train_network", "training_set",
+           "training_sequences"]

@@ -13,8 +13,10 @@ question a user of a servo model asks:
 Per split the physical models are identified as ``identify`` does (M1 → M4 → M6, the chain
 of richer models from simpler ones; M4 is only M6's stepping stone and not reported), the
 network is trained on the same training logs and the hybrid over that split's M6
-(:mod:`frictionsim.experiments.identification.learned`); every model is then rolled out in
-closed loop on both sets. A split the logs do not allow is left out, and says why.
+(:mod:`frictionsim.experiments.identification.learned`), and on request a sequence model
+(``gru``, :mod:`frictionsim.experiments.identification.sequence_net`); every model is then
+rolled out in closed loop on both sets. A split the logs do not allow is left out, and says
+why.
 """
 
 from __future__ import annotations
@@ -25,11 +27,13 @@ from pathlib import Path
 
 import numpy as np
 
-from frictionsim.experiments.identification.learned import condition
 from frictionsim.logs import Log
 
 SPLITS = ("repetitions", "higher_gains", "lower_gains", "heavier_mass")
-MODELS = ("m1", "m6", "net", "hybrid")
+#: The learned models a split may train, and those it trains unless asked for others.
+LEARNED = ("net", "hybrid", "gru")
+DEFAULT_LEARNED = ("net", "hybrid")
+MODELS = ("m1", "m6", *LEARNED)
 #: The physical models fitted per split (M4: M6's start).
 PHYSICAL_CHAIN = ("m1", "m4", "m6")
 
@@ -37,6 +41,9 @@ PHYSICAL_CHAIN = ("m1", "m4", "m6")
 def held_out_splits(logs: list[Log]) -> tuple[dict[str, tuple[list[Log], list[Log]]],
                                               dict[str, str]]:
     """(split → (training logs, held-out logs), split → why it is not possible)."""
+    # imported here: the command line reads this module's names for its help
+    from frictionsim.experiments.identification.learned import condition
+
     splits: dict[str, tuple[list[Log], list[Log]]] = {}
     why: dict[str, str] = {}
     groups: dict[tuple, list[Log]] = defaultdict(list)
@@ -78,10 +85,12 @@ def describe(train: list[Log], held: list[Log]) -> str:
             f"{len(held)} (kp {gains(held)}, mass {masses(held)} kg)")
 
 
-def compare_split(train: list[Log], held: list[Log], settings, out: Path,
-                  net_settings) -> tuple[dict[str, dict[str, float]], bool]:
-    """{model: {"train_mae", "validation_mae" (rad), "fit_seconds"}} of one split (a learned
-    model also its open-loop "validation_torque_mae" and "validation_torque_spread", N·m,
+def compare_split(train: list[Log], held: list[Log], settings, out: Path, net_settings,
+                  learned: tuple[str, ...] = DEFAULT_LEARNED
+                  ) -> tuple[dict[str, dict[str, float]], bool]:
+    """{model: {"train_mae", "validation_mae" (rad), "fit_seconds"}} of one split, the
+    ``learned`` models (of :data:`LEARNED`) after M1 and M6 (a learned model also its
+    open-loop "validation_torque_mae" and "validation_torque_spread", N·m,
     :func:`~frictionsim.experiments.identification.learned.open_loop_torque`), and whether a
     fit was interrupted (Ctrl-C); fits and learned files go to ``out``."""
     from frictionsim.experiments.identification.learned import (
@@ -100,21 +109,35 @@ def compare_split(train: list[Log], held: list[Log], settings, out: Path,
               for m in ("m1", "m6") if m in fits}
     if interrupted or "m6" not in fits:
         return result, True
-    for kind, physics in (("net", None), ("hybrid", fits["m6"].result.params)):
+    armature = rotor_inertia({"m6": fits["m6"].result.params}, settings.actuator)
+    for kind in (k for k in LEARNED if k in learned):
         start = time.perf_counter()
-        model = train_learned(kind, train, settings.actuator, physics, net_settings,
-                              armature=rotor_inertia({"m6": fits["m6"].result.params},
-                                                     settings.actuator))
+        if kind == "gru":
+            from frictionsim.experiments.identification import sequence_net
+
+            model = sequence_net.train_sequence(train, settings.actuator, armature, net_settings)
+            save, mae, torque = (sequence_net.save_sequence, sequence_net.closed_loop_mae,
+                                 sequence_net.open_loop_torque)
+        else:
+            model = train_learned(kind, train, settings.actuator,
+                                  fits["m6"].result.params if kind == "hybrid" else None,
+                                  net_settings, armature=armature)
+            save, mae, torque = save_learned, learned_mae, open_loop_torque
         seconds = time.perf_counter() - start
-        save_learned(out / f"{kind}.json", model)
+        save(out / f"{kind}.json", model)
         stop_if_interrupted(model)
-        torque = open_loop_torque(model, held)
-        result[kind] = {"train_mae": float(np.mean(list(learned_mae(model, train).values()))),
-                        "validation_mae": float(np.mean(list(learned_mae(model, held).values()))),
+        held_torque = torque(model, held)
+        result[kind] = {"train_mae": float(np.mean(list(mae(model, train).values()))),
+                        "validation_mae": float(np.mean(list(mae(model, held).values()))),
                         "fit_seconds": seconds,
-                        "validation_torque_mae": torque["torque_mae"],
-                        "validation_torque_spread": torque["torque_spread"]}
+                        "validation_torque_mae": held_torque["torque_mae"],
+                        "validation_torque_spread": held_torque["torque_spread"]}
     return result, False
+
+
+def present_models(section: dict) -> list[str]:
+    """The models of :data:`MODELS` some split of ``section`` holds, in that order."""
+    return [m for m in MODELS if any(m in r for r in section.values())]
 
 
 def plot_splits(section: dict, path: Path) -> Path:
@@ -125,9 +148,10 @@ def plot_splits(section: dict, path: Path) -> Path:
 
     fig, ax = plt.subplots(figsize=(7.2, 4.0))
     splits = list(section)
-    width = 0.8 / len(MODELS)
-    for i, model in enumerate(MODELS):
-        xs = [s + (i - (len(MODELS) - 1) / 2) * width for s in range(len(splits))]
+    models = present_models(section)
+    width = 0.8 / len(models)
+    for i, model in enumerate(models):
+        xs = [s + (i - (len(models) - 1) / 2) * width for s in range(len(splits))]
         val = [1e3 * section[s].get(model, {}).get("validation_mae", np.nan) for s in splits]
         train = [1e3 * section[s].get(model, {}).get("train_mae", np.nan) for s in splits]
         ax.bar(xs, val, width, label=model)
