@@ -205,6 +205,14 @@ def closed_loop_subset(logs: list[Log], limit: int) -> list[Log]:
 SKLEARN_INTERRUPTED = "Training interrupted by user."
 
 
+def input_scale(x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The mean and standard deviation of each column of the inputs ``x`` that a learned
+    model standardises them by; a constant column keeps a unit spread."""
+    mean = x.mean(axis=0)
+    std = x.std(axis=0)
+    return mean, np.where(std > 1e-12 * np.maximum(1.0, np.abs(mean)), std, 1.0)
+
+
 def supervised_net(x: np.ndarray, y: np.ndarray, hidden: tuple[int, ...],
                    settings: NetSettings, blind: tuple[int, ...] = ()
                    ) -> tuple[np.ndarray, int, bool, bool]:
@@ -221,9 +229,7 @@ def supervised_net(x: np.ndarray, y: np.ndarray, hidden: tuple[int, ...],
         pick = np.random.default_rng(settings.seed).choice(len(y), settings.max_samples,
                                                             replace=False)
         x, y = x[np.sort(pick)], y[np.sort(pick)]
-    mean = x.mean(axis=0)
-    std = x.std(axis=0)
-    std = np.where(std > 1e-12 * np.maximum(1.0, np.abs(mean)), std, 1.0)  # a constant input
+    mean, std = input_scale(x)
     z = (x - mean) / std
     low, high = z.min(axis=0), z.max(axis=0)
     low[list(blind)] = high[list(blind)] = 0.0
@@ -481,6 +487,7 @@ def fit_learned(kinds: tuple[str, ...], train: list[Log], validation: list[Log],
 
 __all__ = ["AUTHORITY_QUANTILE", "AUTO_ROLLOUT_EPOCHS", "LearnedFit", "NetSettings",
            "auto_rollout_epochs", "closed_loop_subset", "condition", "fit_learned",
+           "input_scale",
            "learned_mae", "open_loop_torque", "rotor_inertia", "stop_if_interrupted",
            "label_errors", "torque_errors", "train_learned", "train_network", "training_set",
            "training_sequences"]

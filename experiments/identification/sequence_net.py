@@ -50,6 +50,7 @@ from frictionsim.experiments.identification import rollout_training as rt
 from frictionsim.experiments.identification.learned import (
     NetSettings,
     auto_rollout_epochs,
+    input_scale,
     label_errors,
     rollout_epochs,
     training_sequences,
@@ -204,8 +205,7 @@ def _new_module(pairs: list[tuple[np.ndarray, np.ndarray]], hidden: int, seed: i
     labels (a constant input keeps a unit spread, as the network's)."""
     x = np.concatenate([_inputs(x) for x, _ in pairs])
     y = np.concatenate([y[np.isfinite(y)] for _, y in pairs])
-    mean, std = x.mean(axis=0), x.std(axis=0)
-    std = np.where(std > 1e-12 * np.maximum(1.0, np.abs(mean)), std, 1.0)
+    mean, std = input_scale(x)
     z = (x - mean) / std
     torch.manual_seed(seed)
     return GruActuator(hidden, mean, std, z.min(axis=0), z.max(axis=0), float(y.mean()),
