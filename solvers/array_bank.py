@@ -724,7 +724,7 @@ def _active_set_iteration(constants, carry):
 
 # ---------------------------------------------------------------------------- the bench
 
-def bench_rollout(servos: ArrayServos, goal, enable, supply, q0, v0, torque=None):
+def bench_rollout(servos: ArrayServos, goal, enable, supply, q0, v0, torque=None, load=None):
     """The pendulum bench (docs/model.md §1, §4: the semi-implicit or reference step with
     friction clipping) driven by the bank, E environments at once from (q0, v0) (E,): the
     positions reported at each control period (E, n), as
@@ -736,7 +736,13 @@ def bench_rollout(servos: ArrayServos, goal, enable, supply, q0, v0, torque=None
     :mod:`frictionsim.experiments.identification.sequence_net`), called once per period,
     before the servo's, with the error goal − q, the velocity v, the gain and the enable
     flag (each E × 1); its torque (E × 1, N·m) joins the network's, held for the period and
-    clipped by friction as it is."""
+    clipped by friction as it is.
+
+    ``load``: a load other than the pendulum (a robot's joint seen from its servo,
+    :mod:`frictionsim.experiments.robots.joint_loads`), called at every period k with the
+    positions and velocities (E × 1): (I, τ_e), the load's inertia without the rotor's
+    (kg·m²) and its torque on the joint (N·m), each E × 1, in place of the bench's m·L² and
+    gravity torque."""
     from frictionsim.pendulum import gravity_coefficient, load_inertia
     from frictionsim.solvers.fixed_step import MAX_SPEED
 
@@ -759,7 +765,11 @@ def bench_rollout(servos: ArrayServos, goal, enable, supply, q0, v0, torque=None
         state, tau_m, extra = step(state, servos, v)
         extra = extra + learned
         angle = q + _col(theta, Q_OFFSET)
-        tau_e = gravity * xp.sin(angle)
+        if load is None:
+            tau_e = gravity * xp.sin(angle)
+        else:
+            load_inertia_k, tau_e = load(k, q, v)
+            inertia = load_inertia_k + _col(theta, ARMATURE)
         tau = tau_m + tau_e + extra
         budget = servo_budget(v, tau_m, tau_e, angle, servos)
         a = (tau + stop_friction(inertia, tau, v, budget, dt)) / inertia

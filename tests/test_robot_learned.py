@@ -192,7 +192,8 @@ def so101_runs(tmp_path_factory):
     args = ["robot", "identify", "--robot", "so101", "--data", str(DATA), "--recordings",
             str(RECORDINGS / "friction_gravity"), str(RECORDINGS / "static_holding"),
             "--validation", str(RECORDINGS / "slow_precision"), "--model", "m1", "m6", "net",
-            "hybrid", "--budget", "24", "--hybrid-budget", "12", "--max-epochs", "8", "--window",
+            "hybrid", "--budget", "24", "--hybrid-budget", "12", "--max-epochs", "8",
+            "--rollout-epochs", "0", "--window",
             "4", "--stride", "12", "--out", str(out), "--json", str(tmp / "fit.json"), "--no-progress"]
     assert main(args) == 0
     return tmp, out, json.loads((tmp / "fit.json").read_text())

@@ -147,6 +147,8 @@ def test_the_epochs_kept_are_the_ones_loaded(trained):
     # the weights in the model are the epoch kept, not the last
     assert np.mean(list(sn.closed_loop_mae(model, held).values())) == by_epoch[rollout["best_epoch"]]
     assert rollout["steps"] > 0 and model.training["seconds"] > 0
+    # each stage's time of its own, within the whole
+    assert 0 < supervised["seconds"] + rollout["seconds"] <= model.training["seconds"]
 
 
 def test_the_file_gives_back_the_same_model(trained, tmp_path):

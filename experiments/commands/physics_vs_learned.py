@@ -14,8 +14,10 @@ from frictionsim.experiments.identification.physics_vs_learned import (
     SPLITS,
 )
 from frictionsim.experiments.runner.arguments import (
+    BENCH_ROLLOUT,
     FIGURE,
     JSON,
+    ROBOT_ROLLOUT,
     add_actuator_arguments,
     add_extensions_argument,
     add_learning_arguments,
@@ -75,7 +77,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    help="the learned models beside M1 and M6: net, hybrid, gru (a sequence "
                         "model, bench logs only, needs torch; trained through the rollout as "
                         "the network is, --rollout-epochs; default: net hybrid)")
-    add_learning_arguments(p, "2000 per split on bench logs, 600 on a robot")
+    add_learning_arguments(p, "2000 per split on bench logs, 600 on a robot",
+                           f"on bench logs {BENCH_ROLLOUT}; on a robot {ROBOT_ROLLOUT}")
     p.add_argument("--seed", type=seed, default=0,
                    help="random seed of the fits and the training (default 0)")
     add_extensions_argument(p)
@@ -98,9 +101,6 @@ def _check(args: argparse.Namespace) -> None:
         raise ConfigurationError("--recordings, --validation and --held-out are a robot's (--robot)")
     if not bench and not args.recordings:
         raise ConfigurationError("--robot needs --recordings")
-    if not bench and args.rollout_epochs:
-        raise ConfigurationError("--rollout-epochs trains through the bench's rollouts: a "
-                                 "robot's networks are trained on its torques only")
     if not bench and args.splits:
         raise ConfigurationError("--splits are the bench's: a robot's held-out set is motions "
                                  "(--validation, --held-out)")

@@ -9,6 +9,7 @@ from frictionsim.errors import ConfigurationError
 from frictionsim.experiments.runner.arguments import (
     FIGURE,
     JSON,
+    ROBOT_ROLLOUT,
     add_actuator_arguments,
     add_extensions_argument,
     add_learning_arguments,
@@ -135,7 +136,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                         "the robot's inverse dynamics) and hybrid (m6 plus a learned residual "
                         "torque of bounded authority; needs m6); they need scikit-learn "
                         "(frictionsim[learn])")
-    add_learning_arguments(i, "600, on the training windows", rollout=False)
+    add_learning_arguments(i, "600, on the training windows", ROBOT_ROLLOUT)
     i.add_argument("--per-joint", choices=("offsets", "none"), default="none",
                    help="a calibration offset per joint, or none (default); ignored with "
                         "--cross-validate motion, which decides")

@@ -117,16 +117,22 @@ def auto_rollout_epochs(logs: list[Log]) -> tuple[int, str]:
     known = [condition(log) for log in logs if log.trajectory != "?"]
     if len(set(known)) == len(known):
         return 0, "no condition (trajectory, kp, mass, length) of the training logs repeats"
-    try:
-        import torch  # noqa: F401
-    except ImportError:
+    if not torch_installed():
         return 0, "torch is not installed (pip install 'frictionsim[torch]')"
     return AUTO_ROLLOUT_EPOCHS, "the training logs repeat conditions"
 
 
+def torch_installed() -> bool:
+    """Whether torch can be imported (training through the rollout needs it)."""
+    try:
+        import torch  # noqa: F401
+    except ImportError:
+        return False
+    return True
+
+
 def rollout_epochs(settings: NetSettings) -> int:
-    """The epochs through the rollout ``settings`` ask for, None (not yet decided, or a
-    robot's training, which has none) as 0."""
+    """The epochs through the rollout ``settings`` ask for, None (not yet decided) as 0."""
     return settings.rollout_epochs or 0
 
 

@@ -206,12 +206,12 @@ def packed_net(template: np.ndarray, nets: ab.ArrayNets) -> np.ndarray:
     return out
 
 
-def split_for_validation(logs: list[Log], every: int, seed: int = 0
-                         ) -> tuple[list[Log], list[Log]]:
+def split_for_validation(logs: list, every: int, seed: int = 0) -> tuple[list, list]:
     """(logs to train on, logs that choose the epoch): one in ``every`` held back, drawn by a
-    permutation of the logs (sorted by name) seeded by ``seed`` (every-k-th by name would take
-    one trajectory of a campaign named by condition); at least one of each; all logs for both
-    when there is only one."""
+    permutation of the logs (bench logs or a robot's recordings: anything with a ``name``,
+    sorted by it) seeded by ``seed`` (every-k-th by name would take one trajectory of a
+    campaign named by condition); at least one of each; all logs for both when there is only
+    one."""
     ordered = sorted(logs, key=lambda lg: lg.name)
     if len(ordered) < 2:
         return ordered, ordered
@@ -223,16 +223,9 @@ def split_for_validation(logs: list[Log], every: int, seed: int = 0
 
 def fine_tune(model: LearnedActuator, logs: list[Log], settings: RolloutTraining,
               seed: int = 0, progress: bool = False) -> LearnedActuator:
-    """``model`` with its network trained through closed-loop rollouts of ``logs`` (module
-    docstring), the epoch kept by the held-back logs; what was done in its ``training``
-    ("rollout"). A Ctrl-C ends the training with the best epoch so far, ``training``
-    ["interrupted"] set (:func:`~frictionsim.experiments.identification.learned.stop_if_interrupted`
-    stops the command once it is saved). ConfigurationError for physics this rollout does not
-    carry (backlash)."""
-    import dataclasses
-
-    from frictionsim.experiments.common.progress import progress as progress_display
-
+    """``model`` with its network trained through closed-loop rollouts of ``logs`` on the
+    bench (module docstring), the epoch kept by the held-back logs (:func:`train_through`).
+    ConfigurationError for physics this rollout does not carry (backlash)."""
     torch = import_torch()
     theta = physics_theta(model)
     if theta[BACKLASH] > 0.0:
@@ -241,13 +234,40 @@ def fine_tune(model: LearnedActuator, logs: list[Log], settings: RolloutTraining
     start = time.perf_counter()
     fit_logs, held = split_for_validation(logs, settings.validation_every, seed)
     data = windows(fit_logs, model.actuator, settings.horizon, settings.stride)
-    nets, leaves = trainable_net(model.net)
     theta_t = torch.as_tensor(theta[None, None], dtype=torch.float64)
     held_packed = PackedLogs.from_logs(held, model.actuator)
+
+    def window_loss(rows, nets: ab.ArrayNets):
+        batch = data.take(rows)
+        servos = ab.ArrayServos(theta_t, batch.bench[:, None, :], nets)
+        return torch.mean(torch.abs(rollout(servos, batch) - batch.position))
 
     def validation(net: np.ndarray) -> float:
         return float(np.mean(packed_errors(held_packed, theta, net)))
 
+    return train_through(model, len(data), window_loss, validation, settings, seed, progress,
+                         {"validation_logs": [lg.name for lg in held]}, start)
+
+
+def train_through(model: LearnedActuator, n_windows: int, window_loss, validation,
+                  settings: RolloutTraining, seed: int = 0, progress: bool = False,
+                  info: dict | None = None, start: float | None = None) -> LearnedActuator:
+    """``model`` with its network trained by Adam on ``window_loss(rows, nets)`` (a torch
+    scalar: the mean |reported − recorded| position of windows ``rows`` of ``n_windows``
+    rolled out with the networks ``nets``, rad), the epoch kept by ``validation(net)`` (the
+    closed-loop MAE of the held-back recordings with that network vector, rad); epoch 0 is
+    ``model``'s network and, for a hybrid, epoch −1 its physics alone (a zero residual). What
+    was done goes to its ``training`` ("rollout", with ``info``). A Ctrl-C ends the training
+    with the best epoch so far, ``training``["interrupted"] set
+    (:func:`~frictionsim.experiments.identification.learned.stop_if_interrupted` stops the
+    command once it is saved)."""
+    import dataclasses
+
+    from frictionsim.experiments.common.progress import progress as progress_display
+
+    torch = import_torch()
+    start = time.perf_counter() if start is None else start
+    nets, leaves = trainable_net(model.net)
     best_net, best = model.net.copy(), validation(model.net)
     before, best_epoch, by_epoch, losses = best, 0, [best], []
     if model.model == "hybrid":  # its physics alone stays a candidate (epoch −1)
@@ -263,12 +283,10 @@ def fine_tune(model: LearnedActuator, logs: list[Log], settings: RolloutTraining
     interrupted = False
     try:
         for epoch in range(1, settings.epochs + 1):
-            order = torch.randperm(len(data), generator=generator)[:settings.windows_per_epoch]
+            order = torch.randperm(n_windows, generator=generator)[:settings.windows_per_epoch]
             for s in range(0, len(order), settings.batch):
-                batch = data.take(order[s:s + settings.batch])
-                servos = ab.ArrayServos(theta_t, batch.bench[:, None, :], nets)
                 optimizer.zero_grad()
-                loss = torch.mean(torch.abs(rollout(servos, batch) - batch.position))
+                loss = window_loss(order[s:s + settings.batch], nets)
                 if not torch.isfinite(loss):
                     continue  # a window that diverged teaches nothing; the others go on
                 loss.backward()
@@ -293,8 +311,8 @@ def fine_tune(model: LearnedActuator, logs: list[Log], settings: RolloutTraining
     training["rollout"] = {
         "horizon": settings.horizon, "stride": settings.stride, "epochs": settings.epochs,
         "learning_rate": settings.learning_rate, "gradient_clip": settings.gradient_clip,
-        "steps": len(losses), "steps_clipped": clip.clipped, "windows": len(data),
-        "validation_logs": [lg.name for lg in held], "validation_mae_before": before,
+        "steps": len(losses), "steps_clipped": clip.clipped, "windows": n_windows,
+        **(info or {}), "validation_mae_before": before,
         "validation_mae_after": best, "best_epoch": best_epoch,
         "validation_mae_by_epoch": by_epoch,
         "window_loss_first_last": [losses[0], losses[-1]] if losses else [],

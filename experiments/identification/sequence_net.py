@@ -259,6 +259,7 @@ def _supervised(module: GruActuator, train, held, settings: NetSettings, progres
                 ) -> tuple[dict, bool]:
     """Stage 1 (module docstring) in place: the kept epoch's weights loaded; (its record,
     whether a Ctrl-C cut it short)."""
+    start = time.perf_counter()
     length = min(WINDOW, min(len(y) for _, y in train))
     x, y = _windows(train, length)
     held_t = [(torch.as_tensor(_inputs(hx)[None]), torch.as_tensor(hy[None]))
@@ -282,13 +283,15 @@ def _supervised(module: GruActuator, train, held, settings: NetSettings, progres
         module, settings.max_epochs, one_epoch, held_loss, lambda v: f"{v:.3f}",
         "gru supervised", progress, PATIENCE)
     return {"windows": len(x), "window": length, "epochs": run, "best_epoch": best_epoch,
-            "held_back_label_mse_by_epoch": by_epoch}, interrupted
+            "held_back_label_mse_by_epoch": by_epoch,
+            "seconds": round(time.perf_counter() - start, 2)}, interrupted
 
 
 def _through_rollout(model: SequenceActuator, fit_logs: list[Log], held: list[Log],
                      settings: rt.RolloutTraining, seed: int, progress: bool
                      ) -> tuple[dict, bool]:
     """Stage 2 (module docstring) in place; (its record, whether a Ctrl-C cut it short)."""
+    start = time.perf_counter()
     module = model.module
     data = rt.windows(fit_logs, model.actuator, settings.horizon, settings.stride)
     theta = _theta(model.actuator, model.armature)
@@ -325,7 +328,8 @@ def _through_rollout(model: SequenceActuator, fit_logs: list[Log], held: list[Lo
             "learning_rate": settings.learning_rate, "gradient_clip": settings.gradient_clip,
             "steps": steps[0], "steps_clipped": clip.clipped, "windows": len(data),
             "validation_mae_before": by_epoch[0], "validation_mae_after": min(by_epoch),
-            "best_epoch": best_epoch, "validation_mae_by_epoch": by_epoch}, interrupted
+            "best_epoch": best_epoch, "validation_mae_by_epoch": by_epoch,
+            "seconds": round(time.perf_counter() - start, 2)}, interrupted
 
 
 def train_sequence(logs: list[Log], actuator: str, armature: float,

@@ -47,28 +47,35 @@ def add_progress_argument(p: argparse.ArgumentParser) -> None:
                    help="no progress bars (they are drawn only on an interactive terminal)")
 
 
+#: ``--rollout-epochs``' default on bench logs and on a robot, as the help text says it.
+BENCH_ROLLOUT = ("60 when torch is installed and the training logs repeat a condition "
+                 "(trajectory, gain, mass, arm length), else 0")
+ROBOT_ROLLOUT = ("20 for a net when torch is installed, else 0, and 0 for a hybrid, whose "
+                 "residual is searched in closed loop instead; on a robot each servo is rolled "
+                 "out on its own joint, the other joints following their recording, and the "
+                 "epoch is chosen by the robot's own closed loop on the recordings held back")
+
+
 def add_learning_arguments(p: argparse.ArgumentParser, hybrid_budget: str,
-                           rollout: bool = True) -> None:
-    """``--hybrid-budget N`` (its default described by ``hybrid_budget``) and ``--max-epochs N``:
-    how learned actuators are trained; with ``rollout`` (bench logs) also ``--rollout-epochs
-    N`` and ``--rollout-horizon N``."""
+                           rollout_default: str = BENCH_ROLLOUT) -> None:
+    """``--hybrid-budget N`` (its default described by ``hybrid_budget``), ``--max-epochs N``,
+    ``--rollout-epochs N`` (its default described by ``rollout_default``) and
+    ``--rollout-horizon N``: how learned actuators are trained."""
     p.add_argument("--hybrid-budget", type=int, default=None, metavar="N",
                    help="closed-loop evaluations of the hybrid's residual search (default "
                         f"{hybrid_budget})")
     p.add_argument("--max-epochs", type=int, default=200, metavar="N",
                    help="epochs at most of a network's supervised training (default 200; it "
                         "stops earlier when its held-back tenth stops improving)")
-    if rollout:
-        p.add_argument("--rollout-epochs", type=int, default=None, metavar="N",
-                       help="then train the network (a hybrid: its supervised residual, in "
-                            "place of its search) through closed-loop rollouts of the logs for "
-                            "N epochs, keeping the epoch that does best on training logs held "
-                            "back for it; a Ctrl-C keeps the best so far (needs torch; 0: none; "
-                            "default 60 when torch is installed and the training logs repeat "
-                            "a condition (trajectory, gain, mass, arm length), else 0)")
-        p.add_argument("--rollout-horizon", type=int, default=None, metavar="N",
-                       help="control periods per window of that training (default 200; the "
-                            "compute grows with it)")
+    p.add_argument("--rollout-epochs", type=int, default=None, metavar="N",
+                   help="then train the network (a hybrid: its supervised residual, in place "
+                        "of its search) through closed-loop rollouts of the training data for "
+                        "N epochs, keeping the epoch that does best on training data held back "
+                        "for it; a Ctrl-C keeps the best so far (needs torch; 0: none; default "
+                        f"{rollout_default})")
+    p.add_argument("--rollout-horizon", type=int, default=None, metavar="N",
+                   help="control periods per window of that training (default 200; the "
+                        "compute grows with it)")
 
 
 def net_settings(args: argparse.Namespace, hybrid_budget: int):
@@ -84,6 +91,12 @@ def net_settings(args: argparse.Namespace, hybrid_budget: int):
     horizon = getattr(args, "rollout_horizon", None)  # None: NetSettings' default
     if epochs is not None:
         check_count("--rollout-epochs", epochs, 0, 10_000)
+    if epochs:
+        from frictionsim.experiments.identification.learned import torch_installed
+
+        if not torch_installed():  # said now, not after the physical fits
+            raise ConfigurationError("--rollout-epochs trains through the rollout in torch: pip "
+                                     "install 'frictionsim[torch]'")
     if horizon is not None:
         check_count("--rollout-horizon", horizon, 2, 10_000)
     chosen = {} if horizon is None else {"rollout_horizon": horizon}

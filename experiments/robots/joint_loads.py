@@ -1,0 +1,110 @@
+"""A robot's joint seen from its servo, one joint at a time: the load a learned actuator is
+trained through on a robot (``robot identify --rollout-epochs``, docs/model.md §13).
+
+Training a network through its closed-loop rollout needs the rollout differentiable; MuJoCo's
+is not here. So each servo is rolled out on its own joint, the other joints following their
+recording: with M(q) the robot's mass matrix without the rotors, c(q, v) its bias (gravity,
+Coriolis and centrifugal forces, MuJoCo's ``qfrc_bias``) and a the recorded accelerations,
+joint j's equation of motion M·q̈ + c = τ reads, for joint j alone::
+
+    (M_jj + J_rotor)·q̈_j = τ_servo + τ_e,
+    τ_e = −c_j − Σ_{i≠j} M_ji·a_i − K_j·(q_j − q_j,rec),   K_j = ∂c_j/∂q_j,
+
+each term taken at the recorded state, linear between recorded rows (the bus cycle), the last
+one the gravity torque's change as the joint leaves its recorded angle. What it leaves out: the
+other joints' own errors and the change of M and the velocity terms with q_j. It is a
+training load, not a simulator: the network so trained is judged by the robot's own closed
+loop (MuJoCo's M and bias at every physics step, every joint at once).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from frictionsim.errors import ConfigurationError
+from frictionsim.experiments.robots.recorded import hold_counts, recorded_arrays
+from frictionsim.robot_files import RobotDescription
+from frictionsim.robot_recordings import Recording
+from frictionsim.solvers.mujoco_dynamics import mujoco
+from frictionsim.solvers.robot import Robot
+
+#: The step of the finite difference of the bias in a joint's angle (rad).
+ANGLE_STEP = 1e-5
+
+
+@dataclass(frozen=True)
+class JointLoad:
+    """One recording's joints as loads, at every control period (periods × servos): the
+    goal held, the recorded position (NaN between rows), the link inertia M_jj (kg·m²),
+    the torque at the recorded state τ_e,rec (N·m), the stiffness K_j (N·m/rad), the
+    recorded angle q_rec the stiffness is taken about (linear between rows, rad) and the
+    recorded velocity (rad/s); ``rows``: the period of each recorded row."""
+
+    name: str
+    goal: np.ndarray
+    position: np.ndarray
+    inertia: np.ndarray
+    torque: np.ndarray
+    stiffness: np.ndarray
+    angle: np.ndarray
+    velocity: np.ndarray
+    rows: np.ndarray
+
+
+def joint_loads(robot: Robot, description: RobotDescription, recording: Recording) -> JointLoad:
+    """``recording`` (in ``description``'s convention: its calibration offsets applied) as one
+    load per servo of ``robot`` (:func:`loads_along`)."""
+    goal, q, v = recorded_arrays(description, recording)
+    return loads_along(robot, recording.name, recording.t, goal, q, v,
+                       hold_counts(recording, robot.period))
+
+
+def loads_along(robot: Robot, name: str, t: np.ndarray, goal: np.ndarray, q: np.ndarray,
+                v: np.ndarray, counts: np.ndarray) -> JointLoad:
+    """Each servo's load (module docstring) along recorded rows at times ``t`` (s): goals,
+    positions and velocities rows × servos in the model's convention, each row's goal held
+    ``counts`` control periods (the last row's: none). ConfigurationError unless every dof
+    carries a servo (a passive dof's state is not recorded)."""
+    if robot.nv != len(robot.servos) or robot.nq != robot.nv:
+        raise ConfigurationError("a joint's load needs every dof of the model to carry a servo: "
+                                 f"{robot.nv} dofs, {len(robot.servos)} servos")
+    t = np.asarray(t, dtype=float)
+    acc = np.gradient(v, t, axis=0) if len(t) > 1 else np.zeros_like(v)
+    model, data = robot.dynamics, mujoco.MjData(robot.dynamics)
+    ns = len(robot.servos)
+    mass = np.empty((robot.nv, robot.nv))
+    inertia, torque, stiffness = (np.empty((len(t), ns)) for _ in range(3))
+    for r in range(len(t)):
+        bias = _bias(model, data, robot, q[r], v[r])
+        mujoco.mj_fullM(model, data, mass)
+        m = mass[np.ix_(robot.dofs, robot.dofs)]
+        inertia[r] = np.diag(m)
+        # the other joints' recorded accelerations, through M's off-diagonal terms
+        torque[r] = -bias - (m @ acc[r] - inertia[r] * acc[r])
+        for j in range(ns):
+            moved = q[r].copy()
+            moved[j] += ANGLE_STEP
+            stiffness[r, j] = (_bias(model, data, robot, moved, v[r])[j] - bias[j]) / ANGLE_STEP
+    rows = np.concatenate([[0], np.cumsum(counts[:-1])]).astype(np.int64)
+    periods = np.arange(rows[-1] + 1)
+    held = np.repeat(np.arange(len(t)), np.maximum(counts, 1))[:len(periods)]
+    position = np.full((len(periods), ns), np.nan)
+    position[rows] = q
+
+    def between_rows(values: np.ndarray) -> np.ndarray:
+        return np.column_stack([np.interp(periods, rows, values[:, j]) for j in range(ns)])
+
+    return JointLoad(name, np.asarray(goal, dtype=float)[held], position, between_rows(inertia),
+                     between_rows(torque), between_rows(stiffness), between_rows(q),
+                     between_rows(v), rows)
+
+
+def _bias(model, data, robot: Robot, q: np.ndarray, v: np.ndarray) -> np.ndarray:
+    """c(q, v) at the servos' dofs (N·m): MuJoCo's ``qfrc_bias``, M's factor computed on the
+    way (``mj_forward``)."""
+    data.qpos[robot.qadr] = q
+    data.qvel[robot.dofs] = v
+    mujoco.mj_forward(model, data)
+    return data.qfrc_bias[robot.dofs].copy()
