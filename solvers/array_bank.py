@@ -764,10 +764,11 @@ def bench_rollout(servos: ArrayServos, goal, enable, supply, q0, v0, torque=None
         reported.append(state.reported[:, 0])
         state, tau_m, extra = step(state, servos, v)
         extra = extra + learned
-        angle = q + _col(theta, Q_OFFSET)
         if load is None:
+            angle = q + _col(theta, Q_OFFSET)
             tau_e = gravity * xp.sin(angle)
-        else:
+        else:  # a robot's joint: its angle is q itself, as the robot's servos read it
+            angle = q
             load_inertia_k, tau_e = load(k, q, v)
             inertia = load_inertia_k + _col(theta, ARMATURE)
         tau = tau_m + tau_e + extra

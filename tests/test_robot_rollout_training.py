@@ -37,9 +37,18 @@ ROD = """<mujoco><option timestep="0.002"/><worldbody><body>
 PERIOD = 0.002
 
 
-def rod_run(q0: float = 0.1, periods: int = 300):
-    """(the robot, its run, the goals): M6 of the XL330 on the rod, a sine of goals."""
+#: seed 002's position ripple, which reads the joint's angle (tests/test_ripple.py's values)
+RIPPLE = {"ripple_amplitude": 0.01, "ripple_frequency": 300.0, "ripple_phase": 0.4,
+          "meshing_amplitude": 0.005, "meshing_decay": 2.0, "meshing_frequency": 600.0,
+          "meshing_phase": 1.0}
+
+
+def rod_run(q0: float = 0.1, periods: int = 300, rippled: bool = False):
+    """(the robot, its run, the goals): M6 of the XL330 on the rod, a sine of goals; with
+    ``rippled``, a ripple and an encoder offset (which a robot's joint angle never sees)."""
     params = ParameterSet.defaults("m6", "xl330").with_scheme("semi_implicit")
+    if rippled:
+        params = params.with_extensions(["ripple"]).with_values(q_offset=0.4, **RIPPLE)
     robot = Robot(ROD, [JointServo("j", params, kp=400)], control_period=PERIOD)
     t = np.arange(periods) * PERIOD
     goals = (0.3 + 0.4 * np.sin(6 * t))[:, None]
@@ -64,8 +73,9 @@ def rolled(robot, load: JointLoad, q0=None):
     return joint_rollout(theta, None, batch)[0].numpy()
 
 
-def test_a_one_hinge_robot_rolls_out_on_its_joint_load_as_the_robot_does():
-    robot, run, goals = rod_run()
+@pytest.mark.parametrize("rippled", [False, True])
+def test_a_one_hinge_robot_rolls_out_on_its_joint_load_as_the_robot_does(rippled):
+    robot, run, goals = rod_run(rippled=rippled)
     load = every_period_load(robot, run, goals)
     assert np.all(load.stiffness != 0)  # gravity's change with the angle is in the load
     reported = rolled(robot, load)
