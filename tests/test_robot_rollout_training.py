@@ -133,7 +133,7 @@ def test_robot_identify_trains_a_net_through_the_joint_rollouts(tmp_path):
     pytest.importorskip("sklearn")
     if not RECORDINGS.is_dir():
         pytest.skip(f"SO-101 recordings not found at {RECORDINGS}")
-    from frictionsim.experiments.robots.identify import mean_mae, replay
+    from frictionsim.experiments.robots.recorded import mean_mae, replay
     from frictionsim.robot_files import get_robot
     from frictionsim.robot_params import load_robot_params
     from frictionsim.robot_recordings import read_recording

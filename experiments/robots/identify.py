@@ -34,7 +34,13 @@ from frictionsim.experiments.identification.starts import (
     latency_tries,
     start_for,
 )
-from frictionsim.experiments.robots.recorded import Replay, hold_counts, recorded_arrays
+from frictionsim.experiments.robots.recorded import (
+    hold_counts,
+    joint_means,
+    mean_mae,
+    recorded_arrays,
+    replay,
+)
 from frictionsim.experiments.robots.search_space import RobotPoint, RobotSearchSpace
 from frictionsim.learned_files import LearnedActuator
 from frictionsim.params import ParameterSet
@@ -168,33 +174,6 @@ def robot_parameters(robot: RobotDescription, point: RobotPoint, fit_info: dict
                            dict(point.offsets), fit_info)
 
 
-def replay(robot: RobotDescription, mjcf: Path, point: RobotPoint | RobotParameters,
-           recordings: list[Recording], engine: str = "fixed_step", progress: bool = False,
-           label: str = "") -> dict[str, dict[str, float]]:
-    """Each recording replayed whole in closed loop with a fitted point or a robot parameter
-    file's servos: {name: {joint: MAE (rad)}}."""
-    from frictionsim.experiments.common.progress import progress as bar
-
-    rp = point if isinstance(point, RobotParameters) else robot_parameters(robot, point, {})
-    applied = rp.apply(robot)
-    sim = Replay(applied, robot_spec(applied, mjcf), rp.servos, engine)
-    return {rec.name: sim.run(rec).joint_mae
-            for rec in bar(recordings, desc=label or "replaying", enabled=progress)}
-
-
-def mean_mae(errors: dict[str, dict[str, float]]) -> float | None:
-    """Mean over recordings of the mean over joints."""
-    if not errors:
-        return None
-    return float(np.mean([np.mean(list(e.values())) for e in errors.values()]))
-
-
-def joint_means(errors: dict[str, dict[str, float]]) -> dict[str, float]:
-    """Each joint's MAE averaged over the recordings."""
-    joints = next(iter(errors.values())).keys() if errors else ()
-    return {j: float(np.mean([e[j] for e in errors.values()])) for j in joints}
-
-
 class HeldOutScores:
     """The mean over held-out recordings of the mean joint MAE (rad) of the dataclass whose
     ``validation`` ({name: {joint: MAE}}) it is."""
@@ -272,7 +251,8 @@ def fit_robot(robot: RobotDescription, mjcf: Path, train: list[Recording],
     cost["peak_memory_mib"] = peak_memory_mib()
     for model, f in fits.items():
         if validation and not interrupted:
-            f.validation = replay(robot, mjcf, f.result.params, validation, "fixed_step",
+            f.validation = replay(robot, mjcf, robot_parameters(robot, f.result.params, {}),
+                                  validation, "fixed_step",
                                   settings.progress, f"{model}: replaying held-out recordings")
         _save(path_of(out, model), robot, f, settings, train, cost)
     for kind, f in learned.items():

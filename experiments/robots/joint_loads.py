@@ -20,18 +20,25 @@ loop (MuJoCo's M and bias at every physics step, every joint at once).
 from __future__ import annotations
 
 from dataclasses import dataclass
+from pathlib import Path
 
 import numpy as np
 
 from frictionsim.errors import ConfigurationError
 from frictionsim.experiments.robots.recorded import hold_counts, recorded_arrays
+from frictionsim.params import ParameterSet
 from frictionsim.robot_files import RobotDescription
+from frictionsim.robot_params import RobotParameters
 from frictionsim.robot_recordings import Recording
+from frictionsim.solvers.learned_rollout import bare_theta
 from frictionsim.solvers.mujoco_dynamics import mujoco
 from frictionsim.solvers.robot import Robot
+from frictionsim.solvers.robot_servos import joint_servos, robot_spec
 
 #: The step of the finite difference of the bias in a joint's angle (rad).
 ANGLE_STEP = 1e-5
+#: The robot's position update (as its physical fits).
+SCHEME = "semi_implicit"
 
 
 @dataclass(frozen=True)
@@ -99,6 +106,25 @@ def loads_along(robot: Robot, name: str, t: np.ndarray, goal: np.ndarray, q: np.
     return JointLoad(name, np.asarray(goal, dtype=float)[held], position, between_rows(inertia),
                      between_rows(torque), between_rows(stiffness), between_rows(q),
                      between_rows(v), rows)
+
+
+def labelling_robot(robot: RobotDescription, mjcf: Path, physics: ParameterSet | None,
+                    offsets: dict[str, float], armature: float = 0.0
+                    ) -> tuple[RobotDescription, Robot]:
+    """(``robot`` calibrated by ``offsets``, its simulator) with every servo on ``physics``
+    (None: the bare joints of a pure network, rotor inertia ``armature``, kg·m²): what a
+    learned actuator's network drives on the robot, its torque labels
+    (:func:`~frictionsim.experiments.robots.learned.robot_training_set`) and its joints'
+    loads computed on it."""
+    actuator = next(iter(robot.actuators))
+    params = physics if physics is not None else ParameterSet.defaults("m1", actuator)
+    applied = RobotParameters(robot.name, {actuator: params}, dict(offsets)).apply(robot)
+    servos = joint_servos(applied, {actuator: params.with_scheme(SCHEME)})
+    sim = Robot(robot_spec(applied, mjcf), servos,
+                control_period=applied.control_period, scheme=SCHEME)
+    if physics is None:
+        sim.thetas[:] = bare_theta(actuator, armature)
+    return applied, sim
 
 
 def _bias(model, data, robot: Robot, q: np.ndarray, v: np.ndarray) -> np.ndarray:

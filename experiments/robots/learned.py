@@ -27,22 +27,18 @@ from frictionsim.experiments.identification.learned import (
     torque_errors,
     train_network,
 )
+from frictionsim.experiments.robots.joint_loads import SCHEME, labelling_robot
 from frictionsim.experiments.robots.recorded import hold_counts, recorded_arrays
 from frictionsim.experiments.robots.search_space import RobotPoint
 from frictionsim.layout import KP
 from frictionsim.learned_files import LearnedActuator
 from frictionsim.params import ParameterSet
 from frictionsim.robot_files import RobotDescription
-from frictionsim.robot_params import RobotParameters
 from frictionsim.robot_recordings import Recording
 from frictionsim.solvers.learned_rollout import bare_theta
-from frictionsim.solvers.robot import Robot
 from frictionsim.solvers.robot_labels import recorded_features, residual_labels
-from frictionsim.solvers.robot_servos import joint_servos, robot_spec
 from frictionsim.solvers.robot_windows import RobotWindows
 
-#: The robot's position update (as its physical fits).
-SCHEME = "semi_implicit"
 #: A network's epochs through the joint-at-a-time rollouts when the user leaves them to
 #: :func:`robot_rollout_epochs`.
 ROLLOUT_EPOCHS = 20
@@ -78,23 +74,6 @@ def robot_training_set(robot: RobotDescription, mjcf: Path, recordings: list[Rec
         rows.append(recorded_features(rec.t, goal, q, v, applied.control_period, kp)
                     .reshape(-1, N_INPUTS))
     return np.concatenate(rows), np.concatenate(labels)
-
-
-def labelling_robot(robot: RobotDescription, mjcf: Path, physics: ParameterSet | None,
-                    offsets: dict[str, float], armature: float = 0.0
-                    ) -> tuple[RobotDescription, Robot]:
-    """(``robot`` calibrated by ``offsets``, its simulator) with every servo on ``physics``
-    (None: the bare joints of a pure network, rotor inertia ``armature``, kg·m²): what a
-    learned actuator's network drives on the robot."""
-    actuator = next(iter(robot.actuators))
-    params = physics if physics is not None else ParameterSet.defaults("m1", actuator)
-    applied = RobotParameters(robot.name, {actuator: params}, dict(offsets)).apply(robot)
-    servos = joint_servos(applied, {actuator: params.with_scheme(SCHEME)})
-    sim = Robot(robot_spec(applied, mjcf), servos,
-                control_period=applied.control_period, scheme=SCHEME)
-    if physics is None:
-        sim.thetas[:] = bare_theta(actuator, armature)
-    return applied, sim
 
 
 def train_robot_learned(kind: str, robot: RobotDescription, mjcf: Path,

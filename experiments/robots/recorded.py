@@ -18,12 +18,14 @@ armature, damping and frictionloss (what users of the model simulate today).
 from __future__ import annotations
 
 from dataclasses import dataclass
+from pathlib import Path
 
 import numpy as np
 
 from frictionsim.errors import ConfigurationError
 from frictionsim.learned_files import LearnedActuator
 from frictionsim.robot_files import RobotDescription
+from frictionsim.robot_params import RobotParameters
 from frictionsim.robot_recordings import Recording
 from frictionsim.solvers.engines import engine_names
 from frictionsim.solvers.errors import SimulationError
@@ -249,3 +251,30 @@ def simulate_recording(robot: RobotDescription, spec, params: dict, recording: R
                        engine: str = "fixed_step", scheme: str | None = None) -> RecordedRun:
     """One recording replayed (:class:`Replay`; for several, build the Replay once)."""
     return Replay(robot, spec, params, engine, scheme).run(recording)
+
+
+def replay(robot: RobotDescription, mjcf: Path, rp: RobotParameters,
+           recordings: list[Recording], engine: str = "fixed_step", progress: bool = False,
+           label: str = "") -> dict[str, dict[str, float]]:
+    """Each recording replayed whole in closed loop with a robot parameter file's servos
+    (``rp``): {name: {joint: MAE (rad)}}."""
+    from frictionsim.experiments.common.progress import progress as bar
+    from frictionsim.solvers.robot_servos import robot_spec
+
+    applied = rp.apply(robot)
+    sim = Replay(applied, robot_spec(applied, mjcf), rp.servos, engine)
+    return {rec.name: sim.run(rec).joint_mae
+            for rec in bar(recordings, desc=label or "replaying", enabled=progress)}
+
+
+def mean_mae(errors: dict[str, dict[str, float]]) -> float | None:
+    """Mean over recordings of the mean over joints."""
+    if not errors:
+        return None
+    return float(np.mean([np.mean(list(e.values())) for e in errors.values()]))
+
+
+def joint_means(errors: dict[str, dict[str, float]]) -> dict[str, float]:
+    """Each joint's MAE averaged over the recordings."""
+    joints = next(iter(errors.values())).keys() if errors else ()
+    return {j: float(np.mean([e[j] for e in errors.values()])) for j in joints}

@@ -22,9 +22,8 @@ from frictionsim.experiments.robots.identify import (
     RobotFitSettings,
     RobotLearnedFit,
     RobotModelFit,
-    joint_means,
-    mean_mae,
 )
+from frictionsim.experiments.robots.recorded import joint_means, mean_mae
 from frictionsim.params import ParameterFileError
 from frictionsim.robot_params import RobotParameters, load_robot_params
 from frictionsim.robot_recordings import Recording

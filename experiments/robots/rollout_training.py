@@ -37,7 +37,8 @@ from frictionsim.experiments.identification.rollout_training import (
     split_for_validation,
     train_through,
 )
-from frictionsim.experiments.robots.joint_loads import JointLoad, joint_loads
+from frictionsim.experiments.robots.joint_loads import JointLoad, joint_loads, labelling_robot
+from frictionsim.experiments.robots.recorded import mean_mae, replay
 from frictionsim.learned_files import LearnedActuator
 from frictionsim.robot_files import RobotDescription
 from frictionsim.robot_params import RobotParameters
@@ -147,9 +148,6 @@ def robot_fine_tune(model: LearnedActuator, robot: RobotDescription, mjcf: Path,
     ``recordings`` (module docstring), the epoch kept by the held-back recordings replayed on
     the robot (:func:`~frictionsim.experiments.identification.rollout_training.train_through`:
     a Ctrl-C keeps the best epoch so far)."""
-    from frictionsim.experiments.robots.identify import mean_mae, replay
-    from frictionsim.experiments.robots.learned import labelling_robot
-
     torch = import_torch()
     start = time.perf_counter()
     fit, held = split_for_validation(recordings, settings.validation_every, seed)
