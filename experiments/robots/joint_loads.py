@@ -15,6 +15,10 @@ one the gravity torque's change as the joint leaves its recorded angle. What it 
 other joints' own errors and the change of M and the velocity terms with q_j. It is a
 training load, not a simulator: the network so trained is judged by the robot's own closed
 loop (MuJoCo's M and bias at every physics step, every joint at once).
+
+The robot these loads are read on is the one the learned actuator drives
+(:func:`labelling_robot`: its physics on every servo, or the bare joints of a pure network),
+on which its torque labels are computed too (:mod:`~frictionsim.experiments.robots.learned`).
 """
 
 from __future__ import annotations

@@ -31,6 +31,7 @@ from pathlib import Path
 
 import numpy as np
 
+from frictionsim.errors import ConfigurationError
 from frictionsim.experiments.identification.rollout_training import (
     RolloutTraining,
     import_torch,
@@ -83,8 +84,6 @@ def joint_windows(loads: list[JointLoad], benches: np.ndarray, horizon: int, str
     ``stride`` periods after the previous start and ends inside its recording, on each servo;
     ``benches``: the servos' bench vectors (servos × BENCH_SIZE). ConfigurationError when no
     recording is that long."""
-    from frictionsim.errors import ConfigurationError
-
     torch = import_torch()
     starts, offset = [], 0
     for load in loads:
