@@ -131,6 +131,20 @@ def torch_installed() -> bool:
     return True
 
 
+def decide_rollout(settings: NetSettings, kind: str, default, progress: bool = False
+                   ) -> tuple[NetSettings, dict | None]:
+    """(``settings`` with its epochs through the rollout decided, what the default decided:
+    {"epochs", "why"}, None where the user chose): ``default()`` gives (epochs, why) when
+    ``settings.rollout_epochs`` is None (:func:`auto_rollout_epochs` on bench logs,
+    :func:`~frictionsim.experiments.robots.learned.robot_rollout_epochs` on a robot)."""
+    if settings.rollout_epochs is not None:
+        return settings, None
+    epochs, why = default()
+    if progress:
+        print(f"{kind}: {epochs} epochs through the rollout ({why})", flush=True)
+    return replace(settings, rollout_epochs=epochs), {"epochs": epochs, "why": why}
+
+
 def rollout_epochs(settings: NetSettings) -> int:
     """The epochs through the rollout ``settings`` ask for, None (not yet decided) as 0."""
     return settings.rollout_epochs or 0
@@ -287,13 +301,7 @@ def train_learned(kind: str, logs: list[Log], actuator: str, physics: ParameterS
     keeps the best residual found so far."""
     if (kind == "hybrid") != (physics is not None):
         raise ConfigurationError("a hybrid is trained over a physical model, a net over none")
-    auto = None
-    if settings.rollout_epochs is None:
-        epochs, why = auto_rollout_epochs(logs)
-        settings = replace(settings, rollout_epochs=epochs)
-        auto = {"epochs": epochs, "why": why}
-        if progress:
-            print(f"{kind}: {epochs} epochs through the rollout ({why})", flush=True)
+    settings, auto = decide_rollout(settings, kind, lambda: auto_rollout_epochs(logs), progress)
     theta = physics.theta() if physics is not None else bare_theta(actuator, armature)
     x, y = training_set(logs, actuator, theta, settings.horizon)
     subset = closed_loop_subset(logs, settings.closed_loop_logs)
@@ -492,8 +500,9 @@ def fit_learned(kinds: tuple[str, ...], train: list[Log], validation: list[Log],
 
 
 __all__ = ["AUTHORITY_QUANTILE", "AUTO_ROLLOUT_EPOCHS", "LearnedFit", "NetSettings",
-           "auto_rollout_epochs", "closed_loop_subset", "condition", "fit_learned",
+           "auto_rollout_epochs", "closed_loop_subset", "condition", "decide_rollout",
+           "fit_learned",
            "input_scale",
            "learned_mae", "open_loop_torque", "rotor_inertia", "stop_if_interrupted",
-           "label_errors", "torque_errors", "train_learned", "train_network", "training_set",
-           "training_sequences"]
+           "label_errors", "torch_installed", "torque_errors", "train_learned", "train_network",
+           "training_set", "training_sequences"]

@@ -15,7 +15,6 @@ robot parameter file's ``joint_offsets``.
 
 from __future__ import annotations
 
-from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -23,6 +22,7 @@ import numpy as np
 from frictionsim.actuator_net import N_INPUTS
 from frictionsim.experiments.identification.learned import (
     NetSettings,
+    decide_rollout,
     torch_installed,
     torque_errors,
     train_network,
@@ -86,13 +86,7 @@ def train_robot_learned(kind: str, robot: RobotDescription, mjcf: Path,
     :mod:`~frictionsim.experiments.robots.rollout_training`, torch). A hybrid not so trained
     has its weights searched in closed loop instead: ``evaluator``'s windows rolled out with
     ``point``'s parameters and offsets and the candidate network on every servo."""
-    auto = None
-    if settings.rollout_epochs is None:
-        epochs, why = robot_rollout_epochs(kind)
-        settings = replace(settings, rollout_epochs=epochs)
-        auto = {"epochs": epochs, "why": why}
-        if progress:
-            print(f"{kind}: {epochs} epochs through the rollout ({why})", flush=True)
+    settings, auto = decide_rollout(settings, kind, lambda: robot_rollout_epochs(kind), progress)
     physics = point.params.with_scheme(SCHEME) if kind == "hybrid" else None
     armature = 0.0 if physics is not None else float(point.params.values["armature"])
     x, y = robot_training_set(robot, mjcf, recordings, physics, point.offsets, armature)
