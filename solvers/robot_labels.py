@@ -39,10 +39,7 @@ def residual_labels(robot: Robot, goals: np.ndarray, counts: np.ndarray, q: np.n
     docstring): (rows − 1) × servos, NaN where a row's simulation failed. ``goals``, ``q``,
     ``v``: rows × servos in the model's convention; ``counts``: control periods each row's
     goal is held (:func:`frictionsim.experiments.robots.recorded.hold_counts`)."""
-    if robot.nv != len(robot.servos) or robot.nq != robot.nv:
-        raise ConfigurationError("torque labels need every dof of the model to carry a servo (a passive "
-                                 f"dof's state is not recorded): {robot.nv} dofs, "
-                                 f"{len(robot.servos)} servos")
+    check_servo_on_every_dof(robot, "torque labels")
     goals, q, v = (np.ascontiguousarray(a, dtype=float) for a in (goals, q, v))
     out = np.empty((len(goals) - 1, len(robot.servos)))
     # the physical model only: a network's torque is what the labels measure
@@ -51,6 +48,16 @@ def residual_labels(robot: Robot, goals: np.ndarray, counts: np.ndarray, q: np.n
             robot.qadr, robot.dofs, bank, goals, np.ascontiguousarray(counts, dtype=np.int64),
             q, v, robot.substeps, robot.dt, robot.scheme == "semi_implicit", out)
     return out
+
+
+def check_servo_on_every_dof(robot: Robot, what: str) -> None:
+    """ConfigurationError unless every dof of ``robot``'s model carries a servo (and every
+    joint is a hinge): ``what`` is read off a recording, where a passive dof's state is not
+    recorded."""
+    if robot.nv != len(robot.servos) or robot.nq != robot.nv:
+        raise ConfigurationError(f"{what} need every dof of the model to carry a servo (a passive "
+                                 f"dof's state is not recorded): {robot.nv} dofs, "
+                                 f"{len(robot.servos)} servos")
 
 
 @njit(nogil=True, cache=True)

@@ -28,15 +28,15 @@ from pathlib import Path
 
 import numpy as np
 
-from frictionsim.errors import ConfigurationError
 from frictionsim.experiments.robots.recorded import hold_counts, recorded_arrays
 from frictionsim.params import ParameterSet
 from frictionsim.robot_files import RobotDescription
 from frictionsim.robot_params import RobotParameters
 from frictionsim.robot_recordings import Recording
 from frictionsim.solvers.learned_rollout import bare_theta
-from frictionsim.solvers.mujoco_dynamics import mujoco
+from frictionsim.solvers.mujoco_dynamics import dynamics_terms, mujoco
 from frictionsim.solvers.robot import Robot
+from frictionsim.solvers.robot_labels import check_servo_on_every_dof
 from frictionsim.solvers.robot_servos import joint_servos, robot_spec
 
 #: The step of the finite difference of the bias in a joint's angle (rad).
@@ -78,26 +78,33 @@ def loads_along(robot: Robot, name: str, t: np.ndarray, goal: np.ndarray, q: np.
     positions and velocities rows × servos in the model's convention, each row's goal held
     ``counts`` control periods (the last row's: none). ConfigurationError unless every dof
     carries a servo (a passive dof's state is not recorded)."""
-    if robot.nv != len(robot.servos) or robot.nq != robot.nv:
-        raise ConfigurationError("a joint's load needs every dof of the model to carry a servo: "
-                                 f"{robot.nv} dofs, {len(robot.servos)} servos")
+    check_servo_on_every_dof(robot, "joint loads")
     t = np.asarray(t, dtype=float)
     acc = np.gradient(v, t, axis=0) if len(t) > 1 else np.zeros_like(v)
-    model, data = robot.dynamics, mujoco.MjData(robot.dynamics)
+    data = mujoco.MjData(robot.dynamics)
     ns = len(robot.servos)
-    mass = np.empty((robot.nv, robot.nv))
+    mass, bias = np.empty((robot.nv, robot.nv)), np.empty(robot.nv)
+    q_model, v_model = np.empty(robot.nq), np.empty(robot.nv)
     inertia, torque, stiffness = (np.empty((len(t), ns)) for _ in range(3))
+
+    def terms(angles: np.ndarray, velocities: np.ndarray) -> None:
+        """M and the bias at a servo-ordered state, as the robot's step computes them."""
+        q_model[robot.qadr], v_model[robot.dofs] = angles, velocities
+        dynamics_terms(robot.dynamics._address, data._address, data.qpos, data.qvel, q_model,
+                       v_model, mass, bias)
+
     for r in range(len(t)):
-        bias = _bias(model, data, robot, q[r], v[r])
-        mujoco.mj_fullM(model, data, mass)
+        terms(q[r], v[r])
         m = mass[np.ix_(robot.dofs, robot.dofs)]
+        at_row = bias[robot.dofs]
         inertia[r] = np.diag(m)
         # the other joints' recorded accelerations, through M's off-diagonal terms
-        torque[r] = -bias - (m @ acc[r] - inertia[r] * acc[r])
+        torque[r] = -at_row - (m @ acc[r] - inertia[r] * acc[r])
         for j in range(ns):
             moved = q[r].copy()
             moved[j] += ANGLE_STEP
-            stiffness[r, j] = (_bias(model, data, robot, moved, v[r])[j] - bias[j]) / ANGLE_STEP
+            terms(moved, v[r])
+            stiffness[r, j] = (bias[robot.dofs[j]] - at_row[j]) / ANGLE_STEP
     rows = np.concatenate([[0], np.cumsum(counts[:-1])]).astype(np.int64)
     periods = np.arange(rows[-1] + 1)
     held = np.repeat(np.arange(len(t)), np.maximum(counts, 1))[:len(periods)]
@@ -129,12 +136,3 @@ def labelling_robot(robot: RobotDescription, mjcf: Path, physics: ParameterSet |
     if physics is None:
         sim.thetas[:] = bare_theta(actuator, armature)
     return applied, sim
-
-
-def _bias(model, data, robot: Robot, q: np.ndarray, v: np.ndarray) -> np.ndarray:
-    """c(q, v) at the servos' dofs (N·m): MuJoCo's ``qfrc_bias``, M's factor computed on the
-    way (``mj_forward``)."""
-    data.qpos[robot.qadr] = q
-    data.qvel[robot.dofs] = v
-    mujoco.mj_forward(model, data)
-    return data.qfrc_bias[robot.dofs].copy()
