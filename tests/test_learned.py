@@ -235,6 +235,7 @@ def test_a_network_trained_on_the_xl330_logs_rolls_out_in_closed_loop():
     model = train_learned("net", logs, "xl330", settings=NetSettings(hidden=(16,), max_epochs=20))
     assert model.training["samples"] == sum(len(log.entries) - 4 for log in logs)  # horizon 4
     assert model.training["epochs"] == 20 and model.training["converged"] is False
+    assert model.training["noise"] == 0.0  # a net's inputs are not noised (NetSettings.noise)
     errors = learned_mae(model, logs)
     assert set(errors) == {log.name for log in logs}
     assert all(np.isfinite(e) and e < 1.0 for e in errors.values())
@@ -256,7 +257,8 @@ def test_a_hybrid_is_never_worse_than_its_physics_on_its_training_logs():
     physics = ParameterSet.defaults("m6", "xl330")
     hybrid = train_learned("hybrid", logs, "xl330", physics,
                            NetSettings(hybrid_hidden=(6,), max_epochs=10,
-                                       closed_loop_budget=40))
+                                       closed_loop_budget=40, hybrid_noise=0.2))
+    assert hybrid.training["noise"] == 0.2  # its own input noise, not the net's
     plain = float(np.mean(list(evaluate(physics, logs).values())))
     # the search starts at the physics itself (a zero output layer) and keeps its best
     assert hybrid.training["physics_train_mae"] == pytest.approx(plain, rel=1e-12)

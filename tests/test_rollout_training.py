@@ -53,7 +53,7 @@ def test_the_torch_rollout_is_the_compiled_one(logs, kind):
     physics = load_params(SHARED / "xl330" / "params" / "m6.json") if kind == "hybrid" else None
     model = train_learned(kind, logs[:3], "xl330", physics, QUICK, armature=armature())
     n = 300  # the first 1.5 s of each log (a torch step is a few hundred small operations)
-    whole = rt.windows(logs[:3], "xl330", n, 10_000)
+    whole = rt.windows(logs[:3], "xl330", n, 10_000).take()
     nets, leaves = rt.trainable_net(model.net)
     assert all(leaf.requires_grad for leaf in leaves)
     theta = torch.as_tensor(physics_theta(model)[None, None])
@@ -203,6 +203,32 @@ def test_windows_longer_than_every_log_are_refused_with_the_option_to_change(log
     assert len(rt.windows(logs, "xl330", longest, 10)) == lengths.count(longest)
     with pytest.raises(ConfigurationError, match=rf"the longest: {longest}\).*--rollout-horizon"):
         rt.windows(logs, "xl330", longest + 1, 10)
+
+
+def test_the_windows_gathered_at_batch_time_are_the_logs_own_slices(logs):
+    horizon, stride = 50, 17
+    data = rt.windows(logs, "xl330", horizon, stride)
+    expected = []  # (log, start) of every window, as the logs lie
+    for log in logs:
+        n = len(PackedLogs.from_logs([log], "xl330").goal)
+        expected += [(log, start) for start in range(0, n - horizon + 1, stride)]
+    assert len(data) == len(expected)
+    rows = torch.tensor([0, 1, len(data) // 2, len(data) - 1])
+    batch = data.take(rows)
+    assert len(batch) == 4 and batch.goal.shape == (4, horizon)
+    for i, row in enumerate(rows.tolist()):
+        log, start = expected[row]
+        one = PackedLogs.from_logs([log], "xl330")
+        span = slice(start, start + horizon)
+        for name in ("goal", "enable", "position"):
+            assert np.array_equal(getattr(batch, name)[i].numpy(), getattr(one, name)[span])
+        assert np.array_equal(np.isnan(batch.supply[i].numpy()), np.isnan(one.supply[span]))
+        assert np.array_equal(batch.bench[i].numpy(), one.bench[0])
+        v0 = one.v0[0] if start == 0 else \
+            (one.position[start] - one.position[start - 1]) / one.bench[0][rt.DT]
+        assert batch.v0[i].item() == v0
+    # all of them at once: the batch of every window, in order
+    assert torch.equal(data.take().goal[rows], batch.goal)
 
 
 def header_log(name, trajectory="sin", kp=400.0):

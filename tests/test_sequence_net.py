@@ -68,7 +68,7 @@ def test_a_torque_from_outside_the_bank_enters_where_the_compiled_networks_does(
         return torch.tanh(x @ w + torch.as_tensor(bias)) @ torch.as_tensor(w_out) + b_out
 
     picked = [short(lg, 300) for lg in logs[:2]]
-    whole = rt.windows(picked, "xl330", 300, 10_000)
+    whole = rt.windows(picked, "xl330", 300, 10_000).take()
     theta = torch.as_tensor(physics[None, None])
     got = ab.bench_rollout(ab.ArrayServos(theta, whole.bench[:, None, :]), whole.goal,
                            whole.enable, whole.supply, whole.position[:, 0], whole.v0,

@@ -37,6 +37,7 @@ from frictionsim.experiments.identification.rollout_training import (
     import_torch,
     split_for_validation,
     train_through,
+    window_periods,
 )
 from frictionsim.experiments.robots.joint_loads import JointLoad, joint_loads, labelling_robot
 from frictionsim.experiments.robots.recorded import mean_mae, replay
@@ -70,9 +71,8 @@ class JointWindows:
     def take(self, rows) -> dict:
         """Windows ``rows`` as {column: (len(rows) × horizon)}, with "bench" (len(rows) ×
         BENCH_SIZE)."""
-        torch = import_torch()
-        starts, servos = self.starts[rows], self.servos[rows]
-        periods = starts[:, None] + torch.arange(self.horizon)[None, :]
+        servos = self.servos[rows]
+        periods = window_periods(self.starts[rows], self.horizon)
         batch = {name: values[periods, servos[:, None]] for name, values in self.columns.items()}
         batch["bench"] = self.benches[servos]
         return batch
