@@ -211,6 +211,8 @@ def test_robot_identify_trains_net_and_hybrid_and_robot_simulate_replays_them(so
     for kind in ("net", "hybrid"):
         saved = json.loads((out / f"{kind}.json").read_text())
         assert saved["robot"] == "so101" and saved["servos"]["sts3215_12v"]["model"] == kind
+        # a robot's network keeps the 5 % input noise the bench's does without
+        assert saved["servos"]["sts3215_12v"]["training"]["noise"] == 0.05
         assert main(["robot", "simulate", "--robot", "so101", "--data", str(DATA), "--params",
                      str(out / f"{kind}.json"), str(RECORDINGS / "slow_precision"), "--json",
                      str(tmp / f"sim_{kind}.json")]) == 0
