@@ -16,10 +16,10 @@ cure for a network that only meets its own slightly wrong states in closed loop;
 held-back training logs on five bench data sets (docs/results.md), a net on bench logs that
 is not trained through the rollout after takes none (:data:`BENCH_NET_NOISE`): the copies
 are then the samples repeated, which its early stopping (on rows whose twins it trains on)
-lets train longer. Trained through the rollout after, it keeps 5 % (:data:`ROLLOUT_NET_NOISE`,
-the better measured), and so on a robot, where without noise it diverged, and a hybrid
-(:attr:`NetSettings.hybrid_noise`, not validated). The
-network's inputs are clipped to the range trained on, in the compiled evaluation
+lets train longer. A net trained through the rollout after keeps 5 %
+(:data:`ROLLOUT_NET_NOISE`: without noise it was not better there), as does a net on a robot
+(without noise it diverged) and a hybrid (:attr:`NetSettings.hybrid_noise`, not validated).
+The network's inputs are clipped to the range trained on, in the compiled evaluation
 (:mod:`frictionsim.actuator_net`).
 
 A hybrid's residual learned that way alone made the closed loop worse on the XL330 logs
