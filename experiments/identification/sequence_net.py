@@ -71,8 +71,8 @@ WINDOW_STRIDE = 100
 #: Supervised epochs without a better held-back error before the stage stops.
 PATIENCE = 10
 #: The supervised stage's input noise (fraction of each input's spread): the network's 5 %, with
-#: which the GRU's rows of docs/results.md were measured; a validation later chose none for the
-#: network (:attr:`NetSettings.noise`), not tried on the GRU.
+#: which the GRU's rows of docs/results.md were measured; a validation later chose none for a
+#: network trained supervised only (:attr:`NetSettings.noise`), not tried on the GRU.
 INPUT_NOISE = 0.05
 #: Adam's learning rate and the windows per step of the supervised stage.
 LEARNING_RATE = 1e-3

@@ -41,10 +41,10 @@ from frictionsim.solvers.robot_labels import recorded_features, residual_labels
 from frictionsim.solvers.robot_windows import RobotWindows
 
 #: A network's input noise on a robot (:attr:`NetSettings.noise` left to the default): the 5 %
-#: of Hwangbo et al. On bench logs the network takes none, chosen by held-back logs; on the
-#: SO-101 without noise the supervised network left the held-back recordings by 6.2 rad (59 mrad
-#: with 5 %) and its training through the rollout never brought it back (16–20 rad;
-#: docs/results.md).
+#: of Hwangbo et al. On bench logs a network trained supervised only takes none, chosen by
+#: held-back logs; on the SO-101 without noise the supervised network left the held-back
+#: recordings by 6.2 rad (59 mrad with 5 %) and its training through the rollout never brought
+#: it back (16–20 rad; docs/results.md).
 ROBOT_NET_NOISE = 0.05
 #: A network's epochs through the joint-at-a-time rollouts when the user leaves them to
 #: :func:`robot_rollout_epochs`.
