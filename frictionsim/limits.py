@@ -1,14 +1,13 @@
 """The limits shared by many commands and engines, checked in one place.
 
 A loss-evaluation budget (``--budget`` of every command that fits, ``--hybrid-budget``, the
-Python ``identify``), a count (bootstrap replicates, variants, folds, epochs, points), a
-control period on a model's timestep: each has one check here, which raises
+Python ``identify``), a count (bootstrap replicates, variants, folds, epochs, points): each
+has one check here (a control period on a model's timestep: :mod:`frictionsim.schedule`), which raises
 :class:`frictionsim.errors.ConfigurationError` naming the option, its range and the value.
 """
 
 from __future__ import annotations
 
-import math
 import numbers
 
 from frictionsim.errors import ConfigurationError
@@ -33,13 +32,3 @@ def check_budget(value, name: str = "--budget", low: int = 1) -> int:
     return check_count(name, value, low, MAX_BUDGET, "loss evaluations")
 
 
-def control_substeps(period: float, timestep: float) -> int:
-    """The physics steps of ``timestep`` (s, the model's) in a control period of ``period``
-    (s): a whole number ≥ 1, else ConfigurationError (the firmware's zero-order hold spans
-    whole physics steps)."""
-    substeps = period / timestep if timestep > 0 else math.nan
-    if not (math.isfinite(period) and period > 0 and math.isfinite(substeps)
-            and abs(substeps - round(substeps)) < 1e-9 and substeps >= 1):
-        raise ConfigurationError(f"control period {period:g} s must be a multiple of the "
-                                 f"model's timestep {timestep:g} s")
-    return int(round(substeps))

@@ -312,6 +312,27 @@ def _say_defaults(params: ParameterSet, given: dict, where: str) -> None:
                           f"uses the default ({shown})")
 
 
+#: The published parameter files shipped with frictionsim (their sources: the folder's README).
+PUBLISHED_DIR = Path(__file__).with_name("published")
+
+
+def published_names() -> tuple[str, ...]:
+    """The names of the shipped published parameter files (``sts3215_7v4_m1``…)."""
+    return tuple(p.stem for p in sorted(PUBLISHED_DIR.glob("*.json")))
+
+
+def load_published(name: str) -> ParameterSet:
+    """A published parameter file shipped with frictionsim, by name (:func:`published_names`;
+    each file's source and licence in ``frictionsim/published/README.md``), with its
+    ``ranges`` for domain randomisation. ConfigurationError listing the names otherwise."""
+    from frictionsim.errors import ConfigurationError
+
+    if name not in published_names():
+        raise ConfigurationError(f"no published parameter file {name!r} (shipped: "
+                                 f"{', '.join(published_names())})")
+    return load_params(PUBLISHED_DIR / f"{name}.json")
+
+
 def load_params(path: str | os.PathLike, extensions=None) -> ParameterSet:
     """Read a parameter file (docs/model.md §7); ``extensions`` as in :func:`from_dict`."""
     path = Path(path)

@@ -39,7 +39,8 @@ their columns named by :mod:`frictionsim.layout`: ``thetas`` (THETA_SIZE), ``fir
 (each servo's network vector, :mod:`frictionsim.actuator_net`, zero-padded; a row starting
 with 0: none) and ``work`` (scratch for the network's evaluation). The same memory is
 what the C ABI passes (:mod:`frictionsim.solvers.c_abi`), what the MuJoCo adapter keeps in
-``model`` and ``MjData.userdata``, and what the batched torch/JAX ports hold as tensors.
+``model`` and ``MjData.userdata``, and what the batched kernels (:mod:`frictionsim.solvers.batched`)
+read on their device, a row per world and servo.
 Python reads the records by name through :data:`RECORD_DTYPE` (:func:`record_view`).
 
 The functions of one servo take its rows (``record``, ``theta``, ``firmware``, ``net``)

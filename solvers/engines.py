@@ -15,18 +15,21 @@ name                          what integrates the joints                        
 ``mjcf``                      MuJoCo with the model's own actuators, no frictionsim   no
                               servo (what a robot ships with)
 ``mjlab``                     MuJoCo Warp (mjlab's simulator), many worlds, the       no
-                              servos in torch (:mod:`frictionsim.solvers.warp_servos`)
-``mjx``                       MJX, many worlds, the servos in JAX                     no
-                              (:mod:`frictionsim.solvers.mjx_servos`)
+                              servos' Warp kernel (:mod:`frictionsim.solvers.warp_servos`)
+``mjx``                       MJX, many worlds, the servos' Warp kernel through JAX's  no
+                              FFI (:mod:`frictionsim.solvers.mjx_servos`)
 ============================  ======================================================  =====
 
 :func:`get_engine` returns one; ``engine.bench(log, params)`` simulates a bench log (a
-:class:`~frictionsim.solvers.rollouts.Rollout`), ``engine.robot(model, servos,
-control_period, scheme)`` builds a simulator of servos on an MJCF model whose
-``run(goals, enable, q0, v0)`` gives the one result type of every robot engine, a
-:class:`~frictionsim.solvers.robot.RobotRun` (positions as the servos report them before
-each control period, the physical positions, velocities, cost). MuJoCo is imported only by
-the engines that need it.
+:class:`~frictionsim.solvers.rollouts.Rollout`), ``engine.build(model, servos,
+control_period, scheme, nworld=…, device=…, randomisation=…)`` builds a simulator of servos
+on an MJCF model (after :meth:`Engine.check` refused what the engine cannot do) whose
+``run(goals, enable, q0, v0)`` gives the one result type of every robot engine, one world or
+many, a :class:`~frictionsim.solvers.robot.RobotRun` (positions as the servos report them
+before each control period, the physical positions, velocities, cost; worlds first when the
+engine ran several). An engine's capabilities (batched, devices, backlash, ripple, learned
+actuators, servos at all) are fields of its entry: no command chooses by name. MuJoCo is
+imported only by the engines that need it.
 """
 
 from __future__ import annotations
@@ -54,8 +57,16 @@ class RobotSimulator(Protocol):
 
 @dataclass(frozen=True)
 class Engine:
-    """An engine of the registry: its name, what it is, and its entry points (None where it
-    has none)."""
+    """An engine of the registry: its name, what it is, its entry points (None where it has
+    none) and what it can run.
+
+    ``batched``: its robot builder takes ``nworld`` worlds at once; ``devices``: where it runs
+    (``"cpu"``, ``"cuda"``); ``backlash``, ``ripple``, ``learned``: whether it simulates servos
+    with a gear gap, the position ripple, a learned actuator; ``servos``: False for the model
+    as shipped (no frictionsim servo); ``mesh_contacts``: False where colliding meshes exhaust
+    the memory (MJX sizes its collision buffers by them); ``bare``: the engine's own step
+    without servos, for timings (:func:`bare_seconds`); ``device_check``: ConfigurationError
+    for a device it cannot run on here."""
 
     name: str
     summary: str
@@ -63,7 +74,86 @@ class Engine:
     robot: Callable[..., RobotSimulator]
     exact_friction: bool = True
     batched: bool = False
-    """Its robot builder takes ``nworld`` (and a device): many worlds in one run."""
+    devices: tuple[str, ...] = ("cpu",)
+    backlash: bool = True
+    ripple: bool = True
+    learned: bool = True
+    servos: bool = True
+    mesh_contacts: bool = True
+    bare: Callable | None = None
+    device_check: Callable | None = None
+
+    def build(self, model, servos, control_period: float, scheme: str | None = None, *,
+              nworld: int = 1, device: str = "cpu", randomisation=None) -> RobotSimulator:
+        """The engine's simulator of ``servos`` on ``model`` (:meth:`check` first)."""
+        self.check(servos, nworld, device, randomisation)
+        if self.batched:
+            return self.robot(model, servos, control_period, scheme, nworld=nworld,
+                              device=device, randomisation=randomisation)
+        return self.robot(model, servos, control_period, scheme)
+
+    def check(self, servos=(), nworld: int = 1, device: str = "cpu", randomisation=None) -> None:
+        """ConfigurationError naming what this engine cannot do: many worlds, the device, a
+        randomisation, the servos' backlash, ripple or learned actuator."""
+        import numbers
+
+        if isinstance(nworld, bool) or not isinstance(nworld, numbers.Integral) or nworld < 1:
+            raise ConfigurationError(f"engine {self.name}: worlds must be a whole number ≥ 1, got "
+                                     f"{nworld!r}")
+        if not self.batched and (nworld != 1 or randomisation is not None):
+            raise ConfigurationError(f"engine {self.name} runs one world (the batched engines: "
+                                     f"{', '.join(engine_names('robot', batched=True))})")
+        if self.device_check is not None:
+            self.device_check(device)
+        kind = device.split(":")[0] if isinstance(device, str) else device
+        if kind not in self.devices:
+            raise ConfigurationError(f"engine {self.name} runs on {' or '.join(self.devices)}, not "
+                                     f"{device!r}")
+        for servo in servos if self.servos else ():
+            self._check_servo(servo)
+
+    def _check_servo(self, servo) -> None:
+        from frictionsim.learned_files import LearnedActuator
+
+        params = getattr(servo, "params", None)
+        if params is None:
+            return
+        if isinstance(params, LearnedActuator) and not self.learned:
+            raise ConfigurationError(f"engine {self.name} does not run learned actuators "
+                                     f"({servo.joint})")
+        theta = servo.theta()
+        from frictionsim.layout import BACKLASH, MESHING_AMPLITUDE, RIPPLE_AMPLITUDE
+
+        if theta[BACKLASH] > 0 and not self.backlash:
+            from frictionsim.gear_gap import BACKLASH_ENGINES
+
+            raise ConfigurationError(BACKLASH_ENGINES.format(engine=f"engine {self.name}"))
+        if (theta[RIPPLE_AMPLITUDE] != 0 or theta[MESHING_AMPLITUDE] != 0) and not self.ripple:
+            from frictionsim.gear_gap import RIPPLE_ENGINES
+
+            raise ConfigurationError(RIPPLE_ENGINES.format(engine=f"engine {self.name}"))
+
+
+def _check_warp_device(device: str) -> None:
+    from frictionsim.solvers.warp_servos import check_device
+
+    check_device(device)
+
+
+def _check_jax_device(device: str) -> None:
+    """MJX runs on JAX's default device: ConfigurationError when another was asked for."""
+    _check_warp_device(device)  # the servos' kernel runs on Warp's device of the same name
+    try:
+        import jax
+    except ImportError:
+        from frictionsim.errors import MissingExtra
+
+        raise MissingExtra("MJX needs JAX: pip install 'frictionsim[jax]'") from None
+    backend = jax.default_backend()
+    wanted = "gpu" if device.startswith("cuda") else "cpu"
+    if backend != wanted:
+        raise ConfigurationError(f"--device {device}: MJX runs on JAX's default device, here "
+                                 f"{backend} (JAX_PLATFORMS=cpu or cuda chooses it)")
 
 
 def get_engine(name: str, where: str = "robot") -> Engine:
@@ -144,8 +234,9 @@ class MujocoSimulator:
         self.servo_model = ServoModel(model, servos, friction=friction,
                                       control_period=control_period)
         self.model = self.servo_model.model
+        self._source = (model, list(servos), friction)
         self.qadr, self.dofs = self.servo_model.qpos_adr, self.servo_model.dofs
-        self.substeps = int(round(control_period / float(self.model.opt.timestep)))
+        self.substeps = self.servo_model.schedule.substeps
         self.period = control_period
 
     def run(self, goals, enable=None, q0=None, v0=None):
@@ -213,7 +304,9 @@ class MjcfSimulator:
                        for i, h in enumerate(mujoco.mj_name2id(
                            self.model, mujoco.mjtObj.mjOBJ_JOINT, BACKLASH_HINGE.format(joint=n))
                            for n in names) if h >= 0]
-        self.substeps = int(round(control_period / float(self.model.opt.timestep)))
+        from frictionsim.schedule import ControlSchedule
+
+        self.substeps = ControlSchedule.of(control_period, float(self.model.opt.timestep)).substeps
         self.period = control_period
 
     def run(self, goals, enable=None, q0=None, v0=None):
@@ -258,17 +351,59 @@ def _robot_mujoco(friction: str):
 
 
 def _robot_mjlab(model, servos, control_period: float, scheme: str | None = None,
-                 nworld: int = 1, device: str = "cpu"):
+                 nworld: int = 1, device: str = "cpu", randomisation=None):
     from frictionsim.solvers.warp_servos import WarpRobot
 
-    return WarpRobot(model, servos, control_period, nworld=nworld, device=device)
+    return WarpRobot(model, servos, control_period, nworld=nworld, device=device,
+                     randomisation=randomisation)
 
 
 def _robot_mjx(model, servos, control_period: float, scheme: str | None = None,
-               nworld: int = 1):
+               nworld: int = 1, device: str = "cpu", randomisation=None):
     from frictionsim.solvers.mjx_servos import MjxRobot
 
-    return MjxRobot(model, servos, control_period, nworld=nworld)
+    return MjxRobot(model, servos, control_period, nworld=nworld, randomisation=randomisation)
+
+
+# ------------------------------------------------------------------- the engines' own step
+
+def bare_seconds(engine: Engine, sim, steps: int, goals) -> float | None:
+    """Seconds per physics step of every world of ``sim``'s model as shipped (its own
+    actuators holding ``goals``, one per servo), stepped by the engine alone, without
+    frictionsim's servos (its ``bare`` entry; None for an engine that has none)."""
+    return None if engine.bare is None else engine.bare(sim, steps, goals)
+
+
+def _bare_mujoco(sim, steps: int, goals) -> float:
+    """MuJoCo's step of the model as shipped (its own actuators holding the goals, Euler as
+    the adapter's model), with no servo."""
+    import time
+    import warnings
+
+    import mujoco
+    import numpy as np
+
+    from frictionsim.solvers.batched.setup import ServoSetup
+
+    source, servos, _ = sim._source
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        model, ctrl = ServoSetup.build(source, servos, sim.period).shipped()
+    data = mujoco.MjData(model)
+    on = ctrl >= 0
+    data.ctrl[ctrl[on]] = np.asarray(goals, dtype=float)[on]
+    mujoco.mj_step(model, data, nstep=min(steps, 100))
+    start = time.perf_counter()
+    mujoco.mj_step(model, data, nstep=steps)
+    return (time.perf_counter() - start) / steps
+
+
+def _bare_warp(sim, steps: int, goals) -> float:
+    return sim.bare_seconds(steps, goals)
+
+
+def _bare_mjx(sim, steps: int, goals) -> float:
+    return sim.bare_seconds(steps, goals)
 
 
 #: The registry: name → engine, in the order commands list them.
@@ -278,15 +413,20 @@ ENGINES: dict[str, Engine] = {
     "event_driven": Engine("event_driven", "the exact stick–slip reference",
                            _bench_event_driven, _robot_event_driven),
     "mujoco": Engine("mujoco", "MuJoCo's step with the servo adapter, friction by the budget",
-                     _bench_mujoco("budget"), _robot_mujoco("budget")),
+                     _bench_mujoco("budget"), _robot_mujoco("budget"), bare=_bare_mujoco),
     "mujoco_frictionloss": Engine("mujoco_frictionloss", "MuJoCo's step with the servo "
                                   "adapter, friction as MuJoCo's soft friction rows",
                                   _bench_mujoco("frictionloss"), _robot_mujoco("frictionloss"),
-                                  exact_friction=False),
+                                  exact_friction=False, backlash=False, ripple=False,
+                                  bare=_bare_mujoco),
     "mjcf": Engine("mjcf", "MuJoCo with the model's own actuators (no frictionsim servo)",
-                   None, MjcfSimulator, exact_friction=False),
+                   None, MjcfSimulator, exact_friction=False, servos=False, backlash=False,
+                   ripple=False, learned=False),
     "mjlab": Engine("mjlab", "MuJoCo Warp (mjlab's simulator), many worlds, the servos in "
-                    "torch, friction by the budget", None, _robot_mjlab, batched=True),
-    "mjx": Engine("mjx", "MJX (JAX), many worlds, the servos in JAX, friction by the budget",
-                  None, _robot_mjx, batched=True),
+                    "Warp kernels, friction by the budget", None, _robot_mjlab, batched=True,
+                    devices=("cpu", "cuda"), bare=_bare_warp, device_check=_check_warp_device),
+    "mjx": Engine("mjx", "MJX (JAX), many worlds, the servos' Warp kernel through JAX's FFI, "
+                  "friction by the budget", None, _robot_mjx, batched=True,
+                  devices=("cpu", "cuda"), mesh_contacts=False, bare=_bare_mjx,
+                  device_check=_check_jax_device),
 }

@@ -7,11 +7,13 @@ identified servos (a parameter file, a learned actuator file, or a robot paramet
 ``robot identify`` wrote) on the joints its patterns select, their firmware settings from a
 robot file or given here, every world its own servos
 (:class:`~frictionsim.solvers.warp_servos.Randomisation`).
-Each physics step its ``compute`` runs :class:`~frictionsim.solvers.warp_servos.WarpServos`:
-the control period of the worlds that are due, the motor, a learned network, the supply,
-and friction by the budget on each world's mass matrix (exact for a held joint: mjlab steps
-MuJoCo Warp after the actuators, so M(q) and the bias forces are the previous step's, which
-for a joint at rest are this step's). The torque goes out through a ``<motor>`` actuator.
+Each physics step its ``compute`` launches :class:`~frictionsim.solvers.warp_servos.WarpServos`'
+kernel once, on MuJoCo Warp's own arrays (no copy, no host synchronisation, no torch operation
+but the goals' copy): the control period of the worlds that are due, the motor, a learned
+network, the supply, and friction by the budget on each world's mass matrix (exact for a held
+joint: mjlab steps MuJoCo Warp after the actuators, so M(q) and the bias forces are the
+previous step's, which for a joint at rest are this step's). The torque goes out through a
+``<motor>`` actuator.
 
 ::
 
@@ -24,7 +26,9 @@ for a joint at rest are this step's). The torque goes out through a ``<motor>`` 
                                     on_reset=True))
 
 The policy reads what the servos report through :attr:`FrictionsimActuator.reported_position`
-(``observation_delay``) and :attr:`FrictionsimActuator.current`.
+(``observation_delay``, on the encoder's grid of 4096 counts a turn for the STS3215 and the
+XL330 unless ``encoder=False``) and :attr:`FrictionsimActuator.current`; each world's drawn
+parameters through :meth:`FrictionsimActuator.parameters`.
 """
 
 from __future__ import annotations
@@ -40,7 +44,8 @@ except ImportError:  # pragma: no cover - exercised only without the extra
     raise MissingExtra("the mjlab actuator needs mjlab: pip install 'frictionsim[mjlab]'") \
         from None
 
-from frictionsim.solvers.warp_servos import Randomisation, WarpServos
+from frictionsim.solvers.batched.setup import Randomisation, ServoSetup
+from frictionsim.solvers.warp_servos import WarpServos
 
 
 @dataclass(kw_only=True)
@@ -48,13 +53,14 @@ class FrictionsimActuatorCfg(ActuatorCfg):
     """Servos of frictionsim on the joints ``target_names_expr`` selects.
 
     ``params``: a parameter file (docs/model.md §7), a learned actuator file (§13) or a robot
-    parameter file (``robot identify``; each joint gets its actuator's set). ``robot``: a
+    parameter file (``robot identify``; each joint gets its actuator's set), or the object one
+    of them loads (a ``ParameterSet``, ``LearnedActuator`` or ``RobotParameters``). ``robot``: a
     built-in robot (``so101``) or a robot file whose joint table gives each servo's firmware
     settings (P, D, torque limit, acceleration) and the control period; else ``kp``, ``vin``,
     ``kd``, ``torque_limit``, ``acceleration`` and ``control_period`` here apply to every
     servo. ``randomisation``: what each world draws."""
 
-    params: str | Path
+    params: str | Path | object
     robot: str | Path | None = None
     kp: float | None = None
     vin: float | None = None
@@ -63,6 +69,7 @@ class FrictionsimActuatorCfg(ActuatorCfg):
     acceleration: float = 0.0
     control_period: float | None = None
     randomisation: Randomisation = field(default_factory=Randomisation)
+    encoder: bool | float = True
 
     def build(self, entity, target_ids: list[int], target_names: list[str]
               ) -> FrictionsimActuator:
@@ -72,20 +79,26 @@ class FrictionsimActuatorCfg(ActuatorCfg):
 def joint_servos(cfg: FrictionsimActuatorCfg, target_names: list[str]) -> tuple[list, float]:
     """The :class:`~frictionsim.solvers.robot.JointServo` of each target joint and the control
     period (s), from the configuration's files."""
-    from frictionsim.learned_files import load_servo_model
-    from frictionsim.robot_params import load_robot_params
+    from frictionsim.learned_files import LearnedActuator, load_servo_model
+    from frictionsim.params import ParameterSet
+    from frictionsim.robot_params import RobotParameters, load_robot_params
     from frictionsim.solvers.robot import JointServo
 
     params_by_actuator, firmware = {}, {}
     period = cfg.control_period
+    given = cfg.params
     if cfg.robot is not None:
         from frictionsim.robot_files import get_robot
 
         robot = get_robot(str(cfg.robot))
         period = period or robot.control_period
-        robot, params_by_actuator = load_robot_params(cfg.params).for_robot(robot)
+        if isinstance(given, (ParameterSet, LearnedActuator)):
+            given = RobotParameters(robot.name, {given.actuator: given}, {})
+        fit = given if isinstance(given, RobotParameters) else load_robot_params(given)
+        robot, params_by_actuator = fit.for_robot(robot)
         firmware = {j.mjcf: j for j in robot.servo_joints}
-    single = None if params_by_actuator else load_servo_model(cfg.params)
+    single = None if params_by_actuator else (
+        given if isinstance(given, (ParameterSet, LearnedActuator)) else load_servo_model(given))
     if period is None:
         raise ConfigurationError("FrictionsimActuatorCfg needs control_period (s) or a robot file")
     servos = []
@@ -145,33 +158,25 @@ class FrictionsimActuator(Actuator):
 
     def initialize(self, mj_model, model, data, device: str) -> None:
         super().initialize(mj_model, model, data, device)
-        self._data = data
         import dataclasses
 
         servos = [dataclasses.replace(s, joint=mj_model.joint(
             int(self.entity.indexing.joint_ids[t])).name)
             for s, t in zip(self.joint_servos, self._target_ids_list)]
-        self.servos = WarpServos(mj_model, servos, self.period, data.nworld, device,
-                                 randomisation=self.cfg.randomisation)
-
-    def _tensor(self, name: str):
-        import torch
-
-        x = getattr(self._data, name)
-        if isinstance(x, torch.Tensor):
-            return x
-        if hasattr(x, "_tensor"):  # mjlab's TorchArray bridge
-            return x[...]
-        import warp
-
-        return warp.to_torch(x)
+        setup = ServoSetup.on_model(mj_model, servos, self.period, self.cfg.randomisation,
+                                    self.cfg.encoder)
+        self._data = data.struct if hasattr(data, "struct") else data  # mjlab's bridge
+        self.servos = WarpServos(setup, self._data.nworld, device)
+        self._goals = self.servos.torch(self.servos.goals)
+        self._torque = self.servos.torch(self.servos.torque)
 
     def compute(self, cmd: ActuatorCmd):
-        """The motor torques (worlds × servos) of this physics step, friction included."""
-        applied = self.servos.torques(cmd.position_target, self._tensor("qpos"),
-                                      self._tensor("qvel"), self._tensor("M"),
-                                      self._tensor("qfrc_bias"), self._tensor("qfrc_passive"))
-        return applied[:, self.servos.dofs]
+        """The motor torques (worlds × servos) of this physics step, friction included: one
+        kernel launch on MuJoCo Warp's arrays."""
+        d = self._data
+        self._goals.copy_(cmd.position_target)
+        self.servos.step(d.M, d.qfrc_bias, d.qfrc_passive, d.qpos, d.qvel)
+        return self._torque
 
     def reset(self, env_ids=None) -> None:
         super().reset(env_ids)
@@ -180,12 +185,19 @@ class FrictionsimActuator(Actuator):
 
     @property
     def reported_position(self):
-        """The position (worlds × servos, rad) each servo reported at its last period."""
-        return self.servos.reported
+        """The position (worlds × servos, rad, a torch view) each servo reported at its last
+        period, on its encoder's grid."""
+        return self.servos.torch(self.servos.reported)
 
     @property
     def current(self):
-        """The motor current (worlds × servos, A) each servo drew at the last step (with the
-        ``supply`` extension; 0 otherwise)."""
-        return self.servos.state.current
+        """The motor current (worlds × servos, A, a torch view) each servo drew at the last
+        step (with the ``supply`` extension; 0 otherwise)."""
+        from frictionsim.layout import SERVO_CURRENT
+
+        return self.servos.torch(self.servos.records)[:, :, SERVO_CURRENT]
+
+    def parameters(self, world: int | None = None) -> list:
+        """The parameters each world drew (by name, a dict per servo), or world ``world``'s."""
+        return self.servos.parameters(world)
 

@@ -1,21 +1,24 @@
-"""Servos in MJX (MuJoCo XLA) and MuJoCo Playground: a JAX servo step for ``jit``, ``vmap`` and
-``scan`` (optional extra ``jax``).
+"""Servos in MJX (MuJoCo XLA) and MuJoCo Playground: the batched servos' kernel inside a jitted
+JAX step (optional extra ``jax``).
 
-The servo bank in array code (:mod:`frictionsim.solvers.array_bank`) on ``jax.numpy``, for one
-world (``vmap`` it over many): the firmware, the motor, a learned network, the supply, each
-world's control period when it is due, and friction by docs/model.md §10's problem solved
-exactly on the world's mass matrix:
+The servos' physics step is the one kernel every batched engine runs
+(:mod:`frictionsim.solvers.batched.engine`), called from JAX through Warp's FFI
+(``warp.jax_kernel``): a custom call in the jitted computation, on the CPU or the GPU JAX
+runs on, a thread per world. JAX carries the servos' state from step to step
+(:class:`MjxServoState`, functional); the kernel reads it and writes the next.
 
 - :func:`servo_step` ``(state, goals, qpos, qvel, servos, mass, bias, passive) → (state,
-  qfrc)``: the torque of every dof this physics step (the servos' dofs: τ_m + network +
-  friction; the others 0), for a pipeline of your own; :func:`servo_forces` the same with the
-  positions and velocities it goes on from (servos with ``backlash``: a gear's impact writes
-  them, :mod:`frictionsim.solvers.array_gear`);
+  qfrc)``: one world's physics step of its servos (``vmap`` it over worlds: a ``vmap`` of it
+  is one kernel launch for all of them), the torque of every dof (the servos' dofs: τ_m +
+  network + friction; the others 0); :func:`servo_forces` the same with the positions and
+  velocities it goes on from (servos with ``backlash``: a gear's impact writes them);
 - :func:`mjx_step` ``(model, data, state, goals, servos) → (data, state)``: one MJX step with
   the servos where MuJoCo's C engine calls its control callback, between the velocity stage
-  (M(q), bias and passive forces fresh) and the actuation: ``mjx.step``'s own stages
-  (position, velocity, actuation, acceleration, constraints, the sensors, Euler) with the
-  servos' torques written into ``qfrc_applied`` after the velocity stage.
+  (M(q), bias and passive forces fresh) and the actuation;
+- :func:`reset` and :func:`reset_where`: a world's servos afresh at its state, each world
+  drawing its parameters, supply, drop and command delay with its own key
+  (:class:`~frictionsim.solvers.batched.setup.Randomisation`); :func:`parameters`: each
+  world's draw by name.
 
 The model must be prepared as every frictionsim MuJoCo engine prepares it
 (:func:`~frictionsim.solvers.mujoco_adapter.servo_spec`: the servos' armature, no joint damping
@@ -26,16 +29,23 @@ budget holds stays where it is to round-off (docs/results.md).
 
 from __future__ import annotations
 
-import math
+import functools
 from typing import NamedTuple
 
 import numpy as np
 
 from frictionsim.errors import ConfigurationError, MissingExtra
-from frictionsim.limits import control_substeps
-from frictionsim.solvers import array_bank as ab
-from frictionsim.solvers.array_gear import gear_layout, gear_step
-from frictionsim.solvers.robot_gear import has_backlash
+from frictionsim.layout import SERVO_CURRENT, SERVO_REPORTED, SERVO_STATE_SIZE
+from frictionsim.solvers.batched.memory import clip_work_size
+from frictionsim.solvers.batched.setup import (
+    Randomisation,
+    ServoSetup,
+    dense_index,
+    draw_rows,
+)
+
+__all__ = ["MjxRobot", "MjxServoState", "MjxServos", "Randomisation", "build", "mjx_step",
+           "parameters", "reset", "reset_where", "servo_forces", "servo_step"]
 
 
 def import_jax():
@@ -49,136 +59,294 @@ def import_jax():
 
 
 class MjxServos(NamedTuple):
-    """The constants of J servos on an MJX model: the bank's arrays
-    (:class:`~frictionsim.solvers.array_bank.ArrayServos`, theta and firmware (J, ·): one
-    world's; stack them over worlds to ``vmap`` per-world parameters), the joints' qpos and
-    dof addresses, M's packed index, the physics step and its control period (s), the
-    physics steps per period."""
+    """The constants of J servos on an MJX model: the set-up (:class:`ServoSetup`: the
+    prepared model, the servos, the schedule, what a world draws), its arrays in JAX (the
+    joints' qpos and dof addresses, M's dense index, the networks, the encoder grid) and the
+    float type."""
 
-    bank: ab.ArrayServos
+    setup: ServoSetup
     qadr: object
     dofs: object
     mass_index: object
-    dt: float
-    period: float
-    substeps: int
-    gear: object = None
+    nets: object
+    encoder: object
+    dtype: object
+
+    @property
+    def substeps(self) -> int:
+        return self.setup.schedule.substeps
+
+    @property
+    def dt(self) -> float:
+        return self.setup.schedule.timestep
+
+    @property
+    def period(self) -> float:
+        return self.setup.schedule.period
 
 
 class MjxServoState(NamedTuple):
-    """What the servos of one world carry from step to step: the bank's records and the
-    physics steps since the world's reset (its control-period phase)."""
+    """What one world's servos carry from step to step (add a leading dimension for many):
+    the bank's records (J × SERVO_STATE_SIZE), the physics steps since the reset (its control
+    period's phase), 1 until the first step after a reset, the goals of the last steps
+    (command delay), the friction solve's kept active set, the steps whose solve did not
+    converge, the position each servo reported at its last period (on its encoder's grid), and
+    the world's draw: its servos' parameters, firmware settings and command delay."""
 
-    bank: ab.BankState
+    records: object
     steps: object
+    fresh: object
+    goal_ring: object
+    clip_work: object
+    failures: object
+    reported: object
+    thetas: object
+    firmware: object
+    delay: object
+
+    @property
+    def current(self):
+        """The motor current (A) each servo drew at the last step (``supply`` on)."""
+        return self.records[..., SERVO_CURRENT]
 
 
-def build(mjcf, servos: list, control_period: float, dtype=None):
+def build(mjcf, servos: list, control_period: float,
+          randomisation: Randomisation | None = None, encoder: bool | float = True, dtype=None):
     """(mujoco.MjModel prepared for the servos, :class:`MjxServos`) for MJX: put the model
-    with ``mjx.put_model``."""
+    with ``mjx.put_model``. ``dtype``: the servos' float type (default JAX's: float64 with
+    x64 on)."""
+    jax, jnp, _ = import_jax()
+    setup = ServoSetup.build(mjcf, servos, control_period, randomisation, encoder)
+    model = setup.model
+    if setup.model.opt.disableflags & _contact_disabled():
+        # contacts off: the geoms' collision masks change nothing, and MJX sizes its collision
+        # memory by them (the SO-101's meshes would ask for hundreds of GB)
+        model = _without_collisions(mjcf, servos)
+        setup = ServoSetup.on_model(model, servos, control_period, randomisation, encoder)
+    dtype = dtype or (jnp.float64 if jax.config.jax_enable_x64 else jnp.float32)
+    return model, MjxServos(setup, jnp.asarray(setup.qadr), jnp.asarray(setup.dofs),
+                            jnp.asarray(dense_index(int(model.nv))),
+                            jnp.asarray(setup.nets, dtype=dtype),
+                            jnp.asarray(setup.encoder, dtype=dtype), dtype)
+
+
+def _contact_disabled() -> int:
+    import mujoco
+
+    return int(mujoco.mjtDisableBit.mjDSBL_CONTACT)
+
+
+def _without_collisions(mjcf, servos):
     import warnings
 
-    from frictionsim.solvers.mujoco_adapter import SchemeWarning, semi_implicit_theta, servo_spec
-    from frictionsim.solvers.mujoco_dynamics import check_hinges, mujoco
-    from frictionsim.solvers.robot import check_delay_reach, servo_nets
-    from frictionsim.solvers.warp_servos import mass_index
+    from frictionsim.solvers.mujoco_adapter import SchemeWarning, servo_spec
 
-    jax, jnp, _ = import_jax()
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", SchemeWarning)
         spec, _ = servo_spec(mjcf, servos)
-    if spec.option.disableflags & int(mujoco.mjtDisableBit.mjDSBL_CONTACT):
-        # contacts off: the geoms' collision masks change nothing, and MJX sizes its collision
-        # memory by them (the SO-101's meshes would ask for hundreds of GB)
-        for geom in spec.geoms:
-            geom.contype = geom.conaffinity = 0
-    model = spec.compile()
-    dt = float(model.opt.timestep)
-    substeps = control_substeps(control_period, dt)
-    check_delay_reach(servos, control_period)
-    qadr, dofs = check_hinges(model, [s.joint for s in servos])
-    dtype = dtype or (jnp.float64 if jax.config.jax_enable_x64 else jnp.float32)
-    nets = servo_nets(servos)
-    bank = ab.servos(np.array([semi_implicit_theta(s) for s in servos]),
-                     np.array([s.firmware(control_period) for s in servos]),
-                     nets if (nets[:, 0] > 0).any() else None, xp=jnp, dtype=dtype)
-    bank = bank._replace(theta=bank.theta[0], firmware=bank.firmware[0])  # one world's
-    gear = None
-    if has_backlash(np.asarray(bank.theta)):
-        gear = gear_layout(qadr, dofs, model.nq, model.nv, jnp, dtype)
-    return model, MjxServos(bank, jnp.asarray(qadr), jnp.asarray(dofs),
-                            jnp.asarray(mass_index(model)), dt, control_period, substeps, gear)
+    for geom in spec.geoms:
+        geom.contype = geom.conaffinity = 0
+    return spec.compile()
 
 
-def reset(qpos, qvel, servos: MjxServos) -> MjxServoState:
-    """A world's servos reset at its state (qpos, qvel)."""
+# ----------------------------------------------------------------------------- the state
+
+def reset(qpos, qvel, servos: MjxServos, key=None) -> MjxServoState:
+    """One world's servos reset at its state (qpos, qvel): their records restart at the
+    next step (:func:`servo_step`); with a randomisation, its draw made with ``key`` (a JAX
+    PRNG key; required then). ``vmap`` it with a key per world for many."""
+    jax, jnp, _ = import_jax()
+    setup = servos.setup
+    if _draws_anything(setup):
+        if key is None:
+            raise ConfigurationError("these servos draw their parameters, supply or delay per "
+                                     "world: give reset a PRNG key (jax.random.key)")
+        uniform = jax.random.uniform(key, (setup.draws,), dtype=servos.dtype)
+    else:
+        uniform = jnp.zeros(setup.draws, dtype=servos.dtype)
+    thetas, firmware, delay = draw_rows(jnp, setup, uniform)
+    return _restart(qpos, servos, thetas, firmware, delay)
+
+
+def _restart(qpos, servos: MjxServos, thetas, firmware, delay) -> MjxServoState:
+    """A world's state before its first step with the draw (thetas, firmware, delay)."""
     _, jnp, _ = import_jax()
-    q, v = qpos[servos.qadr], qvel[servos.dofs]
-    return MjxServoState(ab.reset(q, v, jnp), jnp.zeros((), dtype=jnp.int32))
+
+    setup = servos.setup
+    ns, nv = len(setup.servos), int(setup.model.nv)
+    return MjxServoState(
+        records=jnp.zeros((ns, SERVO_STATE_SIZE), dtype=servos.dtype),
+        steps=jnp.zeros((), dtype=jnp.int32), fresh=jnp.ones((), dtype=jnp.int32),
+        goal_ring=jnp.zeros((setup.lags, ns), dtype=servos.dtype),
+        clip_work=jnp.zeros(clip_work_size(nv), dtype=servos.dtype),
+        failures=jnp.zeros((), dtype=jnp.int32),
+        reported=jnp.asarray(qpos, dtype=servos.dtype)[servos.qadr],
+        thetas=jnp.asarray(thetas, dtype=servos.dtype),
+        firmware=jnp.asarray(firmware, dtype=servos.dtype),
+        delay=jnp.asarray(delay, dtype=jnp.int32))
 
 
-def full_mass(packed, index):
-    """M (nv, nv) from MuJoCo's packed form."""
+def reset_where(state: MjxServoState, mask, qpos, qvel, servos: MjxServos,
+                key=None) -> MjxServoState:
+    """The worlds where ``mask`` is true reset at their state (qpos, qvel), the others
+    unchanged: an episode's reset of some worlds. A reset world keeps its draw, or draws again
+    with ``key`` when ``Randomisation.on_reset``. One world's arrays (``vmap`` it), or worlds
+    first with ``mask`` (worlds,) and one ``key`` split among them."""
+    jax, jnp, _ = import_jax()
+    mask = jnp.asarray(mask, dtype=bool)
+    if mask.ndim == 1:
+        keys = None if key is None else jax.random.split(key, mask.shape[0])
+        return jax.vmap(lambda s, m, q, v, k: reset_where(s, m, q, v, servos, k),
+                        in_axes=(0, 0, 0, 0, None if keys is None else 0))(
+            state, mask, qpos, qvel, keys)
+    if servos.setup.randomisation.on_reset and _draws_anything(servos.setup):
+        if key is None:
+            raise ConfigurationError("Randomisation(on_reset=True): give reset_where a PRNG key")
+        fresh = reset(qpos, qvel, servos, key)
+    else:
+        fresh = _restart(qpos, servos, state.thetas, state.firmware, state.delay)
+    return jax.tree_util.tree_map(lambda a, b: jnp.where(mask, b, a), state, fresh)
+
+
+def _draws_anything(setup: ServoSetup) -> bool:
+    r = setup.randomisation
+    return r.parameters or r.vin is not None or r.drop is not None or r.delay is not None
+
+
+def parameters(state: MjxServoState, servos: MjxServos) -> list:
+    """Each world's drawn parameters by name (a list per world of a dict per servo) from a
+    state with worlds first; one world's list from a single world's state."""
+    thetas = np.asarray(state.thetas)
+    if thetas.ndim == 2:
+        return servos.setup.drawn_parameters(thetas[None])[0]
+    return servos.setup.drawn_parameters(thetas)
+
+
+# ------------------------------------------------------------------------------ the step
+
+@functools.cache
+def _ffi(dtype_name: str):
+    """The servo kernel for JAX's arrays of this float type (Warp's FFI call)."""
+    from frictionsim.solvers.batched import import_warp
+    from frictionsim.solvers.batched.engine import servo_step_kernel
+
+    wp = import_warp()
+    scalar = {"float32": wp.float32, "float64": wp.float64}[dtype_name]
+
+    def a(n):
+        return {1: wp.array, 2: wp.array2d, 3: wp.array3d, 4: wp.array4d}[n](dtype=scalar)
+
+    concrete = wp.overload(servo_step_kernel, {
+        "thetas": a(3), "firmware": a(3), "nets": a(2), "encoder": a(1), "dt": scalar,
+        "period": scalar, "goals": a(2), "enable": a(2), "mass": a(2), "bias": a(2),
+        "passive": a(2), "qpos": a(2), "qvel": a(2), "records": a(3), "goal_ring": a(3),
+        "clip_work": a(2), "reported": a(2), "mats": a(4), "vec": a(3), "per_servo": a(3),
+        "net_work": a(3), "torque": a(2), "qfrc": a(2)})
+    return wp.jax_kernel(concrete, num_outputs=15,
+                         in_out_argnames=["qpos", "qvel", "records", "steps", "fresh",
+                                          "goal_ring", "clip_work", "failures", "reported"])
+
+
+def _batched_step(servos: MjxServos, state: MjxServoState, goals, enable, qpos, qvel, mass,
+                  bias, passive):
+    """The kernel on worlds-first arrays: (state, qfrc, qpos, qvel)."""
     _, jnp, _ = import_jax()
-    return jnp.where(index >= 0, packed[jnp.maximum(index, 0)], 0.0)
+    from frictionsim.solvers.batched.memory import MATRICES, PER_SERVO, VECTORS, net_work_size
+
+    setup = servos.setup
+    E = qvel.shape[0]
+    nv = int(setup.model.nv)
+    ns = len(setup.servos)
+    dtype = servos.dtype
+    mass = jnp.reshape(mass, (E, nv * nv)).astype(dtype)
+    out = _ffi(jnp.dtype(dtype).name)(
+        servos.qadr, servos.dofs, servos.mass_index, state.thetas, state.firmware, servos.nets,
+        servos.encoder, setup.schedule.substeps, setup.schedule.timestep,
+        setup.schedule.period, setup.gear, True, True, goals.astype(dtype),
+        enable.astype(dtype), state.delay, mass, bias.astype(dtype), passive.astype(dtype),
+        qpos.astype(dtype), qvel.astype(dtype), state.records, state.steps, state.fresh,
+        state.goal_ring, state.clip_work, state.failures, state.reported,
+        launch_dims=(E,),
+        output_dims={"mats": (E, MATRICES, nv, nv), "vec": (E, VECTORS, nv),
+                     "per_servo": (E, PER_SERVO, ns), "net_work": (E, ns, net_work_size(setup.nets)),
+                     "torque": (E, ns), "qfrc": (E, nv)})
+    (qpos_out, qvel_out, records, steps, fresh, goal_ring, clip_work, failures, reported,
+     _mats, _vec, _per_servo, _net_work, _torque, qfrc) = out
+    state = state._replace(records=records, steps=steps, fresh=fresh, goal_ring=goal_ring,
+                           clip_work=clip_work, failures=failures, reported=reported)
+    return state, qfrc, qpos_out, qvel_out
 
 
-def servo_step(state: MjxServoState, goals, qpos, qvel, servos: MjxServos, mass, bias,
-               passive, period: bool | None = None):
-    """One physics step of one world's servos: (state, qfrc (nv,)). ``goals`` (J,) in the
-    joints' angles; ``mass`` the world's M (nv, nv) or its packed form; ``bias``, ``passive``
-    its bias and passive forces (nv,) of this step (module docstring). ``period``: whether a
-    control period starts at this step, if the caller knows it (a loop of whole periods:
-    True at each period's first step, False at the others, which then skip the firmware);
-    None: when the world's phase says so. Servos with ``backlash`` take :func:`servo_forces`,
-    which also writes the state."""
-    if servos.gear is not None:
-        raise ConfigurationError("servos with backlash write the state (a gear's impact): call "
-                                 "mjx_servos.servo_forces, which returns qpos and qvel too")
-    state, qfrc, _, _ = servo_forces(state, goals, qpos, qvel, servos, mass, bias, passive,
-                                     period)
-    return state, qfrc
+def _one_world(servos: MjxServos):
+    """:func:`servo_forces` of one world as a ``custom_vmap`` whose batching rule calls the
+    kernel once for the whole batch."""
+    jax, jnp, _ = import_jax()
+
+    @jax.custom_batching.custom_vmap
+    def step(state, goals, enable, qpos, qvel, mass, bias, passive):
+        lifted = jax.tree_util.tree_map(lambda x: x[None], (state, goals, enable, qpos, qvel,
+                                                             mass, bias, passive))
+        out = _batched_step(servos, *lifted)
+        return jax.tree_util.tree_map(lambda x: x[0], out)
+
+    @step.def_vmap
+    def step_vmap(axis_size, in_batched, state, goals, enable, qpos, qvel, mass, bias, passive):
+        args = (state, goals, enable, qpos, qvel, mass, bias, passive)
+        flags = jax.tree_util.tree_leaves(in_batched)
+        leaves, tree = jax.tree_util.tree_flatten(args)
+        leaves = [x if batched else jnp.broadcast_to(x, (axis_size, *jnp.shape(x)))
+                  for x, batched in zip(leaves, flags)]
+        out = _batched_step(servos, *jax.tree_util.tree_unflatten(tree, leaves))
+        return out, jax.tree_util.tree_map(lambda _: True, out)
+
+    return step
+
+
+_ONE_WORLD: dict = {}
 
 
 def servo_forces(state: MjxServoState, goals, qpos, qvel, servos: MjxServos, mass, bias,
-                 passive, period: bool | None = None):
-    """:func:`servo_step` returning (state, qfrc, qpos, qvel): with ``backlash`` the gaps a
-    step closed are impacts, written into the positions and velocities the step goes on
-    from (:func:`frictionsim.solvers.array_gear.gear_step`); without, qpos and qvel as given."""
+                 passive, enable=None):
+    """One physics step of one world's servos (``vmap`` it over worlds): (state, qfrc (nv,),
+    qpos, qvel). ``goals`` (J,) in the joints' angles; ``mass`` the world's M (nv, nv);
+    ``bias``, ``passive`` its bias and passive forces (nv,) of this step; ``enable`` (J,) the
+    torque enable flags (default all on). With ``backlash`` the gaps a step closed are
+    impacts, written into the positions and velocities the step goes on from."""
     _, jnp, _ = import_jax()
-    if mass.ndim == 1:
-        mass = full_mass(mass, servos.mass_index)
-    q, v = qpos[servos.qadr], qvel[servos.dofs]
-    bank = state.bank
-    if period is not False:
-        due = None if period else (state.steps % servos.substeps) == 0
-        bank = ab.period(bank, servos.bank, goals, q, v, jnp.ones_like(q), math.nan,
-                         servos.period, shared_supply=True, where=due)
-    tau = passive - bias
-    if servos.gear is not None:
-        bank, qfrc, qpos, qvel = gear_step(bank, servos.bank, servos.gear, qpos, qvel, mass, tau,
-                                           servos.dt)
-        return MjxServoState(bank, state.steps + 1), qfrc, qpos, qvel
-    bank, tau_m, extra = ab.step(bank, servos.bank, v)
-    budget = jnp.zeros_like(tau).at[servos.dofs].set(
-        ab.servo_budget(v, tau_m, tau[servos.dofs], q, servos.bank))
-    tau = tau.at[servos.dofs].add(tau_m + extra)
-    tau_f = ab.clip_friction(mass, tau, qvel, budget, servos.dt)
-    qfrc = jnp.zeros_like(tau).at[servos.dofs].set(tau_m + extra + tau_f[servos.dofs])
-    return MjxServoState(bank, state.steps + 1), qfrc, qpos, qvel
+    key = id(servos)
+    step = _ONE_WORLD.get(key)
+    if step is None or step[0] is not servos:
+        _ONE_WORLD.clear()
+        step = (servos, _one_world(servos))
+        _ONE_WORLD[key] = step
+    if enable is None:
+        enable = jnp.ones_like(jnp.asarray(goals, dtype=servos.dtype))
+    return step[1](state, jnp.asarray(goals), jnp.asarray(enable), qpos, qvel, mass, bias,
+                   passive)
 
 
-def mjx_step(model, data, state: MjxServoState, goals, servos: MjxServos,
-             period: bool | None = None):
-    """One MJX step of a world with its servos (module docstring): (data, state);
-    ``period`` as :func:`servo_step`'s."""
+def servo_step(state: MjxServoState, goals, qpos, qvel, servos: MjxServos, mass, bias,
+               passive, enable=None):
+    """:func:`servo_forces` without the positions: (state, qfrc). Servos with ``backlash``
+    take :func:`servo_forces` (an impact writes the state)."""
+    if servos.setup.gear:
+        raise ConfigurationError("servos with backlash write the state (a gear's impact): call "
+                                 "mjx_servos.servo_forces, which returns qpos and qvel too")
+    state, qfrc, _, _ = servo_forces(state, goals, qpos, qvel, servos, mass, bias, passive,
+                                     enable)
+    return state, qfrc
+
+
+def mjx_step(model, data, state: MjxServoState, goals, servos: MjxServos, enable=None):
+    """One MJX step of a world with its servos (module docstring): (data, state)."""
     _, _, mjx = import_jax()
     data = mjx.sensor_pos(model, mjx.fwd_position(model, data))
     data = mjx.sensor_vel(model, mjx.fwd_velocity(model, data))
     state, qfrc, qpos, qvel = servo_forces(state, goals, data.qpos, data.qvel, servos,
                                            mjx.full_m(model, data), data.qfrc_bias,
-                                           data.qfrc_passive, period)
-    data = data.replace(qfrc_applied=qfrc, qpos=qpos, qvel=qvel)
+                                           data.qfrc_passive, enable)
+    data = data.replace(qfrc_applied=qfrc.astype(data.qvel.dtype),
+                        qpos=qpos.astype(data.qpos.dtype), qvel=qvel.astype(data.qvel.dtype))
     data = mjx.fwd_acceleration(model, mjx.fwd_actuation(model, data))
     return mjx.euler(model, _constrained(model, data)), state
 
@@ -198,79 +366,163 @@ def _constrained(model, data):
 
 class MjxRobot:
     """frictionsim's MJX engine: servos on an MJCF model, ``nworld`` worlds stepped by one
-    ``jit``-compiled ``vmap`` of :func:`mjx_step` over a ``scan`` of control periods."""
+    ``jit``-compiled ``scan`` of control periods (each a ``scan`` of physics steps), MJX's
+    stages ``vmap``-ed over the worlds and the servos' kernel called once per physics step
+    for all of them."""
 
-    def __init__(self, mjcf, servos: list, control_period: float, nworld: int = 1) -> None:
+    def __init__(self, mjcf, servos: list, control_period: float, nworld: int = 1,
+                 randomisation: Randomisation | None = None, encoder: bool | float = True,
+                 seed: int = 0) -> None:
         jax, jnp, mjx = import_jax()
+        if isinstance(nworld, bool) or not isinstance(nworld, (int, np.integer)) or nworld < 1:
+            raise ConfigurationError(f"nworld must be a whole number ≥ 1, got {nworld!r}")
         self.jax, self.jnp, self.mjx = jax, jnp, mjx
-        self.model, self.servos = build(mjcf, servos, control_period)
+        self.model, self.servos = build(mjcf, servos, control_period, randomisation, encoder)
         self.mx = mjx.put_model(self.model)
-        self.nworld = nworld
+        self.nworld = int(nworld)
         self.period = control_period
-        self.qadr = np.asarray(self.servos.qadr)
-        self.dofs = np.asarray(self.servos.dofs)
-        self._run = jax.jit(jax.vmap(self._one, in_axes=(0, 0, 0)))
+        self.qadr = np.asarray(self.servos.setup.qadr)
+        self.dofs = np.asarray(self.servos.setup.dofs)
+        self.key = jax.random.key(seed)
+        self._run = jax.jit(self._all)
+        self._bare: dict = {}
 
-    def _one(self, goals, q0, v0):
+    def _all(self, goals, enable, q0, v0, keys):
         import mujoco
 
-        jax, mjx = self.jax, self.mjx
+        jax, jnp, mjx = self.jax, self.jnp, self.mjx
         servos = self.servos
-        data = mjx.put_data(self.model, mujoco.MjData(self.model)).replace(qpos=q0, qvel=v0)
-        state = reset(data.qpos, data.qvel, servos)
+        blank = mjx.put_data(self.model, mujoco.MjData(self.model))
+        data = jax.vmap(lambda q, v: blank.replace(qpos=q, qvel=v))(q0, v0)
+        state = jax.vmap(lambda q, v, k: reset(q, v, servos, k))(q0, v0, keys)
+        stepped = jax.eval_shape(lambda d, s: self._physics(d, s, goals[:, 0], enable[:, 0]),
+                                 data, state)
         # a step may return other integer widths than put_data gives (contacts in float64
         # mode): the loop's carry takes the step's own
-        stepped = jax.eval_shape(lambda d, s: mjx_step(self.mx, d, s, goals[0], servos,
-                                                       period=True), data, state)
         data = jax.tree_util.tree_map(lambda x, o: x.astype(o.dtype), data, stepped[0])
 
-        def period(carry, goal):
+        def period(carry, inputs):
+            goal, on = inputs
             data, state = carry
             before = (data.qpos, data.qvel)
-            data, state = mjx_step(self.mx, data, state, goal, servos, period=True)
 
             def physics(c, _):
-                return mjx_step(self.mx, c[0], c[1], goal, servos, period=False), None
+                return self._physics(c[0], c[1], goal, on), None
 
-            if servos.substeps > 1:
-                (data, state), _ = jax.lax.scan(physics, (data, state), None,
-                                                length=servos.substeps - 1)
-            return (data, state), (before[0], before[1], state.bank.reported)
+            (data, state), _ = jax.lax.scan(physics, (data, state), None,
+                                            length=servos.substeps)
+            # the report itself, as every engine's run gives it (off the encoder's grid)
+            return (data, state), (before[0], before[1], state.records[..., SERVO_REPORTED])
 
-        _, out = jax.lax.scan(period, (data, state), goals)
-        return out
+        (_, state), out = jax.lax.scan(period, (data, state),
+                                       (jnp.swapaxes(goals, 0, 1), jnp.swapaxes(enable, 0, 1)))
+        return (*(jnp.swapaxes(x, 0, 1) for x in out), state.failures)
+
+    def _physics(self, data, state, goals, enable):
+        """One physics step of every world: MJX's stages per world, the servos' kernel for all."""
+        jax, mjx = self.jax, self.mjx
+        mx = self.mx
+
+        def velocity_stage(d):
+            d = mjx.sensor_pos(mx, mjx.fwd_position(mx, d))
+            return mjx.sensor_vel(mx, mjx.fwd_velocity(mx, d))
+
+        def rest(d, qfrc, qpos, qvel):
+            d = d.replace(qfrc_applied=qfrc.astype(d.qvel.dtype), qpos=qpos.astype(d.qpos.dtype),
+                          qvel=qvel.astype(d.qvel.dtype))
+            d = mjx.fwd_acceleration(mx, mjx.fwd_actuation(mx, d))
+            return mjx.euler(mx, _constrained(mx, d))
+
+        data = jax.vmap(velocity_stage)(data)
+        mass = jax.vmap(lambda d: mjx.full_m(mx, d))(data)
+        state, qfrc, qpos, qvel = _batched_step(self.servos, state, goals, enable, data.qpos,
+                                                data.qvel, mass, data.qfrc_bias,
+                                                data.qfrc_passive)
+        return jax.vmap(rest)(data, qfrc, qpos, qvel), state
+
+    def bare_seconds(self, steps: int, goals) -> float:
+        """Seconds per physics step of every world of the model as shipped (its own actuators
+        holding ``goals``, one per servo; :meth:`ServoSetup.shipped`), stepped by the same
+        stages as :meth:`_physics` without the servos' kernel, in the same loop as
+        :meth:`run` (a scan of control periods, each a scan of physics steps, the state
+        collected every period): the engine's step the servos are compared with."""
+        import time
+
+        import mujoco
+
+        jax, jnp, mjx = self.jax, self.jnp, self.mjx
+        substeps = self.servos.substeps
+        periods = max(1, steps // substeps)
+        key = (periods, tuple(np.round(np.asarray(goals, dtype=float), 12)))
+        if key not in self._bare:
+            model, ctrl = self.servos.setup.shipped()
+            mx = mjx.put_model(model)
+            blank = mjx.put_data(model, mujoco.MjData(model))
+            on = ctrl >= 0
+            held = np.zeros(model.nu)
+            held[ctrl[on]] = np.asarray(goals, dtype=float)[on]
+            blank = blank.replace(ctrl=jnp.asarray(held))
+
+            def physics(d):
+                d = mjx.sensor_vel(mx, mjx.fwd_velocity(mx, mjx.sensor_pos(
+                    mx, mjx.fwd_position(mx, d))))
+                d = mjx.fwd_acceleration(mx, mjx.fwd_actuation(mx, d))
+                return mjx.euler(mx, _constrained(mx, d))
+
+            def one(data):
+                def period(d, _):
+                    before = (d.qpos, d.qvel)
+                    d, _ = jax.lax.scan(lambda x, _: (physics(x), None), d, None,
+                                        length=substeps)
+                    return d, before
+
+                return jax.lax.scan(period, data, None, length=periods)[1]
+
+            # the initial states are an argument: a state built inside the traced function is
+            # a constant, and XLA folds the whole run away at compile time
+            start_data = jax.vmap(lambda _: blank)(jnp.arange(self.nworld))
+            stepper = jax.jit(jax.vmap(one))  # compiled once, as the servos' run
+            jax.block_until_ready(stepper(start_data))
+            self._bare[key] = (stepper, start_data)
+        stepper, start_data = self._bare[key]
+        start = time.perf_counter()
+        jax.block_until_ready(stepper(start_data))
+        return (time.perf_counter() - start) / (periods * substeps)
 
     def run_batch(self, goals, enable=None, q0=None, v0=None):
-        """:meth:`run` answering per world whatever their number: (reported, physical,
-        velocity, seconds), numpy (worlds × periods × ·)."""
+        """:meth:`run` with the worlds first whatever their number (a
+        :class:`~frictionsim.solvers.robot.RobotRun` of worlds × periods × ·)."""
         return self.run(goals, enable, q0, v0, batch=True)
 
     def run(self, goals, enable=None, q0=None, v0=None, batch: bool = False):
-        """Goals (periods × J, or worlds × periods × J) → for one world a
-        :class:`~frictionsim.solvers.robot.RobotRun`, for several (reported, physical,
-        velocity, seconds) as numpy (worlds × periods × ·). The servos are always enabled
-        here."""
+        """Goals (periods × J, the same in every world, or worlds × periods × J), torque enable
+        flags likewise (default on), the initial qpos and qvel (one row, or a row per world)
+        → a :class:`~frictionsim.solvers.robot.RobotRun`, worlds first for several worlds (or
+        ``batch``)."""
         import time
 
-        if enable is not None and not np.all(np.asarray(enable) > 0.5):
-            raise ConfigurationError("the MJX engine runs its servos enabled throughout")
-        jnp = self.jnp
-        goals = np.asarray(goals, dtype=float)
-        if goals.ndim == 2:
-            goals = np.broadcast_to(goals, (self.nworld, *goals.shape))
+        from frictionsim.solvers.warp_servos import batched_run, check_goals
+
+        jax, jnp = self.jax, self.jnp
+        ns = len(self.servos.setup.servos)
+        goals = check_goals(goals, self.nworld, ns)
+        flags = np.ones_like(goals) if enable is None else np.broadcast_to(
+            np.asarray(enable, dtype=float), goals.shape)
         q0 = np.broadcast_to(self.model.qpos0 if q0 is None else q0, (self.nworld, self.model.nq))
         v0 = np.broadcast_to(np.zeros(self.model.nv) if v0 is None else v0,
                              (self.nworld, self.model.nv))
+        self.key, draw = jax.random.split(self.key)
+        keys = jax.random.split(draw, self.nworld)
         start = time.perf_counter()
-        physical, velocity, reported = (np.asarray(a) for a in self._run(
-            jnp.asarray(goals), jnp.asarray(np.array(q0)), jnp.asarray(np.array(v0))))
+        physical, velocity, reported, failures = (np.asarray(a) for a in self._run(
+            jnp.asarray(goals), jnp.asarray(flags), jnp.asarray(np.array(q0)),
+            jnp.asarray(np.array(v0)), keys))
         seconds = time.perf_counter() - start
-        if batch or self.nworld > 1:
-            return reported, physical, velocity, seconds
-        from frictionsim.solvers.robot import RobotRun
+        if failures.any():
+            from frictionsim.solvers.errors import SimulationError
 
-        q = physical[0].copy()
-        q[:, self.qadr] = reported[0]
-        n = goals.shape[1]
-        return RobotRun(np.arange(n) * self.period, q, velocity[0], seconds,
-                        physical=physical[0])
+            raise SimulationError(f"the friction solve did not converge in {int(failures.sum())}"
+                                  " steps: check that the model's mass matrix is positive "
+                                  "definite")
+        return batched_run(self.period, reported, physical, velocity, seconds, self.qadr,
+                           batch or self.nworld > 1)

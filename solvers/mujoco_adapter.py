@@ -92,8 +92,8 @@ from frictionsim.layout import (
     THETA_SIZE,
 )
 from frictionsim.learned_files import LearnedActuator
-from frictionsim.limits import control_substeps
 from frictionsim.params import ParameterSet
+from frictionsim.schedule import ControlSchedule, period_due, steps_between
 from frictionsim.servo_bank import WORK_SIZE as BANK_WORK_SIZE
 from frictionsim.servo_bank import ServoBank, bank_period, bank_reset, bank_step
 from frictionsim.servo_unit import NO_LOG
@@ -134,7 +134,8 @@ CFG_NU = 8              # the model's actuators (length of ctrl)
 CFG_TOKEN = 9           # a random number the model carries too: its copies find their row
 CFG_NQ = 10             # the model's positions (nq > nv with a floating base)
 CFG_NET_WIDTH = 11      # doubles per row of the model's network table
-HEADER = 12
+CFG_SUBSTEPS = 12       # physics steps per control period (frictionsim.schedule)
+HEADER = 13
 SB_DOF = 0              # servo block: the joint's dof address
 SB_QPOS = 1             # its qpos address
 SB_CTRL = 2             # the ctrl index of its goal
@@ -146,7 +147,7 @@ CONFIG_SIZE = CFG_FIRMWARE + MAX_JOINTS * BENCH_SIZE
 # The state in each MjData's userdata: a header, two registers per servo, the servo bank's
 # records (rows of layout.SERVO_STATE_SIZE, contiguous), then scratch memory.
 ST_STARTED = 0          # 0 until the first step after a reset
-ST_NEXT_UPDATE = 1      # time of the next control period (s)
+ST_STEPS = 1            # physics steps since the reset (its control periods' schedule)
 ST_LAST_TIME = 2        # time of the last step (s), to notice time going back
 ST_FAILURES = 3         # steps whose friction solve did not converge
 ST_FIRST_FAILURE = 4    # time of the first of them (s)
@@ -451,7 +452,7 @@ def servo_callback(m, d):  # pragma: no cover - runs inside mj_step as machine c
     fresh = user[ST_STARTED] == 0.0 or now < user[ST_LAST_TIME] - 0.5 * dt
     if fresh:
         user[ST_STARTED] = 1.0
-        user[ST_NEXT_UPDATE] = now
+        user[ST_STEPS] = 0.0
         user[ST_FAILURES] = 0.0
         user[ST_BAD_GOALS] = 0.0
         for j in range(ns):
@@ -459,8 +460,11 @@ def servo_callback(m, d):  # pragma: no cover - runs inside mj_step as machine c
             gv[j] = qvel[int(blocks[j, SB_DOF])]
         bank_reset(bank, gq, gv)
         forget_active_set(work)  # a run must not depend on the one before
+    elif advanced:
+        user[ST_STEPS] += steps_between(user[ST_LAST_TIME], now, dt)
     user[ST_LAST_TIME] = now
-    if now >= user[ST_NEXT_UPDATE] - 1e-9 * period:
+    # a call repeated at one time (mj_forward) runs no period again: it holds the control
+    if (fresh or advanced) and period_due(int(user[ST_STEPS]), int(cfg[CFG_SUBSTEPS])):
         for j in range(ns):
             goal = ctrl[int(blocks[j, SB_CTRL])]
             if not np.isfinite(goal):
@@ -476,8 +480,6 @@ def servo_callback(m, d):  # pragma: no cover - runs inside mj_step as machine c
             on[j] = 0.0 if registers[j, SL_DISABLED] != 0.0 else 1.0
         # one supply for every servo of the model
         bank_period(bank, goals, gq, gv, on, NO_LOG, period, True, False)
-        while user[ST_NEXT_UPDATE] <= now + 1e-9 * period:
-            user[ST_NEXT_UPDATE] += period
     if not frictionloss and has_backlash(bank.thetas):
         index = gear[:2 * ns].view(np.int64)
         for j in range(ns):
@@ -596,7 +598,7 @@ class ServoModel:
             raise ConfigurationError(f"the model has {self.model.nv} dofs; the adapter takes up to "
                                      f"{MAX_JOINTS}")
         dt = float(self.model.opt.timestep)
-        control_substeps(control_period, dt)
+        self.schedule = ControlSchedule.of(control_period, dt)
         self.period = control_period
         check_delay_reach(self.servos, control_period)
         self._row = self._register(user0, size, dt)
@@ -654,6 +656,7 @@ class ServoModel:
         cfg[CFG_NV] = self.model.nv
         cfg[CFG_NQ] = self.model.nq
         cfg[CFG_PERIOD] = self.period
+        cfg[CFG_SUBSTEPS] = self.schedule.substeps
         cfg[CFG_TIMESTEP] = dt
         cfg[CFG_USER_OFFSET] = user0
         cfg[CFG_STATE_SIZE] = size

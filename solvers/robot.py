@@ -35,8 +35,8 @@ from frictionsim.errors import ConfigurationError
 from frictionsim.firmware import firmware_settings
 from frictionsim.layout import SERVO_GAP, SERVO_REPORTED
 from frictionsim.learned_files import LearnedActuator
-from frictionsim.limits import control_substeps
 from frictionsim.params import ParameterSet
+from frictionsim.schedule import ControlSchedule
 from frictionsim.servo_bank import (
     ServoBank,
     bank_held_torques,
@@ -272,9 +272,12 @@ def check_delay_reach(servos: list[JointServo], period: float) -> None:
 
 @dataclass
 class RobotRun:
-    """A simulated robot run: time (s) of each control update, every dof's position and
-    velocity before it (a servo's joint as the servo reports it: ``observation_delay``;
-    ``physical``: the positions themselves), and what it cost."""
+    """A simulated robot run, the one result of every robot engine: time (s) of each control
+    update, every dof's position and velocity before it (a servo's joint as the servo reports
+    it: ``observation_delay``, and in the batched engines its encoder's grid; ``physical``:
+    the positions themselves), and what it cost. A batched engine's run of several worlds
+    has the worlds first (``q``, ``v``, ``physical``: worlds × periods × ·); :meth:`world`
+    gives one."""
 
     t: np.ndarray
     q: np.ndarray
@@ -285,6 +288,19 @@ class RobotRun:
     #: per servo, the motor side's place δ = p − q in its gear's gap (rad; ``backlash``, the
     #: fixed step: 0 without backlash)
     gap: np.ndarray | None = None
+
+    @property
+    def worlds(self) -> int:
+        """The worlds of a batched run (0: one world's run, no worlds dimension)."""
+        return int(self.q.shape[0]) if self.q.ndim == 3 else 0
+
+    def world(self, e: int) -> RobotRun:
+        """World ``e`` of a batched run as a run of its own (the cost shared evenly)."""
+        if not self.worlds:
+            return self
+        return RobotRun(self.t, self.q[e], self.v[e], self.seconds / self.worlds, None,
+                        None if self.physical is None else self.physical[e],
+                        None if self.gap is None else self.gap[e])
 
 
 def refuse_contacts(model) -> None:
@@ -329,7 +345,8 @@ class Robot:
         self.servos = servos
         self.qadr, self.dofs = check_hinges(self.model, [s.joint for s in self.servos])
         self.dt = float(self.model.opt.timestep)
-        self.substeps = control_substeps(control_period, self.dt)
+        self.schedule = ControlSchedule.of(control_period, self.dt)
+        self.substeps = self.schedule.substeps
         self.period = control_period
         schemes = {s.params.scheme for s in self.servos}
         if scheme is None and len(schemes) > 1:

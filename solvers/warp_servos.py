@@ -1,409 +1,489 @@
-"""Servos on the joints of a MuJoCo Warp model, thousands of worlds at once: the array bank in
-torch, and friction held exactly (optional extra ``mjlab``).
+"""Servos on the joints of a MuJoCo Warp model, thousands of worlds at once (optional extra
+``mjlab``, or ``warp-lang`` and ``mujoco-warp``).
 
-:class:`WarpServos` is what frictionsim's mjlab actuator (:mod:`frictionsim.solvers.mjlab`) and
-its own MuJoCo Warp engine (:class:`WarpRobot`, ``--engine mjlab``) both run each physics step,
-E worlds × J servos: each world's control period when it is due (its own phase, restarted by
-its reset), the servo bank's period and step (:mod:`frictionsim.solvers.array_bank`: the
-firmware, the motor, a learned network, the supply), then friction by docs/model.md §10's
-problem on the world's own mass matrix M(q) and bias forces, solved exactly
-(:func:`~frictionsim.solvers.array_bank.clip_friction`) and applied as a torque with the motor's,
-as the CPU adapter does (:mod:`frictionsim.solvers.mujoco_adapter`). Servos with ``backlash``
-take the gear step (:mod:`frictionsim.solvers.array_gear`), whose impacts write the worlds'
-``qpos`` and ``qvel`` in place before MuJoCo Warp integrates.
+:class:`WarpServos` is the batched servos' memory on a Warp device, E worlds × J servos, and
+their step: one launch of :func:`frictionsim.solvers.batched.engine.servo_step_kernel` per
+physics step (the world's control period when it is due, the bank's step, friction by
+docs/model.md §10's exact solve on the world's own M(q); backlash by the gear step). It is
+what frictionsim's mjlab actuator (:mod:`frictionsim.solvers.mjlab`) and its own MuJoCo Warp
+engine (:class:`WarpRobot`, ``--engine mjlab``) both run.
+
+:class:`WarpRobot` splits MuJoCo Warp's step as MuJoCo's C engine calls its control callback:
+``mjwarp.step1`` (M(q), bias and passive forces of this step), the servos' kernel,
+``mjwarp.step2`` (actuation, constraints, Euler). On a CUDA device the three are captured
+into one CUDA graph and replayed: physics and servos in one launch per physics step. Inside
+mjlab the actuator runs before ``mjwarp.step``, so it reads M and the forces the previous
+step computed: for a joint held at rest they are this step's exactly (it has not moved),
+for a moving one a step old.
 
 **Why not MuJoCo's friction rows.** The reference project writes each world's friction budget
 into ``dof_frictionloss`` and stiffens the rows; MuJoCo Warp has no noslip solver, so a joint
 held against a load creeps (docs/results.md measures it). A budget clipped on M(q) holds the
 joint: the torque that would move it in the step is cancelled, up to round-off.
 
-**Where M(q) comes from.** :class:`WarpRobot` splits the step as MuJoCo's C engine does for
-its control callback: ``mjwarp.step1`` (positions and velocities: M, bias and passive forces
-of this step), the servos and the friction, ``mjwarp.step2`` (actuation, constraints,
-integration). Inside mjlab the actuator runs before ``mjwarp.step``, so it reads M and the
-forces the previous step computed: for a joint held at rest they are this step's exactly (it
-has not moved), for a moving one a step old.
-
-Per-environment randomisation (:class:`Randomisation`): the servos' parameters drawn within
-their ``ranges`` (``identify --uncertainty``, ``robot identify --uncertainty``), the supply
-voltage and its drop, a command delay in physics steps; redrawn on reset when asked.
+Per-world randomisation (:class:`~frictionsim.solvers.batched.setup.Randomisation`): the
+servos' parameters within their ``ranges``, the supply voltage and its drop, a command delay
+in physics steps; drawn again on reset when asked (:meth:`WarpServos.parameters` gives each
+world's draw). What each servo reports, :attr:`WarpServos.reported`, lies on its encoder's
+grid (4096 counts a turn on the STS3215 and the XL330) unless built with ``encoder=False``.
 """
 
 from __future__ import annotations
 
-import math
-from dataclasses import dataclass
+import time
 
 import numpy as np
 
 from frictionsim.errors import ConfigurationError, MissingExtra
-from frictionsim.layout import SUPPLY, SUPPLY_EMF, SUPPLY_RESISTANCE, VIN
-from frictionsim.limits import control_substeps
-from frictionsim.solvers import array_bank as ab
-from frictionsim.solvers.array_gear import gear_layout, gear_step
-from frictionsim.solvers.robot_gear import has_backlash
+from frictionsim.layout import SERVO_CURRENT, SERVO_REPORTED, SERVO_STATE_SIZE
+from frictionsim.solvers.batched import import_warp
+from frictionsim.solvers.batched.setup import Randomisation, ServoSetup
+
+__all__ = ["Randomisation", "WarpRobot", "WarpServos", "check_device"]
 
 
-def import_torch():
-    try:
-        import torch
-    except ImportError:
-        raise MissingExtra("batched servos need torch: pip install 'frictionsim[mjlab]' (see "
-                           "the README for a CPU-only torch)") from None
-    return torch
-
-
-def import_warp():
+def import_mujoco_warp():
+    """(warp, mujoco_warp), or MissingExtra naming the install."""
+    wp = import_warp()
     try:
         import mujoco_warp
-        import warp
     except ImportError:
-        raise MissingExtra("MuJoCo Warp is not installed: pip install 'frictionsim[mjlab]'") \
-            from None
-    # a line per kernel module loaded would bury the caller's own output
-    warp.config.quiet = True
-    if hasattr(warp, "LOG_WARNING"):  # warp >= 1.19 logs module loads at INFO
-        warp.config.log_level = max(warp.config.log_level, warp.LOG_WARNING)
-    return warp, mujoco_warp
+        raise MissingExtra("MuJoCo Warp is not installed: pip install 'frictionsim[mjlab]' "
+                           "(or warp-lang and mujoco-warp)") from None
+    return wp, mujoco_warp
 
 
 def check_device(device: str) -> str:
-    """``device`` ("cpu", "cuda", "cuda:N") if this machine has it; ConfigurationError otherwise
-    (a CUDA device asked for without a GPU or a CUDA build of torch)."""
-    torch = import_torch()
+    """``device`` ("cpu", "cuda", "cuda:N") if Warp has it here; ConfigurationError otherwise
+    (a CUDA device asked for on a machine without a GPU)."""
+    wp = import_warp()
+    if not isinstance(device, str) or not (device == "cpu" or device.startswith("cuda")):
+        raise ConfigurationError(f"device {device!r}: expected cpu, cuda or cuda:N")
     if device == "cpu":
         return device
-    if not device.startswith("cuda"):
-        raise ConfigurationError(f"device {device!r}: expected cpu, cuda or cuda:N")
-    if not torch.cuda.is_available():
-        raise ConfigurationError(f"device {device!r}: no CUDA GPU is available to torch here "
-                                 f"(torch {torch.__version__}); use --device cpu")
+    if not wp.is_cuda_available():
+        raise ConfigurationError(f"device {device!r}: no CUDA GPU is available to Warp here; use "
+                                 "--device cpu")
+    try:
+        wp.get_device(device)
+    except (RuntimeError, ValueError) as error:
+        raise ConfigurationError(f"device {device!r}: {error}") from None
     return device
 
 
-@dataclass(frozen=True)
-class Randomisation:
-    """What each environment draws (BAM's actuator randomises the last three): the servos'
-    parameters within their files' ``ranges``; the supply voltage uniformly in ``vin`` (V); its
-    drop, a supply resistance uniformly in ``drop`` (Ω) with every servo of a world on it
-    (docs/model.md §9's ``supply``: E − R_s·Σ|i|); a command delay uniformly in ``delay``
-    (whole physics steps). ``on_reset``: draw again at each reset of an environment."""
+def world_ids(env_ids, nworld: int) -> np.ndarray | object:
+    """The worlds ``env_ids`` names (None: all): a sequence or array of indices in [0, nworld),
+    or a boolean mask of nworld entries; a CUDA tensor is taken as it is (checking it would
+    stop the GPU). ConfigurationError for anything else."""
+    if env_ids is None:
+        return np.arange(nworld, dtype=np.int32)
+    if isinstance(env_ids, slice):
+        return np.arange(nworld, dtype=np.int32)[env_ids]
+    if hasattr(env_ids, "is_cuda") and env_ids.is_cuda:
+        import torch
 
-    parameters: bool = False
-    vin: tuple[float, float] | None = None
-    drop: tuple[float, float] | None = None
-    delay: tuple[int, int] | None = None
-    on_reset: bool = False
-    seed: int = 0
-
-
-def mass_index(model) -> np.ndarray:
-    """For a compiled MuJoCo model, the index of each element (r, c) of M in its packed form
-    (``d.M``, which MuJoCo Warp keeps per world in the same layout: rows ``M_rowadr``, their
-    ``M_rownnz`` columns ``M_colind``), symmetrised; −1 where M is structurally zero."""
-    nv = int(model.nv)
-    full = np.full((nv, nv), -1, dtype=np.int64)
-    for r in range(nv):
-        start = int(model.M_rowadr[r])
-        for t in range(int(model.M_rownnz[r])):
-            c = int(model.M_colind[start + t])
-            full[r, c] = full[c, r] = start + t
-    return full
+        if env_ids.dtype == torch.bool:
+            if env_ids.shape != (nworld,):
+                raise ConfigurationError(f"a mask of worlds must have {nworld} entries, got "
+                                         f"{tuple(env_ids.shape)}")
+            return torch.nonzero(env_ids).reshape(-1).to(torch.int32)
+        if env_ids.dtype not in (torch.int32, torch.int64):
+            raise ConfigurationError(f"world ids must be integers, got {env_ids.dtype}")
+        return env_ids.reshape(-1).to(torch.int32)
+    ids = np.asarray(env_ids.cpu() if hasattr(env_ids, "cpu") else env_ids)
+    if ids.dtype == bool:
+        if ids.shape != (nworld,):
+            raise ConfigurationError(f"a mask of worlds must have {nworld} entries, got "
+                                     f"{ids.shape}")
+        return np.flatnonzero(ids).astype(np.int32)
+    ids = ids.reshape(-1)
+    if ids.size and not np.issubdtype(ids.dtype, np.integer):
+        raise ConfigurationError(f"world ids must be integers, got {ids.dtype}")
+    if ids.size and (ids.min() < 0 or ids.max() >= nworld):
+        raise ConfigurationError(f"world ids must be in [0, {nworld}), got "
+                                 f"{ids[(ids < 0) | (ids >= nworld)][:5].tolist()}")
+    return ids.astype(np.int32)
 
 
 class WarpServos:
-    """J servos (:class:`~frictionsim.solvers.robot.JointServo`) on the hinge joints of a
-    compiled model (``mj_model``, prepared by :func:`~frictionsim.solvers.mujoco_adapter.servo_spec`),
-    in ``nworld`` worlds, in torch on ``device`` at ``dtype`` (MuJoCo Warp's float32 by
-    default). ``control_period`` (s) a multiple of the model's timestep."""
+    """The servos of a :class:`~frictionsim.solvers.batched.setup.ServoSetup` in ``nworld``
+    worlds on a Warp ``device`` at ``dtype`` (MuJoCo Warp's float32 by default), their records
+    and scratch allocated once. ``step`` launches their physics step on the engine's arrays."""
 
-    def __init__(self, mj_model, servos: list, control_period: float, nworld: int,
-                 device: str = "cpu", dtype=None, randomisation: Randomisation | None = None
-                 ) -> None:
-        torch = import_torch()
-        from frictionsim.solvers.mujoco_adapter import semi_implicit_theta
-        from frictionsim.solvers.mujoco_dynamics import check_hinges
-        from frictionsim.solvers.robot import check_delay_reach, servo_nets
+    def __init__(self, setup: ServoSetup, nworld: int, device: str = "cpu", dtype=None) -> None:
+        wp = import_warp()
+        from frictionsim.solvers.batched.memory import (
+            MATRICES,
+            PER_SERVO,
+            VECTORS,
+            clip_work_size,
+            net_work_size,
+        )
 
-        self.torch = torch
-        self.device = check_device(device)
-        self.dtype = dtype or torch.float32
+        if isinstance(nworld, bool) or not isinstance(nworld, (int, np.integer)) or nworld < 1:
+            raise ConfigurationError(f"nworld must be a whole number ≥ 1, got {nworld!r}")
+        self.wp = wp
+        self.setup = setup
         self.nworld = int(nworld)
-        self.servos = list(servos)
-        self.dt = float(mj_model.opt.timestep)
-        self.substeps = control_substeps(control_period, self.dt)
-        self.period = control_period
-        check_delay_reach(self.servos, control_period)
-        qadr, dofs = check_hinges(mj_model, [s.joint for s in self.servos])
-        self.nv = int(mj_model.nv)
-        self.qadr = torch.as_tensor(np.asarray(qadr), device=device, dtype=torch.long)
-        self.dofs = torch.as_tensor(np.asarray(dofs), device=device, dtype=torch.long)
-        self.mass_index = torch.as_tensor(mass_index(mj_model), device=device)
-        self.randomisation = randomisation or Randomisation()
-        self.rng = np.random.default_rng(self.randomisation.seed)
-        self.thetas = np.array([semi_implicit_theta(s) for s in self.servos])
-        self.firmware = np.array([s.firmware(control_period) for s in self.servos])
-        nets = servo_nets(self.servos)
-        self.xp = ab.namespace(torch.zeros(1))
-        thetas, firmware = self._draw(np.arange(self.nworld))
-        self.bank = ab.servos(thetas, firmware, nets if (nets[:, 0] > 0).any() else None,
-                              xp=self.xp, dtype=self.dtype, device=self.device)
-        # the gear path when some servo may have a gap (a drawn world, or on a later reset)
-        self.gear = gear_layout(qadr, dofs, int(mj_model.nq), self.nv, self.xp, self.dtype,
-                                self.device) if has_backlash(thetas.reshape(-1, thetas.shape[-1])) else None
-        zeros = torch.zeros((self.nworld, len(self.servos)), dtype=self.dtype, device=device)
-        self.state = ab.reset(zeros, zeros, self.xp)
-        self.fresh = torch.ones(self.nworld, dtype=torch.bool, device=device)
-        self.steps = torch.zeros(self.nworld, dtype=torch.long, device=device)
-        # Known on the host, so that a step asks the device nothing (a GPU would stall on the
-        # question): whether some world was reset, and the physics step of a phase every
-        # world shares (None once some worlds were reset on their own).
-        self._fresh_any = True
-        self._shared_step: int | None = 0
-        self.enable = torch.ones_like(zeros)
-        self.delay = torch.zeros(self.nworld, dtype=torch.long, device=device)
-        self._draw_delay(np.arange(self.nworld))
-        most = self.randomisation.delay[1] if self.randomisation.delay else 0
-        self.goal_ring = torch.zeros((self.nworld, most + 1, len(self.servos)),
-                                     dtype=self.dtype, device=device)
+        self.device = check_device(device)
+        self.dtype = dtype or wp.float32
+        self.servos = setup.servos
+        self.schedule = setup.schedule
+        self.substeps = setup.schedule.substeps
+        self.dt = setup.schedule.timestep
+        self.period = setup.schedule.period
+        self.rng = np.random.default_rng(setup.randomisation.seed)
+        ns, nv, E = len(setup.servos), int(setup.model.nv), self.nworld
+        with wp.ScopedDevice(self.device):
+            def floats(*shape, fill=0.0):
+                return wp.array(np.full(shape, fill), dtype=self.dtype)
 
-    # --------------------------------------------------------------- randomisation
+            def ints(*shape, fill=0):
+                return wp.array(np.full(shape, fill, dtype=np.int32), dtype=wp.int32)
 
-    def _draw(self, worlds: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """(thetas, firmware) of the given worlds: (len, J, ·) drawn per the randomisation."""
-        r = self.randomisation
-        thetas = np.repeat(self.thetas[None], len(worlds), axis=0)
-        firmware = np.repeat(self.firmware[None], len(worlds), axis=0)
-        if r.parameters:
-            from frictionsim.params import ParameterSet
-            from frictionsim.solvers.mujoco_adapter import _physics
+            self.qadr = wp.array(setup.qadr, dtype=wp.int32)
+            self.dofs = wp.array(setup.dofs, dtype=wp.int32)
+            self.mass_index = wp.array(setup.mass_index, dtype=wp.int32)
+            thetas, firmware, delay = setup.draw(E, self.rng)
+            self.thetas = wp.array(thetas, dtype=self.dtype)
+            self.firmware = wp.array(firmware, dtype=self.dtype)
+            self.delay = wp.array(delay, dtype=wp.int32)
+            self.nets = wp.array(setup.nets, dtype=self.dtype)
+            self.encoder = wp.array(setup.encoder, dtype=self.dtype)
+            self.goals = floats(E, ns)
+            self.enable = floats(E, ns, fill=1.0)
+            self.records = floats(E, ns, SERVO_STATE_SIZE)
+            self.steps = ints(E)
+            self.fresh = ints(E, fill=1)
+            self.goal_ring = floats(E, setup.lags, ns)
+            self.clip_work = floats(E, clip_work_size(nv))
+            self.failures = ints(E)
+            self.reported = floats(E, ns)
+            self.mats = floats(E, MATRICES, nv, nv)
+            self.vec = floats(E, VECTORS, nv)
+            self.per_servo = floats(E, PER_SERVO, ns)
+            self.net_work = floats(E, ns, net_work_size(setup.nets))
+            self.torque = floats(E, ns)
+            self._nowhere = floats(1, 1)
+        self._launches: dict = {}
 
-            for j, s in enumerate(self.servos):
-                params = _physics(s)
-                if not (isinstance(params, ParameterSet) and params.ranges):
-                    # a world drawn from nothing would pass for a randomised one
-                    raise ConfigurationError(
-                        f"joint {s.joint!r}: Randomisation(parameters=True) needs parameter "
-                        f"ranges, and its parameters have none (identify with --uncertainty, "
-                        f"or robot identify --uncertainty)")
-                for w, drawn in enumerate(params.with_scheme("semi_implicit").variants(
-                        len(worlds), int(self.rng.integers(2**63)))):
-                    thetas[w, j, :] = drawn.theta()
-        if r.vin is not None:
-            vin = self.rng.uniform(*r.vin, size=len(worlds))
-            firmware[:, :, VIN] = vin[:, None]
-            thetas[:, :, SUPPLY_EMF] = vin[:, None]
-        if r.drop is not None:
-            thetas[:, :, SUPPLY] = 1.0
-            if r.vin is None:
-                thetas[:, :, SUPPLY_EMF] = firmware[:, :, VIN]
-            thetas[:, :, SUPPLY_RESISTANCE] = self.rng.uniform(*r.drop, size=len(worlds))[:, None]
-        return thetas, firmware
+    # ------------------------------------------------------------------ inputs and resets
 
-    def _draw_delay(self, worlds: np.ndarray) -> None:
-        if self.randomisation.delay is not None:
-            low, high = self.randomisation.delay
-            lags = self.rng.integers(low, high + 1, size=len(worlds))
-            self.delay[self.torch.as_tensor(worlds, device=self.device)] = \
-                self.torch.as_tensor(lags, device=self.device)
-
-    def reset(self, env_ids=None) -> None:
-        """The servos of these worlds (all: None) start afresh at the next step, at the state
-        their joints then have: records, control-period phase, command delay (drawn again with
-        ``Randomisation.on_reset``, as are the parameters)."""
-        torch = self.torch
-        ids = torch.arange(self.nworld, device=self.device) if env_ids is None \
-            else torch.as_tensor(env_ids, device=self.device).reshape(-1)
-        if ids.dtype == torch.bool:
-            ids = torch.nonzero(ids).reshape(-1)
-        self.fresh[ids] = True
-        self.steps[ids] = 0
-        self.goal_ring[ids] = math.nan
-        self._fresh_any = True
-        self._shared_step = 0 if env_ids is None else None
-        if self.randomisation.on_reset:
-            worlds = ids.cpu().numpy()
-            thetas, firmware = self._draw(worlds)
-            self.bank.theta[ids] = torch.as_tensor(thetas, dtype=self.dtype, device=self.device)
-            self.bank.firmware[ids] = torch.as_tensor(firmware, dtype=self.dtype,
-                                                      device=self.device)
-            self._draw_delay(worlds)
+    def set_goals(self, goals) -> None:
+        """Every servo's goal position (rad, worlds × servos, or one row for all; a torch
+        tensor, a Warp or numpy array), read at each world's next control period."""
+        self._assign(self.goals, goals, "goals")
 
     def set_enable(self, flags) -> None:
-        """Torque enable of each servo, (E, J) or broadcastable, read at the next period."""
-        self.enable = self.torch.broadcast_to(
-            self.torch.as_tensor(flags, dtype=self.dtype, device=self.device),
-            self.enable.shape).clone()
+        """Torque enable of each servo (worlds × servos, or broadcastable), latched at the next
+        control period."""
+        self._assign(self.enable, flags, "torque enable flags")
 
-    # ------------------------------------------------------------------------- a step
+    def _assign(self, target, values, what: str) -> None:
+        wp = self.wp
+        if isinstance(values, wp.array):
+            if values.shape != target.shape or values.dtype != target.dtype:
+                raise ConfigurationError(f"{what}: a Warp array of shape {target.shape} and "
+                                         f"{target.dtype.__name__} expected, got {values.shape}")
+            wp.copy(target, values)
+            return
+        if hasattr(values, "is_cuda") or hasattr(values, "__torch_function__"):
+            import torch
 
-    def delayed(self, goals):
-        """The goals as each world's servos receive them, ``delay`` physics steps late (before
-        the first, the first)."""
-        torch = self.torch
-        size = self.goal_ring.shape[1]
-        if size == 1:
-            return goals
-        slot = self.steps % size
-        worlds = torch.arange(self.nworld, device=self.device)
-        self.goal_ring[worlds, slot] = goals
-        first = torch.isnan(self.goal_ring)
-        self.goal_ring = torch.where(first, goals[:, None, :], self.goal_ring)
-        return self.goal_ring[worlds, (self.steps - self.delay) % size]
+            tensor = torch.as_tensor(values)
+            try:
+                wp.to_torch(target).copy_(torch.broadcast_to(tensor, target.shape))
+            except RuntimeError:
+                raise ConfigurationError(f"{what}: expected shape {target.shape} (worlds × "
+                                         f"servos) or one that broadcasts to it, got "
+                                         f"{tuple(tensor.shape)}") from None
+            return
+        array = np.asarray(values, dtype=float)
+        try:
+            array = np.broadcast_to(array, target.shape)
+        except ValueError:
+            raise ConfigurationError(f"{what}: expected shape {target.shape} (worlds × servos) "
+                                     f"or one that broadcasts to it, got {array.shape}") from None
+        target.assign(np.ascontiguousarray(array))
 
-    def torques(self, goals, qpos, qvel, mass_packed, bias, passive):
-        """The torque (E, nv) the servos apply this physics step, friction included: goals
-        (E, J) in the joints' angles; the world's qpos, qvel, packed M(q) (``d.M``), bias and
-        passive forces, all torch tensors (E, ·). The servos' own dofs carry τ_m + network +
-        friction; the others 0 (they are passive and frictionless)."""
-        torch, xp = self.torch, self.xp
-        dtype = self.dtype
-        q = qpos[:, self.qadr].to(dtype)
-        v = qvel[:, self.dofs].to(dtype)
-        goals = self.delayed(goals.to(dtype))
-        if self._fresh_any:
-            self.state = ab.reset_where(self.state, self.fresh, q, v, xp)
-            self.fresh[:] = False
-            self._fresh_any = False
-        if self._shared_step is None:  # each world its own phase: a period where due
-            due = (self.steps % self.substeps) == 0
-            self.state = ab.period(self.state, self.bank, goals, q, v, self.enable, math.nan,
-                                   self.period, shared_supply=True, where=due)
-        elif self._shared_step % self.substeps == 0:  # every world's period, at once
-            self.state = ab.period(self.state, self.bank, goals, q, v, self.enable, math.nan,
-                                   self.period, shared_supply=True)
-        tau = (passive - bias).to(dtype)
-        mass = self.full_mass(mass_packed.to(dtype))
-        if self.gear is not None:
-            # a gear's impact writes the state the step goes on from (in place: MuJoCo Warp's)
-            self.state, applied, q_after, v_after = gear_step(
-                self.state, self.bank, self.gear, qpos.to(dtype), qvel.to(dtype), mass, tau,
-                self.dt)
-            qpos[:] = q_after.to(qpos.dtype)
-            qvel[:] = v_after.to(qvel.dtype)
-        else:
-            self.state, tau_m, extra = ab.step(self.state, self.bank, v)
-            budget = torch.zeros_like(tau)
-            budget[:, self.dofs] = ab.servo_budget(v, tau_m, tau[:, self.dofs], q, self.bank)
-            tau[:, self.dofs] = tau[:, self.dofs] + tau_m + extra
-            tau_f = ab.clip_friction(mass, tau, qvel.to(dtype), budget, self.dt)
-            applied = torch.zeros_like(tau)
-            applied[:, self.dofs] = tau_m + extra + tau_f[:, self.dofs]
-        self.steps += 1
-        if self._shared_step is not None:
-            self._shared_step += 1
-        return applied
+    def reset(self, env_ids=None) -> None:
+        """The servos of these worlds (all: None; indices or a boolean mask) start afresh at
+        the next step, at the state their joints then have: records, control-period phase,
+        command delay (drawn again with ``Randomisation.on_reset``, as are the parameters)."""
+        wp = self.wp
+        ids = world_ids(env_ids, self.nworld)
+        if len(ids) == 0:
+            return
+        with wp.ScopedDevice(self.device):
+            if isinstance(ids, np.ndarray):
+                marked = wp.array(ids, dtype=wp.int32)
+            else:
+                marked = wp.from_torch(ids, dtype=wp.int32)
+            wp.launch(_mark_fresh, dim=len(ids), inputs=[self.fresh, marked])
+            if self.setup.randomisation.on_reset:
+                worlds = ids if isinstance(ids, np.ndarray) else ids.cpu().numpy()
+                thetas, firmware, delay = self.setup.draw(len(worlds), self.rng)
+                self._write_rows(self.thetas, worlds, thetas)
+                self._write_rows(self.firmware, worlds, firmware)
+                self._write_rows(self.delay, worlds, delay)
 
-    def full_mass(self, packed):
-        """M (E, nv, nv) from MuJoCo's packed form (E, nM)."""
-        index = self.mass_index
-        gathered = packed[:, index.clamp(min=0)]
-        return self.torch.where(index >= 0, gathered, self.torch.zeros_like(gathered))
+    def _write_rows(self, target, worlds: np.ndarray, rows: np.ndarray) -> None:
+        host = target.numpy()
+        host[worlds] = rows
+        target.assign(host)
+
+    # --------------------------------------------------------------------------- a step
+
+    def step(self, mass, bias, passive, qpos, qvel, qfrc=None) -> None:
+        """Launch one physics step of the servos on the engine's arrays (Warp, worlds first):
+        M in MuJoCo's packed form (``d.M``), the bias and passive forces, qpos and qvel (which
+        a gear's impact writes); each servo's torque into :attr:`torque` and, when given, at
+        its dof into ``qfrc`` (``d.qfrc_applied``)."""
+        key = (id(mass), id(bias), id(passive), id(qpos), id(qvel), id(qfrc))
+        launch = self._launches.get(key)
+        if launch is None:
+            launch = self._record(mass, bias, passive, qpos, qvel, qfrc)
+            self._launches = {key: launch}
+        launch.launch()
+
+    def _record(self, mass, bias, passive, qpos, qvel, qfrc):
+        """The kernel's launch with these arrays, recorded once (a relaunch costs a few µs)."""
+        from frictionsim.solvers.batched.engine import servo_step_kernel
+
+        wp = self.wp
+        for name, array in (("M", mass), ("qfrc_bias", bias), ("qfrc_passive", passive),
+                            ("qpos", qpos), ("qvel", qvel)):
+            if array.dtype != self.dtype:
+                raise ConfigurationError(f"the engine's {name} is {array.dtype.__name__}, the "
+                                         f"servos' {self.dtype.__name__}: build them alike")
+        write = qfrc is not None
+        inputs = [self.qadr, self.dofs, self.mass_index, self.thetas, self.firmware, self.nets,
+                  self.encoder, self.substeps, self.dtype(self.dt), self.dtype(self.period),
+                  self.setup.gear, write, False, self.goals, self.enable, self.delay, mass,
+                  bias, passive, qpos, qvel, self.records, self.steps, self.fresh,
+                  self.goal_ring, self.clip_work, self.failures, self.reported, self.mats,
+                  self.vec, self.per_servo, self.net_work, self.torque,
+                  qfrc if write else self._nowhere]
+        with wp.ScopedDevice(self.device):
+            return wp.launch(servo_step_kernel, dim=self.nworld, inputs=inputs,
+                             record_cmd=True)
+
+    # ------------------------------------------------------------------------- outputs
+
+    def torch(self, array):
+        """A torch view (no copy) of one of the servos' Warp arrays."""
+        return self.wp.to_torch(array)
 
     @property
-    def reported(self):
-        """The position (E, J) each servo reported at its last period (``observation_delay``)."""
-        return self.state.reported
+    def current(self) -> np.ndarray:
+        """The motor current (worlds × servos, A) each servo drew at the last step (with the
+        ``supply`` extension; 0 otherwise)."""
+        return self.records.numpy()[:, :, SERVO_CURRENT]
+
+    def parameters(self, world: int | None = None) -> list:
+        """The parameters each world drew (by name, a dict per servo), or world ``world``'s."""
+        drawn = self.setup.drawn_parameters(self.thetas.numpy())
+        return drawn if world is None else drawn[int(world)]
+
+    def check(self) -> None:
+        """SimulationError when a world's friction solve did not converge since its reset
+        (its friction then feasible but maybe not optimal)."""
+        from frictionsim.solvers.errors import SimulationError
+
+        failed = self.failures.numpy()
+        if failed.any():
+            worlds = np.flatnonzero(failed)
+            raise SimulationError(f"the friction solve did not converge in {int(failed.sum())} "
+                                  f"steps of worlds {worlds[:8].tolist()}: check that the "
+                                  "model's mass matrix is positive definite")
+
+
+def _mark_fresh_kernel():
+    wp = import_warp()
+
+    @wp.kernel
+    def mark_fresh(fresh: wp.array(dtype=wp.int32), ids: wp.array(dtype=wp.int32)):
+        fresh[ids[wp.tid()]] = 1
+
+    return mark_fresh
+
+
+_mark_fresh = _mark_fresh_kernel()
 
 
 class WarpRobot:
     """frictionsim's MuJoCo Warp engine: servos on an MJCF model (path, text or ``MjSpec``) in
-    ``nworld`` worlds on ``device``, the step split for exact friction (module docstring)."""
+    ``nworld`` worlds on ``device``, the step split for exact friction and captured into one
+    CUDA graph on a GPU (module docstring)."""
 
     def __init__(self, mjcf, servos: list, control_period: float, nworld: int = 1,
-                 device: str = "cpu", randomisation: Randomisation | None = None) -> None:
-        import warnings
-
+                 device: str = "cpu", randomisation: Randomisation | None = None,
+                 encoder: bool | float = True) -> None:
         import mujoco
 
-        from frictionsim.solvers.mujoco_adapter import SchemeWarning, servo_spec
-
-        wp, mjwarp = import_warp()
+        wp, mjwarp = import_mujoco_warp()
         self.wp, self.mjwarp = wp, mjwarp
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", SchemeWarning)
-            spec, self.ctrl_index = servo_spec(mjcf, servos)
-        self.model = spec.compile()
+        self.setup = ServoSetup.build(mjcf, servos, control_period, randomisation, encoder)
+        self.model = self.setup.model
         self.device = check_device(device)
-        self.servos = WarpServos(self.model, servos, control_period, nworld, device,
-                                 randomisation=randomisation)
-        self.qadr, self.dofs = self.servos.qadr.cpu().numpy(), self.servos.dofs.cpu().numpy()
-        self.nworld = nworld
+        self.servos = WarpServos(self.setup, nworld, self.device)
+        self.qadr, self.dofs = self.setup.qadr, self.setup.dofs
+        self.nworld = self.servos.nworld
         self.period = control_period
         with wp.ScopedDevice(self.device):
             self.wp_model = mjwarp.put_model(self.model)
-            self.wp_data = mjwarp.put_data(self.model, mujoco.MjData(self.model), nworld=nworld)
-        self.torch = self.servos.torch
-        self._views()
+            self.wp_data = mjwarp.put_data(self.model, mujoco.MjData(self.model),
+                                           nworld=self.nworld)
+        self._graph = None
 
-    def _views(self) -> None:
-        to = self.wp.to_torch
+    def bare_seconds(self, steps: int, goals) -> float:
+        """Seconds per physics step of every world of the model as shipped (its own actuators
+        holding ``goals``, one per servo; :meth:`ServoSetup.shipped`), MuJoCo Warp's own step,
+        captured as one CUDA graph on a GPU as the servos' step is: what the servos' cost is
+        compared with."""
+        import mujoco
+
+        wp, mjwarp = self.wp, self.mjwarp
+        if getattr(self, "_shipped", None) is None:
+            model, ctrl = self.setup.shipped()
+            with wp.ScopedDevice(self.device):
+                data = mjwarp.put_data(model, mujoco.MjData(model), nworld=self.nworld)
+                self._shipped = (mjwarp.put_model(model), data, ctrl, [None])
+        wp_model, data, ctrl, graph = self._shipped
+        held = data.ctrl.numpy()
+        on = ctrl >= 0
+        held[:, ctrl[on]] = np.asarray(goals, dtype=float)[on]
+        data.ctrl.assign(held)
+        with wp.ScopedDevice(self.device):
+            if wp.get_device(self.device).is_cuda and graph[0] is None:
+                mjwarp.step(wp_model, data)
+                with wp.ScopedCapture() as capture:
+                    mjwarp.step(wp_model, data)
+                graph[0] = capture.graph
+
+            def step():
+                if graph[0] is not None:
+                    wp.capture_launch(graph[0])
+                else:
+                    mjwarp.step(wp_model, data)
+
+            step()
+            wp.synchronize()
+            start = time.perf_counter()
+            for _ in range(steps):
+                step()
+            wp.synchronize()
+        return (time.perf_counter() - start) / steps
+
+    def _physics_step(self) -> None:
         d = self.wp_data
-        self.qpos, self.qvel = to(d.qpos), to(d.qvel)
-        self.mass, self.bias, self.passive = to(d.M), to(d.qfrc_bias), to(d.qfrc_passive)
-        self.applied = to(d.qfrc_applied)
+        self.mjwarp.step1(self.wp_model, d)
+        self.servos.step(d.M, d.qfrc_bias, d.qfrc_passive, d.qpos, d.qvel, d.qfrc_applied)
+        self.mjwarp.step2(self.wp_model, d)
+
+    def _step_once(self) -> None:
+        wp = self.wp
+        if not wp.get_device(self.device).is_cuda:
+            self._physics_step()
+            return
+        if self._graph is None:  # physics and servos in one graph, captured once
+            self._physics_step()  # loads every module before the capture
+            with wp.ScopedCapture() as capture:
+                self._physics_step()
+            self._graph = capture.graph
+        wp.capture_launch(self._graph)
 
     def set_state(self, qpos, qvel) -> None:
         """Every world's positions and velocities (E, nq), (E, nv) (or one row for all); the
         servos start afresh from them."""
-        torch = self.torch
-        self.qpos[:] = torch.as_tensor(np.array(qpos, dtype=float), dtype=self.qpos.dtype,
-                                       device=self.qpos.device)
-        self.qvel[:] = torch.as_tensor(np.array(qvel, dtype=float), dtype=self.qvel.dtype,
-                                       device=self.qvel.device)
+        d = self.wp_data
+        for target, values, what in ((d.qpos, qpos, "qpos"), (d.qvel, qvel, "qvel")):
+            array = np.asarray(values, dtype=float)
+            try:
+                array = np.broadcast_to(array, target.shape)
+            except ValueError:
+                raise ConfigurationError(f"{what}: expected {target.shape} or one row, got "
+                                         f"{array.shape}") from None
+            target.assign(np.ascontiguousarray(array, dtype=np.float32))
+        d.time.zero_()
         self.servos.reset()
 
     def step(self, goals, steps: int = 1) -> None:
-        """``steps`` physics steps with the goals (E, J) held."""
-        goals = self.torch.as_tensor(np.asarray(goals) if not self.torch.is_tensor(goals)
-                                     else goals, device=self.servos.device)
+        """``steps`` physics steps with the goals (E × J, or one row for all) held."""
+        self.servos.set_goals(goals)
         with self.wp.ScopedDevice(self.device):
             for _ in range(steps):
-                self.mjwarp.step1(self.wp_model, self.wp_data)
-                self.applied[:] = self.servos.torques(goals, self.qpos, self.qvel, self.mass,
-                                                      self.bias, self.passive)
-                self.mjwarp.step2(self.wp_model, self.wp_data)
+                self._step_once()
 
     def run_batch(self, goals, enable=None, q0=None, v0=None):
-        """:meth:`run` answering per world whatever their number: (reported, physical,
-        velocity, seconds), numpy (worlds × periods × ·)."""
+        """:meth:`run` with the worlds first whatever their number (a
+        :class:`~frictionsim.solvers.robot.RobotRun` of worlds × periods × ·)."""
         return self.run(goals, enable, q0, v0, batch=True)
 
     def run(self, goals, enable=None, q0=None, v0=None, batch: bool = False):
-        """Goals (periods × J, the same in every world, or E × periods × J) → the reported
-        positions (E × periods × J, before each period) and the physical qpos (E × periods ×
-        nq), as numpy; one world: a :class:`~frictionsim.solvers.robot.RobotRun`."""
-        import time
-
-        torch = self.torch
-        goals = np.array(goals, dtype=float)
-        if goals.ndim == 2:
-            goals = np.repeat(goals[None], self.nworld, axis=0)
+        """Goals (periods × J, the same in every world, or E × periods × J), torque enable
+        flags likewise (default on), the initial qpos and qvel (one row, or a row per world)
+        → a :class:`~frictionsim.solvers.robot.RobotRun`, worlds first for several worlds (or
+        ``batch``). Its reports are the servos' own, off the encoder's grid, as every engine's
+        run gives them."""
+        goals = check_goals(goals, self.nworld, len(self.servos.servos))
         n = goals.shape[1]
         q0 = self.model.qpos0 if q0 is None else q0
         v0 = np.zeros(self.model.nv) if v0 is None else v0
         self.set_state(np.broadcast_to(q0, (self.nworld, self.model.nq)),
                        np.broadcast_to(v0, (self.nworld, self.model.nv)))
         substeps = self.servos.substeps
-        reported = np.empty((self.nworld, n, len(self.servos.servos)))
+        ns = len(self.servos.servos)
+        reported = np.empty((self.nworld, n, ns))
         physical = np.empty((self.nworld, n, self.model.nq))
         velocity = np.empty((self.nworld, n, self.model.nv))
-        goal_t = torch.as_tensor(goals, dtype=self.servos.dtype, device=self.servos.device)
+        flags = None if enable is None else np.broadcast_to(
+            np.asarray(enable, dtype=float), (self.nworld, n, ns))
+        d = self.wp_data
         start = time.perf_counter()
         for k in range(n):
-            physical[:, k] = self.qpos.cpu().numpy()
-            velocity[:, k] = self.qvel.cpu().numpy()
-            if enable is not None:
-                self.servos.set_enable(np.asarray(enable, dtype=float)[..., k, :])
-            self.step(goal_t[:, k], substeps)
-            reported[:, k] = self.servos.reported.cpu().numpy()
+            physical[:, k] = d.qpos.numpy()
+            velocity[:, k] = d.qvel.numpy()
+            if flags is not None:
+                self.servos.set_enable(flags[:, k])
+            self.step(goals[:, k], substeps)
+            # the report itself, as every engine's run gives it (the encoder's grid is what a
+            # policy observes: WarpServos.reported)
+            reported[:, k] = self.servos.records.numpy()[:, :, SERVO_REPORTED]
         seconds = time.perf_counter() - start
-        if batch or self.nworld > 1:
-            return reported, physical, velocity, seconds
-        from frictionsim.solvers.robot import RobotRun
+        self.servos.check()
+        return batched_run(self.period, reported, physical, velocity, seconds, self.qadr,
+                           batch or self.nworld > 1)
 
-        q = physical[0].copy()
-        q[:, self.qadr] = reported[0]
-        return RobotRun(np.arange(n) * self.period, q, velocity[0], seconds,
-                        physical=physical[0])
 
+def check_goals(goals, nworld: int, nservo: int) -> np.ndarray:
+    """Goals (periods × servos, the same in every world, or worlds × periods × servos) as a
+    float array worlds × periods × servos; ConfigurationError for another shape or a goal that
+    is not finite (the servos would hold their last target and hide it)."""
+    array = np.asarray(goals, dtype=float)
+    if array.ndim == 2:
+        array = np.broadcast_to(array, (nworld, *array.shape))
+    if array.ndim != 3 or array.shape[0] != nworld or array.shape[2] != nservo:
+        raise ConfigurationError(f"goals must be (periods, {nservo}) or ({nworld}, periods, "
+                                 f"{nservo}): one column per servo, got {np.shape(goals)}")
+    bad = ~np.isfinite(array)
+    if bad.any():
+        world, period, servo = (int(i) for i in np.argwhere(bad)[0])
+        raise ConfigurationError(f"goals[{world}, {period}, {servo}] = {array[world, period, servo]}: "
+                                 "goal positions must be finite (rad)")
+    return array
+
+
+def batched_run(period: float, reported, physical, velocity, seconds: float, qadr,
+                batch: bool):
+    """The :class:`~frictionsim.solvers.robot.RobotRun` of a batched engine's worlds × periods
+    arrays: the servos' joints as they reported them, the worlds first (``batch``) or world
+    0's run."""
+    from frictionsim.solvers.robot import RobotRun
+
+    q = np.array(physical, dtype=float)
+    q[:, :, qadr] = reported
+    n = q.shape[1]
+    run = RobotRun(np.arange(n) * period, q, np.asarray(velocity), seconds,
+                   physical=np.asarray(physical))
+    return run if batch else run.world(0)

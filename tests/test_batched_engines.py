@@ -1,13 +1,14 @@
-"""The batched engines: MuJoCo Warp with the servos in torch (``mjlab``), MJX with the servos in
-JAX (``mjx``), each a physics driver around the array bank.
+"""The batched engines: MuJoCo Warp (``mjlab``, :class:`~frictionsim.solvers.warp_servos.WarpRobot`)
+and MJX (``mjx``), each a physics driver around the one batched servo kernel.
 
 They follow the CPU adapter (MuJoCo's step with the Numba bank): to 1e-12 rad in float64
-(MJX), to 1e-5 rad in float32 (MuJoCo Warp, its own precision); a joint the friction
-budget holds stays where it is (float64: 1e-9 rad over 2 s; float32: 1e-6 rad, round-off
-only); every world has its own parameters, and a reset of some worlds restarts their servos
-as in a fresh run. The servo step runs under ``jit``, ``vmap`` and ``scan``. MuJoCo Warp's
-kernels compile once per process (minutes cold; Warp caches them in ~/.cache/warp), so every
-Warp test is in this module.
+(MJX), to 1e-5 rad in float32 (MuJoCo Warp, its own precision); a joint the friction budget
+holds stays where it is (float64: 1e-9 rad over 2 s; float32: 1e-6 rad); every world has its
+own parameters, supply and delay, drawn per world and readable; a reset of some worlds
+restarts their servos as a fresh run, bit for bit; what a policy observes lies on the
+encoder's grid; bad worlds, ranges and goals are refused by name. The kernel is held to the
+Numba kernels themselves in tests/test_batched_bank.py. MuJoCo Warp's kernels compile once
+per process (Warp caches them in ~/.cache/warp): its tests share this module.
 """
 
 from __future__ import annotations
@@ -20,16 +21,27 @@ import numpy as np
 import pytest
 
 pytest.importorskip("mujoco")
-torch = pytest.importorskip("torch")
-jax = pytest.importorskip("jax")
-pytest.importorskip("mujoco_warp")
-jax.config.update("jax_enable_x64", True)
-import jax.numpy as jnp  # noqa: E402
+pytest.importorskip("warp")
 
+from frictionsim import layout  # noqa: E402
 from frictionsim.errors import ConfigurationError  # noqa: E402
 from frictionsim.params import ParameterSet  # noqa: E402
+from frictionsim.solvers.batched.setup import Randomisation  # noqa: E402
 from frictionsim.solvers.engines import get_engine  # noqa: E402
 from tests.pendulum_servo import MJCF, PERIOD, servo, square  # noqa: E402
+
+
+@pytest.fixture(scope="module")
+def mjwarp():
+    """MuJoCo Warp, or a skip of the tests that need it (and only those)."""
+    return pytest.importorskip("mujoco_warp")
+
+
+@pytest.fixture(scope="module")
+def jax():
+    jax = pytest.importorskip("jax")
+    jax.config.update("jax_enable_x64", True)
+    return jax
 
 
 def cpu(servos, goals, q0=None):
@@ -39,7 +51,7 @@ def cpu(servos, goals, q0=None):
 
 
 @pytest.fixture(scope="module")
-def warp_robot():
+def warp_robot(mjwarp):
     from frictionsim.solvers.warp_servos import WarpRobot
 
     return WarpRobot(MJCF, [servo(("current_limit", "observation_delay"),
@@ -49,11 +61,12 @@ def warp_robot():
 
 def test_the_warp_engine_follows_the_cpu_adapter_in_float32(warp_robot):
     goals = square()
-    reported, physical, _, _ = warp_robot.run_batch(goals)
+    run = warp_robot.run_batch(goals)
     expected = cpu(warp_robot.servos.servos, goals)
+    assert run.worlds == 3 and run.q.shape == (3, len(goals), 1)
     for world in range(3):
-        assert np.abs(reported[world, :, 0] - expected.q[:, 0]).max() < 1e-5
-        assert np.abs(physical[world, :, 0] - expected.physical[:, 0]).max() < 1e-5
+        assert np.abs(run.q[world, :, 0] - expected.q[:, 0]).max() < 1e-5
+        assert np.abs(run.physical[world, :, 0] - expected.physical[:, 0]).max() < 1e-5
     assert np.ptp(expected.q) > 0.5
 
 
@@ -64,128 +77,222 @@ HELD_ANGLES = np.array([0.025, 0.045, 0.035])
 
 def test_a_joint_the_budget_holds_stays_in_float32(warp_robot):
     hold = np.repeat(HELD_ANGLES[:, None, None], 400, axis=1)
-    _, physical, _, _ = warp_robot.run_batch(hold, q0=HELD_ANGLES[:, None])
+    physical = warp_robot.run_batch(hold, q0=HELD_ANGLES[:, None]).physical
     assert np.abs(physical - HELD_ANGLES[:, None, None]).max() <= 1e-6
     for q0 in HELD_ANGLES[:2]:
         held = np.full((400, 1), q0)
         assert np.all(cpu(warp_robot.servos.servos, held, np.array([q0])).physical == q0)
 
 
-def test_a_reset_of_some_worlds_restarts_their_servos_as_a_fresh_run(warp_robot):
-    """The RL-style reset: some worlds' state set back and their servos reset; they then run
-    as a fresh episode, the others undisturbed."""
-    goals = torch.as_tensor(square(60), dtype=torch.float32)
+def test_a_reset_of_some_worlds_restarts_their_servos_as_a_fresh_run_bit_for_bit(warp_robot):
+    """The RL-style reset: world 1's state set back and its servos reset mid-run; it then
+    runs as a fresh episode, to the last bit, the others undisturbed."""
+    goals = square(60)
     q0 = np.array([0.1])
-    warp_robot.set_state(np.broadcast_to(q0, (3, 1)), np.zeros((3, 1)))
+    robot = warp_robot
+    robot.set_state(np.broadcast_to(q0, (3, 1)), np.zeros((3, 1)))
     for k in range(30):
-        warp_robot.step(goals[k].repeat(3, 1), warp_robot.servos.substeps)
-    before = warp_robot.qpos.clone()
-    warp_robot.qpos[1] = 0.1
-    warp_robot.qvel[1] = 0.0
-    warp_robot.servos.reset([1])
+        robot.step(goals[k], robot.servos.substeps)
+    before = robot.wp_data.qpos.numpy().copy()
+    qpos, qvel = robot.wp_data.qpos.numpy(), robot.wp_data.qvel.numpy()
+    qpos[1], qvel[1] = 0.1, 0.0
+    robot.wp_data.qpos.assign(qpos)
+    robot.wp_data.qvel.assign(qvel)
+    robot.servos.reset([1])
     after_reset = []
     for k in range(30):
-        warp_robot.step(goals[k].repeat(3, 1), warp_robot.servos.substeps)
-        after_reset.append(warp_robot.qpos[1, 0].item())
-    fresh = warp_robot.run_batch(square(30), q0=q0)[1][1, :, 0]
-    np.testing.assert_allclose(after_reset[:-1], fresh[1:], rtol=0, atol=1e-6)
-    assert before[0, 0].item() != 0.1
+        after_reset.append(robot.wp_data.qpos.numpy()[1, 0])
+        robot.step(goals[k], robot.servos.substeps)
+    fresh = robot.run_batch(goals[:30], q0=q0).physical[1, :, 0]
+    np.testing.assert_array_equal(after_reset, fresh)
+    assert before[0, 0] != np.float32(0.1)
 
 
-def test_the_warp_engine_steps_a_gear_gap_as_the_cpu_adapter_in_float32():
-    """Backlash in MuJoCo Warp (tests/test_array_gear.py holds the step to 1e-12 in float64):
-    a 30 mrad gap on the pendulum, its reversals through the gap, within float32's 1e-5."""
+def test_the_warp_engine_steps_a_gear_gap_as_the_cpu_adapter_in_float32(mjwarp):
+    """Backlash in MuJoCo Warp (tests/test_batched_bank.py holds the kernel to 1e-12 in
+    float64): a 30 mrad gap on the pendulum, its reversals through the gap, within float32's
+    1e-5."""
     from frictionsim.solvers.warp_servos import WarpRobot
 
     gapped = servo(("backlash",), backlash=0.03)
     robot = WarpRobot(MJCF, [gapped], PERIOD, nworld=2)
     goals = square(300)
-    reported = robot.run_batch(goals)[0]
+    reported = robot.run_batch(goals).q[:, :, 0]
     expected = cpu([gapped], goals).q[:, 0]
-    assert np.abs(reported[:, :, 0] - expected).max() < 1e-5
+    assert np.abs(reported - expected).max() < 1e-5
     assert np.abs(expected - cpu([servo()], goals).q[:, 0]).max() > 1e-4
 
 
-def test_every_world_draws_its_own_servo():
-    from frictionsim.solvers.warp_servos import Randomisation, WarpRobot
+def ranged():
+    params = dataclasses.replace(servo().params, ranges={"friction_base": (0.01, 0.08)})
+    return dataclasses.replace(servo(), params=params)
 
-    ranged = dataclasses.replace(servo().params, ranges={"friction_base": (0.01, 0.08)})
-    robot = WarpRobot(MJCF, [dataclasses.replace(servo(), params=ranged)], PERIOD, nworld=4,
+
+def test_every_world_draws_its_own_servo_and_says_what_it_drew(mjwarp):
+    from frictionsim.solvers.warp_servos import WarpRobot
+
+    robot = WarpRobot(MJCF, [ranged()], PERIOD, nworld=4,
                       randomisation=Randomisation(parameters=True, vin=(6.5, 8.0),
                                                   drop=(0.1, 0.5), delay=(0, 3), seed=1))
-    theta = robot.servos.bank.theta.cpu().numpy()
-    from frictionsim import layout
-
+    theta = robot.servos.thetas.numpy()
+    drawn = robot.servos.parameters()
+    assert [w[0]["friction_base"] for w in drawn] == pytest.approx(theta[:, 0, layout.K_C])
     assert len(set(theta[:, 0, layout.K_C])) == 4
     assert np.all((theta[:, 0, layout.K_C] >= 0.01) & (theta[:, 0, layout.K_C] <= 0.08))
     assert np.all(theta[:, 0, layout.SUPPLY] == 1.0)
-    assert len(set(robot.servos.delay.cpu().numpy())) > 1
-    reported = robot.run_batch(square(80))[0][:, :, 0]
+    assert all(6.5 <= w[0]["supply_emf"] <= 8.0 and 0.1 <= w[0]["supply_resistance"] <= 0.5
+               for w in drawn)
+    assert len(set(robot.servos.delay.numpy())) > 1
+    reported = robot.run_batch(square(80)).q[:, :, 0]
     assert np.ptp(reported[:, -1]) > 1e-4  # the worlds differ
+    assert robot.servos.parameters(2) == drawn[2]
 
 
-def test_the_mjx_example_of_the_robots_page_runs_and_is_the_cpu_adapters(monkeypatch, capsys):
-    """docs/robots.md's MJX example prints what the page says, and its worlds land where
-    MuJoCo's C step with the Numba bank puts the same servos."""
-    import re
-    from pathlib import Path
-
-    root = Path(__file__).resolve().parents[1]
-    data = root.parent / "shared" / "data"
-    if not (data / "arm2r").is_dir():
-        pytest.skip("shared data not found")
-    page = (root / "docs" / "robots.md").read_text()
-    code = [b for b in re.findall(r"```python\n(.*?)```", page, re.S) if "mjx_servos.build" in b]
-    assert len(code) == 1
-    monkeypatch.setenv("FRICTIONSIM_DATA", str(data))
-    namespace: dict = {}
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")  # the published files' scheme warning
-        exec(compile(code[0], "docs/robots.md", "exec"), namespace)
-    said = re.search(r"prints `(.*?)`", page[page.index("mjx_servos.build"):]).group(1)
-    assert capsys.readouterr().out.strip() == said
-    qpos, goals = np.asarray(namespace["qpos"]), np.asarray(namespace["goals"])
-    for world in (0, 100, 255):
-        held = np.repeat(goals[world][None], 201, axis=0)
-        cpu_run = get_engine("mujoco").robot(str(data / "arm2r" / "mx_arm.xml"),
-                                             namespace["servos"], 0.005).run(held)
-        np.testing.assert_allclose(qpos[world], cpu_run.physical[200], rtol=0, atol=1e-9)
-
-
-def test_drawing_parameters_without_ranges_is_refused():
-    from frictionsim.errors import ConfigurationError
-    from frictionsim.solvers.warp_servos import Randomisation, WarpRobot
+def test_drawing_parameters_without_ranges_is_refused(mjwarp):
+    from frictionsim.solvers.warp_servos import WarpRobot
 
     with pytest.raises(ConfigurationError, match="'servo'.*--uncertainty"):
         WarpRobot(MJCF, [servo()], PERIOD, nworld=2,
                   randomisation=Randomisation(parameters=True))
 
 
-def test_the_mjx_step_is_the_cpu_adapters_in_float64_under_jit_vmap_and_scan():
+@pytest.mark.parametrize("bad,match", [
+    (dict(drop=(-1, -0.5)), "resistance cannot be negative"),
+    (dict(delay=(-3, -1)), "delay cannot be negative"),
+    (dict(delay=(0.5, 2)), "whole physics steps"),
+    (dict(vin=(12, -5)), "low must not exceed high"),
+    (dict(vin=(0, 5)), "must be positive"),
+    (dict(drop=(0.1, float("nan"))), "finite"),
+    (dict(vin=3.0), "a \\(low, high\\) pair"),
+])
+def test_a_randomisation_out_of_its_range_is_refused(bad, match):
+    with pytest.raises(ConfigurationError, match=match):
+        Randomisation(**bad)
+
+
+def test_worlds_and_their_ids_are_checked(warp_robot):
+    from frictionsim.solvers.batched.setup import ServoSetup
+    from frictionsim.solvers.warp_servos import WarpServos
+
+    servos = warp_robot.servos
+    for bad, match in (([-1], r"in \[0, 3\)"), ([3], r"in \[0, 3\)"),
+                       (np.array([True, False]), "3 entries"), ([0.5], "integers")):
+        with pytest.raises(ConfigurationError, match=match):
+            servos.reset(bad)
+    servos.reset([])  # nothing to reset
+    servos.reset(np.array([False, True, False]))
+    assert servos.fresh.numpy().tolist() == [0, 1, 0] or servos.fresh.numpy()[1] == 1
+    setup = ServoSetup.build(MJCF, [servo()], PERIOD)
+    for nworld in (0, -2, 2.5, True):
+        with pytest.raises(ConfigurationError, match="nworld"):
+            WarpServos(setup, nworld)
+    with pytest.raises(ConfigurationError, match="goals must be"):
+        warp_robot.run(np.zeros((10, 2)))
+    goals = square(10)
+    goals[4, 0] = np.nan
+    with pytest.raises(ConfigurationError, match=r"goals\[0, 4, 0\] = nan: goal positions must "
+                                                 "be finite"):
+        warp_robot.run(goals)
+    with pytest.raises(ConfigurationError, match="worlds × servos"):
+        servos.set_enable(np.ones((2, 2)))
+
+
+def test_what_a_policy_observes_lies_on_the_encoders_grid(mjwarp):
+    """The XL330 reports on its 4096 counts a turn (its declaration's); off with
+    ``encoder=False``; a run's reports are the servos' own either way."""
+    from frictionsim.solvers.warp_servos import WarpRobot
+
+    on, off = (WarpRobot(MJCF, [servo()], PERIOD, nworld=2, encoder=grid)
+               for grid in (True, False))
+    goals = square(40)
+    counts = []
+    for robot in (on, off):
+        robot.set_state(np.zeros((2, 1)), np.zeros((2, 1)))
+        seen = []
+        for k in range(40):
+            robot.step(goals[k], robot.servos.substeps)
+            seen.append(robot.servos.reported.numpy()[0, 0])
+        counts.append(np.array(seen) * 4096 / (2 * np.pi))
+    np.testing.assert_allclose(counts[0], np.round(counts[0]), rtol=0, atol=1e-2)
+    assert np.abs(counts[1] - np.round(counts[1])).max() > 0.1
+    assert np.abs(counts[0] - counts[1]).max() <= 0.5 + 1e-2
+    np.testing.assert_array_equal(on.run(goals).q, off.run(goals).q)
+
+
+def test_the_servo_step_runs_no_torch_operation_and_keeps_torchs_threads(warp_robot):
+    """The step is one Warp launch: with torch's default threads on a busy machine nothing of
+    the servos can oversubscribe the cores (an actuator of ~400 torch operations a step took
+    21 times its one-thread time there)."""
+    torch = pytest.importorskip("torch")
+    from torch.utils._python_dispatch import TorchDispatchMode
+
+    class Count(TorchDispatchMode):
+        calls = 0
+
+        def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+            Count.calls += 1
+            return func(*args, **(kwargs or {}))
+
+    threads = torch.get_num_threads()
+    d = warp_robot.wp_data
+    with Count():
+        for _ in range(5):
+            warp_robot.servos.step(d.M, d.qfrc_bias, d.qfrc_passive, d.qpos, d.qvel,
+                                   d.qfrc_applied)
+    assert Count.calls == 0
+    assert torch.get_num_threads() == threads
+
+
+# ------------------------------------------------------------------------------------ MJX
+
+def test_the_mjx_step_is_the_cpu_adapters_in_float64_under_jit_vmap_and_scan(jax):
     s = servo(("current_limit", "latency"), max_current_limit=0.6, latency_steps=1.0)
-    robot = get_engine("mjx").robot(MJCF, [s], PERIOD, None, nworld=2)
+    robot = get_engine("mjx").build(MJCF, [s], PERIOD, nworld=2)
     goals = square()
-    reported = robot.run_batch(goals)[0]
+    run = robot.run_batch(goals)
     expected = cpu([s], goals).q[:, 0]
-    assert np.abs(reported[:, :, 0] - expected).max() < 1e-12
+    assert np.abs(run.q[:, :, 0] - expected).max() < 1e-12
 
 
-def test_a_joint_the_budget_holds_stays_in_mjx_float64():
+def test_a_joint_the_budget_holds_stays_in_mjx_float64(jax):
     angles = HELD_ANGLES[:2]
-    robot = get_engine("mjx").robot(MJCF, [servo()], PERIOD, None, nworld=len(angles))
+    robot = get_engine("mjx").build(MJCF, [servo()], PERIOD, nworld=len(angles))
     hold = np.repeat(angles[:, None, None], 400, axis=1)
-    physical = robot.run_batch(hold, q0=angles[:, None])[1]
+    physical = robot.run_batch(hold, q0=angles[:, None]).physical
     assert np.abs(physical - angles[:, None, None]).max() <= 1e-9
 
 
-def test_the_jax_servo_step_in_a_users_own_scan():
+def test_mjx_steps_a_gap_and_the_ripple_as_the_cpu_adapter(jax):
+    ripple = servo(("ripple",), ripple_amplitude=0.01, ripple_frequency=40.0,
+                   meshing_amplitude=0.008, meshing_decay=2.0, meshing_frequency=90.0)
+    goals = square(300)
+    for s in (servo(("backlash",), backlash=0.03), ripple):
+        robot = get_engine("mjx").build(MJCF, [s], PERIOD, nworld=2)
+        got = robot.run_batch(goals).q[:, :, 0]
+        assert np.abs(got - cpu([s], goals).q[:, 0]).max() < 1e-12
+
+
+def test_mjx_refuses_bad_goals_as_the_cpu_robot_does(jax):
+    robot = get_engine("mjx").build(MJCF, [servo()], PERIOD, nworld=2)
+    goals = square(10)
+    goals[5, 0] = np.nan
+    with pytest.raises(ConfigurationError, match="goal positions must be finite"):
+        robot.run(goals)
+    with pytest.raises(ConfigurationError, match="one column per servo"):
+        robot.run(np.zeros((10, 3)))
+    with pytest.raises(ConfigurationError, match="worlds must be a whole number"):
+        get_engine("mjx").build(MJCF, [servo()], PERIOD, nworld=0)
+
+
+def test_the_jax_servo_step_in_a_users_own_scan(jax):
     """The documented use: one world's servo step inside the user's own jit/scan."""
+    import jax.numpy as jnp
     import mujoco
     from mujoco import mjx
 
     from frictionsim.solvers import mjx_servos
 
-    model, servos = mjx_servos.build(MJCF, [servo()], PERIOD)
+    model, servos = mjx_servos.build(MJCF, [servo()], PERIOD, encoder=False)
     mx = mjx.put_model(model)
     data = mjx.put_data(model, mujoco.MjData(model))
     state = mjx_servos.reset(data.qpos, data.qvel, servos)
@@ -205,10 +312,160 @@ def test_the_jax_servo_step_in_a_users_own_scan():
                                rtol=0, atol=1e-12)
 
 
+def test_mjx_worlds_draw_their_own_servos_and_a_subset_reset_restarts_them(jax):
+    """Per-world draws with their own keys, read back by name; world 1 reset mid-run (its
+    draw kept) runs on as a fresh episode to the last bit, world 0 undisturbed; with
+    ``on_reset`` a reset world draws again."""
+    import jax.numpy as jnp
+    import mujoco
+    from mujoco import mjx
+
+    from frictionsim.solvers import mjx_servos
+
+    randomisation = Randomisation(parameters=True, vin=(6.5, 8.0), drop=(0.1, 0.5),
+                                  delay=(0, 2))
+    model, servos = mjx_servos.build(MJCF, [ranged()], PERIOD, randomisation)
+    mx = mjx.put_model(model)
+    blank = mjx.put_data(model, mujoco.MjData(model))
+    worlds = 3
+    keys = jax.random.split(jax.random.key(0), worlds)
+    state = jax.vmap(lambda k: mjx_servos.reset(blank.qpos, blank.qvel, servos, k))(keys)
+    drawn = mjx_servos.parameters(state, servos)
+    assert len({w[0]["friction_base"] for w in drawn}) == worlds
+    assert all(0.01 <= w[0]["friction_base"] <= 0.08 and 6.5 <= w[0]["supply_emf"] <= 8.0
+               for w in drawn)
+    data = jax.vmap(lambda _: blank)(jnp.arange(worlds))
+    step = jax.jit(jax.vmap(lambda d, s, g: mjx_servos.mjx_step(mx, d, s, g, servos)))
+    goal = jnp.full((worlds, 1), 0.6)
+
+    def advance(data, state, n):
+        trace = []
+        for _ in range(n):
+            data, state = step(data, state, goal)
+            trace.append(np.asarray(data.qpos[:, 0]))
+        return data, state, np.array(trace)
+
+    data, state, first = advance(data, state, 40)
+    mask = jnp.array([False, True, False])
+    state = mjx_servos.reset_where(state, mask, blank.qpos[None].repeat(worlds, 0),
+                                   blank.qvel[None].repeat(worlds, 0), servos)
+    data = data.replace(qpos=jnp.where(mask[:, None], blank.qpos, data.qpos),
+                        qvel=jnp.where(mask[:, None], blank.qvel, data.qvel))
+    _, after, second = advance(data, state, 40)
+    np.testing.assert_array_equal(second[:, 1], first[:, 1])  # world 1: a fresh episode
+    assert np.abs(second[:, 0] - first[:, 0]).max() > 0  # world 0 went on
+    assert mjx_servos.parameters(after, servos) == drawn  # its draw kept
+    redraw = Randomisation(parameters=True, on_reset=True)
+    model, servos = mjx_servos.build(MJCF, [ranged()], PERIOD, redraw)
+    state = jax.vmap(lambda k: mjx_servos.reset(blank.qpos, blank.qvel, servos, k))(keys)
+    again = mjx_servos.reset_where(state, mask, blank.qpos[None].repeat(worlds, 0),
+                                   blank.qvel[None].repeat(worlds, 0), servos,
+                                   jax.random.key(7))
+    before_draw = mjx_servos.parameters(state, servos)
+    after_draw = mjx_servos.parameters(again, servos)
+    assert after_draw[0] == before_draw[0] and after_draw[1] != before_draw[1]
+
+
+def test_the_mjx_example_of_the_robots_page_runs_and_is_the_cpu_adapters(jax, monkeypatch,
+                                                                          capsys):
+    """docs/robots.md's MJX example prints what the page says, and its worlds land where
+    MuJoCo's C step with the Numba bank puts the same servos."""
+    import re
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[1]
+    data = root.parent / "shared" / "data"
+    if not (data / "arm2r").is_dir():
+        pytest.skip("shared data not found")
+    page = (root / "docs" / "robots.md").read_text()
+    code = [b for b in re.findall(r"```python\n(.*?)```", page, re.S)
+            if "mjx_servos.build" in b and "def episode" in b]
+    assert len(code) == 1
+    monkeypatch.setenv("FRICTIONSIM_DATA", str(data))
+    namespace: dict = {}
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # the published files' scheme warning
+        exec(compile(code[0], "docs/robots.md", "exec"), namespace)
+    said = re.search(r"prints `(.*?)`", page[page.index("def episode"):]).group(1)
+    assert capsys.readouterr().out.strip() == said
+    qpos, goals = np.asarray(namespace["qpos"]), np.asarray(namespace["goals"])
+    for world in (0, 100, 255):
+        held = np.repeat(goals[world][None], 201, axis=0)
+        cpu_run = get_engine("mujoco").robot(str(data / "arm2r" / "mx_arm.xml"),
+                                             namespace["servos"], 0.005).run(held)
+        np.testing.assert_allclose(qpos[world], cpu_run.physical[200], rtol=0, atol=1e-9)
+
+
+def test_the_mjx_training_environment_of_the_robots_page_runs(jax, monkeypatch, capsys):
+    """docs/robots.md's MJX environment: 128 worlds drawing their servos, half of them reset
+    mid-run; it prints what the page says, every world drew its own and held finite."""
+    import re
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[1]
+    data = root.parent / "shared" / "data"
+    if not (data / "arm2r").is_dir():
+        pytest.skip("shared data not found")
+    page = (root / "docs" / "robots.md").read_text()
+    code = [b for b in re.findall(r"```python\n(.*?)```", page, re.S)
+            if "def reset(key)" in b]
+    assert len(code) == 1
+    monkeypatch.setenv("FRICTIONSIM_DATA", str(data))
+    namespace: dict = {}
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # the published files' scheme warning
+        exec(compile(code[0], "docs/robots.md", "exec"), namespace)
+    said = re.search(r"prints `(.*?)`", page[page.index("def reset(key)"):]).group(1)
+    assert capsys.readouterr().out.strip() == said
+    assert np.all(np.isfinite(np.asarray(namespace["observed"])))
+    drawn = namespace["drawn"]
+    assert all(6.5 <= w[0]["supply_emf"] <= 12.5 for w in drawn)
+
+
+def test_the_shipped_7v4_sts3215_file_randomises_per_world(mjwarp):
+    """The reference project's published 7.4 V M1, shipped with ranges: each world draws
+    its own servo within them."""
+    from frictionsim.params import load_published
+    from frictionsim.solvers.robot import JointServo
+    from frictionsim.solvers.warp_servos import WarpRobot
+
+    params = load_published("sts3215_7v4_m1")
+    assert params.actuator == "sts3215_7v4" and params.model == "m1" and params.ranges
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # identified with the reference scheme: said
+        robot = WarpRobot(MJCF, [JointServo("servo", params, kp=32)], PERIOD, nworld=4,
+                          randomisation=Randomisation(parameters=True, seed=3))
+    drawn = robot.servos.parameters()
+    for name, (low, high) in params.ranges.items():
+        values = [w[0][name] for w in drawn]
+        assert all(low <= x <= high for x in values) and len(set(values)) == 4, name
+    with pytest.raises(ConfigurationError, match="shipped: sts3215_7v4_m1"):
+        load_published("nope")
+
+
+# -------------------------------------------------------------------- the command line
+
+def test_engines_refuse_what_they_cannot_do():
+    for engine, kwargs, match in (
+            ("fixed_step", dict(nworld=4), "runs one world"),
+            ("mujoco", dict(device="cuda"), "runs on cpu"),
+            ("mjlab", dict(device="tpu"), "expected cpu, cuda"),
+            ("mjlab", dict(nworld=0), "worlds must be a whole number")):
+        with pytest.raises(ConfigurationError, match=match):
+            get_engine(engine).check([servo()], **kwargs)
+    gapped = servo(("backlash",), backlash=0.02)
+    with pytest.raises(ConfigurationError, match="backlash"):
+        get_engine("mujoco_frictionloss").check([gapped])
+    assert get_engine("mjx").check([gapped]) is None
+
+
 def test_a_cuda_device_without_a_gpu_is_a_clear_error():
+    import warp as wp
+
     from frictionsim.solvers.warp_servos import check_device
 
-    if torch.cuda.is_available():
+    wp.init()
+    if wp.is_cuda_available():
         pytest.skip("this machine has a GPU")
     with pytest.raises(ConfigurationError, match="no CUDA GPU"):
         check_device("cuda")
@@ -216,7 +473,7 @@ def test_a_cuda_device_without_a_gpu_is_a_clear_error():
         check_device("tpu")
 
 
-def test_robot_simulate_names_a_device_its_engine_cannot_take(tmp_path, capsys):
+def test_robot_simulate_names_a_device_its_engine_cannot_take(tmp_path, capsys, jax):
     from frictionsim.experiments.common.loading import shared_data
     from frictionsim.experiments.runner.cli import main
     from frictionsim.params import save_params
@@ -229,13 +486,15 @@ def test_robot_simulate_names_a_device_its_engine_cannot_take(tmp_path, capsys):
     recording = data / "so101" / "recordings" / "center_workspace"
     base = ["robot", "simulate", "--robot", "so101", "--data", str(data), str(recording),
             "--params", str(params), "--no-progress"]
-    assert main([*base, "--engine", "mjx", "--device", "cuda"]) == 1
-    assert "MJX runs on JAX's default device" in capsys.readouterr().err
     assert main([*base, "--engine", "mjlab", "--device", "tpu"]) == 1
     assert "device 'tpu': expected cpu, cuda or cuda:N" in capsys.readouterr().err
+    assert main([*base, "--engine", "mjx", "--device", "cuda"]) == 1
+    err = capsys.readouterr().err
+    assert "no CUDA GPU" in err or "MJX runs on JAX's default device" in err
 
 
-def test_run_engines_reports_every_engine(tmp_path, capsys):
+def test_run_engines_reports_every_engine_and_refuses_options_that_do_nothing(
+        tmp_path, capsys, mjwarp, jax):
     from frictionsim.experiments.runner.cli import main
 
     out = tmp_path / "engines.json"
@@ -247,10 +506,16 @@ def test_run_engines_reports_every_engine(tmp_path, capsys):
     assert rows["mjx"]["deviation_max_rad"] < 1e-6 and rows["mjlab"]["deviation_max_rad"] < 1e-5
     assert all(r["hold_drift_rad"] <= 1e-6 for r in rows.values())
     assert [t["worlds"] for t in rows["mjlab"]["timing"]] == [1, 2]
-    assert "µs/env-step" in capsys.readouterr().out
+    assert rows["mjlab"]["launches"]["servos"] == 1 < rows["mjlab"]["launches"]["engine"]
+    printed = capsys.readouterr().out
+    assert "µs/env-step" in printed and "1 kernel launch(es) of the servos" in printed
+    for extra, match in ((["--engines", "fixed_step", "--device", "cuda"], "batched engines"),
+                         (["--engines", "fixed_step", "--params", "x.json"], "add so101")):
+        assert main(["run", "engines", "--setups", "bench", *extra, "--no-progress"]) == 1
+        assert match in capsys.readouterr().err
 
 
-def test_a_batched_replay_is_the_one_world_replay(tmp_path):
+def test_a_batched_replay_is_the_one_world_replay(tmp_path, mjwarp, jax):
     """robot simulate --engine mjlab|mjx: a world per recording, the same runs as one at a
     time on MuJoCo (SO-101, two recordings cut to 2 s)."""
     from frictionsim.experiments.common.loading import shared_data
@@ -281,7 +546,7 @@ def test_a_batched_replay_is_the_one_world_replay(tmp_path):
     # robot file turns them off, and then MJX takes the arm without its collision masks
     touching = spec.copy()
     touching.option.disableflags &= ~int(mujoco.mjtDisableBit.mjDSBL_CONTACT)
-    with pytest.raises(ConfigurationError, match="MJX runs out of memory"):
+    with pytest.raises(ConfigurationError, match="runs out of memory"):
         replay_batched(robot, touching, params, recordings, "mjx")
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")

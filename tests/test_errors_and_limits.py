@@ -72,10 +72,19 @@ def test_budgets_and_counts_are_checked_in_one_place():
             limits.check_budget(bad)
     with pytest.raises(ConfigurationError, match="--folds must be an integer in"):
         limits.check_count("--folds", 1, 2, 10)
-    assert limits.control_substeps(0.005, 0.001) == 5
-    for period, step in [(0.0045, 0.001), (0.0005, 0.001), (0.005, 0.0), (float("nan"), 0.001)]:
-        with pytest.raises(ConfigurationError, match="multiple of the model's timestep"):
-            limits.control_substeps(period, step)
+
+
+def test_a_control_period_is_a_whole_number_of_physics_steps_or_refused():
+    from frictionsim.schedule import ControlSchedule
+
+    schedule = ControlSchedule.of(0.005, 0.001)
+    assert schedule.substeps == 5
+    assert [schedule.due(k) for k in range(7)] == [True, False, False, False, False, True, False]
+    assert ControlSchedule.of(0.006, 0.002).substeps == 3
+    for period, step in [(0.0045, 0.001), (0.005, 0.002), (0.0005, 0.001), (0.005, 0.0),
+                         (float("nan"), 0.001)]:
+        with pytest.raises(ConfigurationError, match="whole number of the model's timestep"):
+            ControlSchedule.of(period, step)
 
 
 @pytest.mark.parametrize("argv", [["identify", "--actuator", "xl330", "--model", "m1",

@@ -69,7 +69,7 @@ def rolled(robot, load: JointLoad, q0=None):
     if q0 is not None:
         batch["angle"] = batch["angle"].clone()
         batch["angle"][:, 0] = q0
-    theta = torch.as_tensor(robot.thetas[:1][None], dtype=torch.float64)
+    theta = torch.as_tensor(robot.thetas[0], dtype=torch.float64)
     return joint_rollout(theta, None, batch)[0].numpy()
 
 
@@ -188,8 +188,8 @@ def test_by_default_a_robots_network_goes_through_the_rollout_and_its_hybrid_is_
     assert robot_learned.robot_rollout_epochs("hybrid")[0] == 0
     monkeypatch.setattr(learned, "torch_installed", lambda: False)
     monkeypatch.setattr(robot_learned, "torch_installed", lambda: False)
-    assert robot_learned.robot_rollout_epochs("net") == (0, "torch is not installed (pip "
-                                                            "install 'frictionsim[torch]')")
+    assert robot_learned.robot_rollout_epochs("net") == (0, "torch or Warp is not installed "
+                                                            "(pip install 'frictionsim[torch]')")
     with pytest.raises(SystemExit):  # the help says the default the code takes
         main(["robot", "identify", "--help"])
     shown = " ".join(capsys.readouterr().out.split())

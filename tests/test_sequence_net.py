@@ -25,12 +25,12 @@ from frictionsim.experiments.identification.learned import (  # noqa: E402
 from frictionsim.experiments.runner.cli import main  # noqa: E402
 from frictionsim.logs import Log, load_log  # noqa: E402
 from frictionsim.params import ParameterSet, load_params  # noqa: E402
-from frictionsim.solvers import array_bank as ab  # noqa: E402
+from frictionsim.solvers.batched.rollout import bench_rollout  # noqa: E402
 from frictionsim.solvers.learned_rollout import bare_theta, learned_run  # noqa: E402
 
 SHARED = Path(__file__).resolve().parents[1].parent / "shared" / "data"
 DATA = SHARED / "xl330" / "processed"
-#: Periods kept of each log: a torch rollout is a few hundred small operations per period.
+#: Periods kept of each log.
 SHORT = 240
 
 
@@ -69,10 +69,9 @@ def test_a_torque_from_outside_the_bank_enters_where_the_compiled_networks_does(
 
     picked = [short(lg, 300) for lg in logs[:2]]
     whole = rt.windows(picked, "xl330", 300, 10_000).take()
-    theta = torch.as_tensor(physics[None, None])
-    got = ab.bench_rollout(ab.ArrayServos(theta, whole.bench[:, None, :]), whole.goal,
-                           whole.enable, whole.supply, whole.position[:, 0], whole.v0,
-                           torque=torque).numpy()
+    theta = torch.as_tensor(physics)
+    got = bench_rollout(theta, whole.bench, None, whole.goal, whole.enable, whole.supply,
+                        whole.position[:, 0], whole.v0, torque=torque).numpy()
     for j, log in enumerate(picked):
         goal = log.column("goal_position")
         q, v = np.empty_like(goal), np.empty_like(goal)
@@ -81,8 +80,8 @@ def test_a_torque_from_outside_the_bank_enters_where_the_compiled_networks_does(
                     q, v)
         np.testing.assert_allclose(got[j], q, rtol=0, atol=1e-12)
     # and the torque matters: without it the motion differs
-    bare = ab.bench_rollout(ab.ArrayServos(theta, whole.bench[:, None, :]), whole.goal,
-                            whole.enable, whole.supply, whole.position[:, 0], whole.v0).numpy()
+    bare = bench_rollout(theta, whole.bench, None, whole.goal, whole.enable, whole.supply,
+                         whole.position[:, 0], whole.v0).numpy()
     assert np.max(np.abs(bare - got)) > 1e-3
 
 

@@ -10,12 +10,13 @@ from frictionsim.experiments.robots.engines import ENGINES, SETUPS, engines_tabl
 from frictionsim.experiments.runner.arguments import JSON, add_output_argument, add_progress_argument
 
 DESCRIPTION = (
-    "Run each engine (fixed_step, mujoco: the CPU adapter, mjlab: MuJoCo Warp with the servos "
-    "in torch, mjx: MJX with the servos in JAX) on the bench pendulum and the SO-101 arm: how "
-    "far its motion lands from the Numba fixed step, how far a joint the friction budget "
-    "holds drifts in 2 s, the time per environment-step with and without the servos for each "
-    "number of worlds, and the compile time. mjlab needs the extra mjlab (or MuJoCo Warp and "
-    "torch), mjx the extra jax; --device cuda needs a GPU."
+    "Run each engine (fixed_step, mujoco: the CPU adapter, mjlab: MuJoCo Warp, mjx: MJX, both "
+    "with the servos' Warp kernel) on the bench pendulum, the SO-101 arm and a 20-dof biped "
+    "(batched engines only): how far its motion lands from the Numba fixed step, how far a "
+    "joint the friction budget holds drifts in 2 s, the time per environment-step with and "
+    "without the servos (alternated in one process) for each number of worlds, the kernel "
+    "launches of a physics step, and the compile time. mjlab needs MuJoCo Warp (the extra "
+    "mjlab, or warp-lang and mujoco-warp), mjx the extra jax; --device cuda needs a GPU."
 )
 
 
@@ -25,8 +26,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--setups", nargs="+", choices=SETUPS, default=list(SETUPS),
                    help="the bench pendulum, the SO-101 arm (default both)")
     p.add_argument("--device", default="cpu", metavar="cpu|cuda",
-                   help="where mjlab's MuJoCo Warp and torch run (default cpu); mjx runs on "
-                        "JAX's default device")
+                   help="where the batched engines run (default cpu): MuJoCo Warp's device; "
+                        "MJX runs on JAX's default device, which must be this one")
     p.add_argument("--envs", nargs="+", type=int, default=[1, 64], metavar="N",
                    help="numbers of worlds to time the batched engines at (default 1 64)")
     p.add_argument("--seconds", type=float, default=2.0,
@@ -41,18 +42,21 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from frictionsim.errors import ConfigurationError
     from frictionsim.experiments.common.output import table, write_json
     from frictionsim.limits import check_count
-    from frictionsim.solvers.warp_servos import check_device
+    from frictionsim.solvers.engines import get_engine
 
     for n in args.envs:
         check_count("--envs", n, 1, 100_000)
     if not 0.1 <= args.seconds <= 60:
-        from frictionsim.errors import ConfigurationError
-
         raise ConfigurationError(f"--seconds must be in [0.1, 60], got {args.seconds:g}")
-    if "mjlab" in args.engines:
-        check_device(args.device)
+    batched = [e for e in args.engines if get_engine(e).batched]
+    if args.device != "cpu" and not batched:
+        raise ConfigurationError(f"--device {args.device}: only the batched engines (mjlab, mjx) "
+                                 "run off the CPU, and none is among --engines")
+    if args.params is not None and "so101" not in args.setups:
+        raise ConfigurationError("--params gives the SO-101's servos: add so101 to --setups")
     rows = engines_table(list(args.engines), list(args.setups), sorted(set(args.envs)),
                          args.device, args.seconds, args.params,
                          progress=(lambda m: print(m, flush=True)) if not args.no_progress
@@ -70,6 +74,11 @@ def run(args: argparse.Namespace) -> int:
     print(table(["set-up", "engine", "device", "worlds", "vs fixed step, max (mrad)",
                  "held joint drift (rad)", "µs/env-step", "without servos", "ratio",
                  "first run (s)"], lines, "<<<>>>>>>>"))
+    for r in rows:
+        if r.get("launches"):
+            launches = r["launches"]
+            print(f"{r['setup']}, {r['engine']}: {launches['servos']} kernel launch(es) of the "
+                  f"servos per physics step, {launches['engine']} of the engine's own step")
     if args.json:
         write_json(args.json, {"rows": rows, "device": args.device})
     return 0

@@ -86,11 +86,11 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                         "adapter, the exact event-driven solver (slow), mjcf: the baseline "
                         "without frictionsim, the MJCF as shipped in plain MuJoCo (its own "
                         "actuators, armature, damping and frictionloss); or batched, a world "
-                        "per recording: mjlab (MuJoCo Warp, the servos in torch; extra mjlab), "
-                        "mjx (MJX, the servos in JAX; extra jax)")
+                        "per recording: mjlab (MuJoCo Warp, the servos' Warp kernel; extra "
+                        "mjlab), mjx (MJX, the same kernel through JAX's FFI; extra jax)")
     s.add_argument("--device", default="cpu", metavar="cpu|cuda",
-                   help="with --engine mjlab: the device MuJoCo Warp and torch run on "
-                        "(default cpu; cuda needs a GPU)")
+                   help="with a batched engine: the device it runs on (default cpu; cuda needs "
+                        "a GPU; MJX runs on JAX's default device, which must be this one)")
     s.add_argument("--envs", type=int, default=None, metavar="N",
                    help="with --engine mjlab or mjx: worlds per batch (default: every "
                         "recording at once)")
@@ -253,8 +253,11 @@ def simulate(args: argparse.Namespace) -> int:
                                        args.plot_span[0] < args.plot_span[1]):
         raise ConfigurationError(f"--plot-span {args.plot_span[0]:g} {args.plot_span[1]:g}: two "
                                  "times START < END (s), with --plot")
+    from frictionsim.solvers.engines import get_engine
+
     robot, mjcf = load_robot(args)
-    plain = args.engine == "mjcf"
+    chosen = get_engine(args.engine)
+    plain = not chosen.servos
     if plain and args.scheme is not None:
         raise ConfigurationError("--scheme is the fixed step's position update; --engine mjcf "
                                  "steps the MJCF as shipped, with MuJoCo's integrator")
@@ -268,20 +271,14 @@ def simulate(args: argparse.Namespace) -> int:
     if not plain:
         robot, sets = load_robot_params(args.params, args.extensions).for_robot(robot)
         servos = {a: p.with_scheme(args.scheme) for a, p in sets.items()}
-    batched = args.engine in BATCHED
+    batched = chosen.batched
     if not batched and (args.envs is not None or args.device != "cpu"):
         raise ConfigurationError(f"--envs and --device apply to the batched engines "
                                  f"({', '.join(BATCHED)}), not to {args.engine}")
     if args.envs is not None:
         check_count("--envs", args.envs, 1, 100_000)
-    if args.engine == "mjx" and args.device != "cpu":
-        raise ConfigurationError(f"--device {args.device}: --device chooses mjlab's device; MJX "
-                                 "runs on JAX's default device (JAX_PLATFORMS=cpu or cuda "
-                                 "chooses it)")
-    if args.engine == "mjlab":  # before the recordings are read
-        from frictionsim.solvers.warp_servos import check_device
-
-        check_device(args.device)
+    if batched:  # the device before the recordings are read
+        chosen.check(device=args.device)
     if args.variants is not None:
         _check_variants(args, servos)
     recordings = read_recordings(args.recordings, not args.no_progress, robot)
@@ -334,8 +331,11 @@ def _check_variants(args: argparse.Namespace, servos: dict) -> None:
     from frictionsim.params import ParameterSet
 
     check_count("--variants", args.variants, 1, 10_000)
-    if args.engine == "mjcf":
-        raise ConfigurationError("--variants draws frictionsim's servos; --engine mjcf has none")
+    from frictionsim.solvers.engines import get_engine
+
+    if not get_engine(args.engine).servos:
+        raise ConfigurationError(f"--variants draws frictionsim's servos; --engine {args.engine} "
+                                 "has none")
     if args.engine in BATCHED:
         raise ConfigurationError(f"--variants replays on the one-recording engines; --engine "
                                  f"{args.engine} randomises through its Randomisation instead "

@@ -142,14 +142,16 @@ def auto_rollout_epochs(logs: list[Log]) -> tuple[int, str]:
     if len(set(known)) == len(known):
         return 0, "no condition (trajectory, kp, mass, length) of the training logs repeats"
     if not torch_installed():
-        return 0, "torch is not installed (pip install 'frictionsim[torch]')"
+        return 0, "torch or Warp is not installed (pip install 'frictionsim[torch]')"
     return AUTO_ROLLOUT_EPOCHS, "the training logs repeat conditions"
 
 
 def torch_installed() -> bool:
-    """Whether torch can be imported (training through the rollout needs it)."""
+    """Whether torch and Warp can be imported (training through the rollout needs both: the
+    servos' Warp kernels under torch's autograd, the extra ``torch``)."""
     try:
         import torch  # noqa: F401
+        import warp  # noqa: F401
     except ImportError:
         return False
     return True

@@ -17,10 +17,11 @@ far above the rest (2–5 % of the steps were clipped on the campaigns of docs/r
 without the clipping a training through 400-period windows was thrown off in one epoch and
 had not recovered 50 epochs later.
 
-The rollout is the array bank's (:mod:`frictionsim.solvers.array_bank`, torch, float64): its
-``period`` and ``step`` follow the Numba bank to 1e-12 rad (tests/test_array_bank.py), and the
-physics step below is the bench's semi-implicit or reference step with friction clipping
-(docs/model.md §1, §4), so the network trained here is the one the compiled engines run.
+The rollout is the batched servos' (:func:`frictionsim.solvers.batched.rollout.bench_rollout`,
+float64, torch autograd over Warp's reverse mode): the same kernels every batched engine runs,
+held to the Numba bank to 1e-12 rad (tests/test_batched_bank.py), with the bench's
+semi-implicit or reference step with friction clipping (docs/model.md §1, §4), so the network
+trained here is the one the compiled engines run.
 
 The epoch kept is chosen on logs held back from the training logs (one in
 :attr:`RolloutTraining.validation_every`, drawn by a seeded permutation), by the closed-loop
@@ -45,7 +46,6 @@ from frictionsim.layout import (
 )
 from frictionsim.learned_files import LearnedActuator
 from frictionsim.logs import Log
-from frictionsim.solvers import array_bank as ab
 from frictionsim.solvers.batch import PackedLogs
 from frictionsim.solvers.learned_rollout import packed_errors, physics_theta
 
@@ -201,42 +201,35 @@ def windows(logs: list[Log], actuator: str, horizon: int, stride: int) -> LogWin
                       tensor(packed.bench), horizon)
 
 
-def rollout(servos: ab.ArrayServos, batch: Windows):
-    """The reported positions (W × horizon) of the learned actuator ``servos`` (one servo,
-    W environments: a window each) rolled out on its bench from each window's start
-    (:func:`frictionsim.solvers.array_bank.bench_rollout`)."""
-    return ab.bench_rollout(servos, batch.goal, batch.enable, batch.supply, batch.position[:, 0],
-                            batch.v0)
+def rollout(theta, nets, batch: Windows):
+    """The reported positions (W × horizon) of the learned actuator (physics ``theta``, the
+    network vector ``nets``, 1 × width, torch) rolled out on its bench from each window's start
+    (:func:`frictionsim.solvers.batched.rollout.bench_rollout`)."""
+    from frictionsim.solvers.batched.rollout import bench_rollout
+
+    return bench_rollout(theta, batch.bench, nets, batch.goal, batch.enable, batch.supply,
+                         batch.position[:, 0], batch.v0)
 
 
-def trainable_net(net: np.ndarray) -> tuple[ab.ArrayNets, list]:
-    """The network vector as the array bank's :class:`ArrayNets` in torch float64, its weights
-    and biases leaves that take gradients (the standardisation, clipping and output scale
-    fixed), and the list of those leaves."""
+def trainable_net(net: np.ndarray) -> tuple[object, list]:
+    """The network vector as a torch float64 leaf (1 × width) that takes gradients, only its
+    weights and biases trained (the standardisation, clipping and output scale fixed: their
+    gradients are zeroed as they arrive), and the list of leaves."""
     torch = import_torch()
-    nets = ab.unpack_nets(np.asarray(net, dtype=float)[None],
-                          lambda a: torch.as_tensor(np.ascontiguousarray(a), dtype=torch.float64))
-    leaves = [*nets.weights, *nets.biases, nets.w_out, nets.b_out]
-    for leaf in leaves:
-        leaf.requires_grad_(True)
-    return nets, leaves
+    vector = torch.as_tensor(np.asarray(net, dtype=float)[None].copy(), dtype=torch.float64)
+    n, layers = int(net[0]), int(net[1])
+    trained = torch.zeros_like(vector)
+    trained[0, 3 + layers + 4 * n + 2:] = 1.0
+    vector.requires_grad_(True)
+    vector.register_hook(lambda grad: grad * trained)
+    return vector, [vector]
 
 
-def packed_net(template: np.ndarray, nets: ab.ArrayNets) -> np.ndarray:
-    """``template`` (a network vector) with the weights and biases of ``nets`` (one servo):
-    the flat layout of :mod:`frictionsim.actuator_net`."""
-    out = np.asarray(template, dtype=float).copy()
-    n, layers = int(out[0]), int(out[1])
-    p = 3 + layers + 4 * n + 2
-    for w, b in zip(nets.weights, nets.biases):
-        for part in (w[0], b[0]):
-            values = part.detach().cpu().numpy().ravel()
-            out[p:p + values.size] = values
-            p += values.size
-    width = nets.w_out.shape[-1]
-    out[p:p + width] = nets.w_out[0].detach().cpu().numpy()
-    out[p + width] = float(nets.b_out[0].detach())
-    return out
+def packed_net(template: np.ndarray, nets) -> np.ndarray:
+    """The network vector ``nets`` (1 × width, torch) as the flat layout of
+    :mod:`frictionsim.actuator_net` (``template``'s length)."""
+    out = nets.detach().cpu().numpy()[0].astype(float)
+    return out[:len(template)].copy()
 
 
 def split_for_validation(logs: list, every: int, seed: int = 0) -> tuple[list, list]:
@@ -267,13 +260,12 @@ def fine_tune(model: LearnedActuator, logs: list[Log], settings: RolloutTraining
     start = time.perf_counter()
     fit_logs, held = split_for_validation(logs, settings.validation_every, seed)
     data = windows(fit_logs, model.actuator, settings.horizon, settings.stride)
-    theta_t = torch.as_tensor(theta[None, None], dtype=torch.float64)
+    theta_t = torch.as_tensor(theta, dtype=torch.float64)
     held_packed = PackedLogs.from_logs(held, model.actuator)
 
-    def window_loss(rows, nets: ab.ArrayNets):
+    def window_loss(rows, nets):
         batch = data.take(rows)
-        servos = ab.ArrayServos(theta_t, batch.bench[:, None, :], nets)
-        return torch.mean(torch.abs(rollout(servos, batch) - batch.position))
+        return torch.mean(torch.abs(rollout(theta_t, nets, batch) - batch.position))
 
     def validation(net: np.ndarray) -> float:
         return float(np.mean(packed_errors(held_packed, theta, net)))
@@ -287,7 +279,7 @@ def train_through(model: LearnedActuator, n_windows: int, window_loss, validatio
                   info: dict | None = None, start: float | None = None) -> LearnedActuator:
     """``model`` with its network trained by Adam on ``window_loss(rows, nets)`` (a torch
     scalar: the mean |reported − recorded| position of windows ``rows`` of ``n_windows``
-    rolled out with the networks ``nets``, rad), the epoch kept by ``validation(net)`` (the
+    rolled out with the network vector ``nets``, rad), the epoch kept by ``validation(net)`` (the
     closed-loop MAE of the held-back recordings with that network vector, rad); epoch 0 is
     ``model``'s network and, for a hybrid, epoch −1 its physics alone (a zero residual). What
     was done goes to its ``training`` ("rollout", with ``info``). A Ctrl-C ends the training

@@ -15,7 +15,7 @@ r = σ(W_r z + b_r + U_r h + c_r), u = σ(W_u z + b_u + U_u h + c_u),
 n = tanh(W_n z + b_n + r ⊙ (U_n h + c_n)), h ← (1 − u) ⊙ n + u ⊙ h. As the network does, it
 drives the bare joint with the rotor inertia of the physical model fitted beside it
 (:func:`~frictionsim.solvers.learned_rollout.bare_theta`), on the bench's step with friction
-clipping (:func:`frictionsim.solvers.array_bank.bench_rollout`, float64).
+clipping (:func:`frictionsim.solvers.batched.rollout.bench_rollout`, float64).
 
 It is trained on the training logs less one in :attr:`RolloutTraining.validation_every` held
 back (:func:`~frictionsim.experiments.identification.rollout_training.split_for_validation`),
@@ -57,7 +57,7 @@ from frictionsim.experiments.identification.learned import (
 )
 from frictionsim.jsonfile import read_json
 from frictionsim.logs import Log
-from frictionsim.solvers import array_bank as ab
+from frictionsim.solvers.batched.rollout import bench_rollout
 from frictionsim.solvers.learned_rollout import bare_theta
 
 #: The network's inputs the sequence model takes: the error and velocity of the period, the
@@ -119,7 +119,7 @@ class GruActuator(torch.nn.Module):
         return torch.stack(out, dim=1)
 
     def driver(self, environments: int):
-        """The ``torque`` of :func:`~frictionsim.solvers.array_bank.bench_rollout` for
+        """The ``torque`` of :func:`~frictionsim.solvers.batched.rollout.bench_rollout` for
         ``environments`` rollouts, each from h = 0."""
         state = {"h": torch.zeros(environments, self.hidden, dtype=torch.float64)}
 
@@ -155,8 +155,7 @@ def _by_length(logs: list[Log]) -> dict[int, list[Log]]:
 
 
 def _theta(model_actuator: str, armature: float):
-    return torch.as_tensor(bare_theta(model_actuator, armature)[None, None],
-                           dtype=torch.float64)
+    return torch.as_tensor(bare_theta(model_actuator, armature), dtype=torch.float64)
 
 
 def closed_loop_mae(model: SequenceActuator, logs: list[Log]) -> dict[str, float]:
@@ -167,10 +166,9 @@ def closed_loop_mae(model: SequenceActuator, logs: list[Log]) -> dict[str, float
     with torch.no_grad():
         for length, group in _by_length(logs).items():
             whole = rt.windows(group, model.actuator, length, length).take()
-            reported = ab.bench_rollout(ab.ArrayServos(theta, whole.bench[:, None, :]),
-                                        whole.goal, whole.enable, whole.supply,
-                                        whole.position[:, 0], whole.v0,
-                                        torque=model.module.driver(len(whole)))
+            reported = bench_rollout(theta, whole.bench, None, whole.goal, whole.enable,
+                                     whole.supply, whole.position[:, 0], whole.v0,
+                                     torque=model.module.driver(len(whole)))
             mae = torch.mean(torch.abs(reported - whole.position), dim=1).numpy()
             # the windows follow the group's order, one per log
             out.update({log.name: float(e) if math.isfinite(e) else math.inf
@@ -310,10 +308,9 @@ def _through_rollout(model: SequenceActuator, fit_logs: list[Log], held: list[Lo
         for s in range(0, len(order), settings.batch):
             batch = data.take(order[s:s + settings.batch])
             optimizer.zero_grad()
-            reported = ab.bench_rollout(ab.ArrayServos(theta, batch.bench[:, None, :]),
-                                        batch.goal, batch.enable, batch.supply,
-                                        batch.position[:, 0], batch.v0,
-                                        torque=module.driver(len(batch)))
+            reported = bench_rollout(theta, batch.bench, None, batch.goal, batch.enable,
+                                     batch.supply, batch.position[:, 0], batch.v0,
+                                     torque=module.driver(len(batch)))
             loss = torch.mean(torch.abs(reported - batch.position))
             if not torch.isfinite(loss):
                 continue  # a window that diverged teaches nothing; the others go on

@@ -1,6 +1,6 @@
-"""Every engine on the bench pendulum and the SO-101 (``frictionsim run engines``): how far it
-lands from the Numba fixed step, how still it holds a joint the friction budget holds, and
-what a step costs with and without the servos, for several numbers of worlds.
+"""Every engine on the bench pendulum, the SO-101 and a biped (``frictionsim run engines``): how
+far it lands from the Numba fixed step, how still it holds a joint the friction budget holds,
+and what a step costs with and without the servos, for several numbers of worlds.
 
 Set-ups:
 
@@ -11,12 +11,20 @@ Set-ups:
 - ``so101``: the SO-101 arm's MJCF (collisions off: MJX runs out of memory on its meshes at 64
   worlds, and the other engines are measured on the same model) with its robot file's
   servos (the sts3215_12v's default M6, or ``--params``) at 2 ms; the motion a sine on every
-  joint; the hold: the arm settled for 1 s at its start pose, then held there for 2 s.
+  joint; the hold: the arm settled for 1 s at its start pose, then held there for 2 s;
+- ``biped``: the built-in 20-dof biped (:func:`~frictionsim.experiments.robots.adapter_cost.biped_mjcf`:
+  a floating torso, 14 hinges, feet on a floor) with the 7.4 V STS3215's default M6 on its
+  hinges at 2 ms, stepped by the batched engines only (it touches its floor: frictionsim's
+  own fixed step has no contact solver); the motion a sine on every hinge.
 
 Drift is the largest distance of a servo joint from where the hold started; the reference
-(fixed step) and the CPU adapter hold at exactly 0 on both set-ups. Times are per
-environment-step (wall time / (worlds × physics steps)), after a warm-up; ``compile`` is the
-first run's extra time (Numba's cache, Warp's kernels, XLA).
+(fixed step) and the CPU adapter hold at exactly 0 on the bench and the arm. Times are per
+environment-step (wall time / (worlds × physics steps)): the engine's step with the servos
+and without them (its ``bare`` entry in the registry: the model as shipped, its own
+actuators holding the goals, Euler and the same stages), alternated in rounds in one
+process, each keeping its fastest round; ``compile`` is the first run's extra
+time (Numba's cache, Warp's kernels, XLA). The deviation compares the physical positions
+(the servos' reports lie on their encoder grids in the batched engines).
 """
 
 from __future__ import annotations
@@ -27,10 +35,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from frictionsim.errors import ConfigurationError
-
 ENGINES = ("fixed_step", "mujoco", "mjlab", "mjx")
-SETUPS = ("bench", "so101")
+SETUPS = ("bench", "so101", "biped")
+#: Rounds of the with/without comparison, alternated, the fastest of each kept.
+ROUNDS = 5
 
 
 @dataclass
@@ -41,6 +49,7 @@ class Setup:
     period: float
     motion: np.ndarray    # goals, periods × servos
     holds: list           # (q0 of the model, goals) pairs
+    contacts: bool = False  # the model touches something: batched engines only
 
 
 def bench_setup(seconds: float) -> Setup:
@@ -91,164 +100,174 @@ def so101_setup(seconds: float, params_path=None) -> Setup:
                  [(model.qpos0.copy(), goals)])
 
 
+def biped_setup(seconds: float) -> Setup:
+    from frictionsim.experiments.robots.adapter_cost import biped_mjcf
+    from frictionsim.params import ParameterSet
+    from frictionsim.solvers.mjcf_files import read_spec
+    from frictionsim.solvers.robot import JointServo
+
+    xml, joints = biped_mjcf()
+    params = ParameterSet.defaults("m6", "sts3215_7v4").with_scheme("semi_implicit")
+    servos = [JointServo(j, params, kp=32.0) for j in joints]
+    model = read_spec(xml).compile()
+    period = 0.006  # three physics steps of 2 ms
+    n = int(round(seconds / period))
+    t = np.arange(n) * period
+    motion = 0.2 * np.sin(2 * np.pi * 0.5 * t)[:, None] * np.ones(len(servos))
+    return Setup("biped", xml, servos, period, motion, [(model.qpos0.copy(),
+                                                         np.zeros((n, len(servos))))],
+                 contacts=True)
+
+
 def _build(engine: str, setup: Setup, nworld: int, device: str):
     from frictionsim.solvers.engines import get_engine
 
     chosen = get_engine(engine)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        if engine == "mjlab":
-            return chosen.robot(setup.mjcf, setup.servos, setup.period, None, nworld=nworld,
-                                device=device)
-        if engine == "mjx":
-            return chosen.robot(setup.mjcf, setup.servos, setup.period, None, nworld=nworld)
-        if engine == "mujoco":  # the adapter takes a path, a text or a spec
-            return chosen.robot(setup.mjcf, setup.servos, setup.period, "semi_implicit")
-        # frictionsim's own simulators add the servos' armature to the model's themselves
-        model = setup.mjcf.compile() if hasattr(setup.mjcf, "compile") else setup.mjcf
-        return chosen.robot(model, setup.servos, setup.period, "semi_implicit")
+        model = setup.mjcf
+        if engine == "fixed_step" and hasattr(model, "compile"):
+            # frictionsim's own simulators add the servos' armature to the model themselves
+            model = model.compile()
+        return chosen.build(model, setup.servos, setup.period, "semi_implicit", nworld=nworld,
+                            device=device if chosen.batched else "cpu")
 
 
-def _servo_positions(run, sim) -> np.ndarray:
-    """(periods × servos) reported positions of a one-world run."""
-    if isinstance(run, tuple):
-        return run[0][0]
-    return run.q[:, sim.qadr]
-
-
-def _physical(run, sim) -> np.ndarray:
-    if isinstance(run, tuple):
-        return run[1][0][:, sim.qadr]
-    return run.physical[:, sim.qadr]
+def _run(sim, goals, q0=None):
+    """A run of one world, its servos' reported and physical positions (periods × servos)."""
+    run = sim.run(goals, q0=q0)
+    run = run.world(0)
+    return run, run.q[:, sim.qadr], run.physical[:, sim.qadr]
 
 
 def measure_engine(engine: str, setup: Setup, envs: list[int], device: str,
                    reference: np.ndarray | None) -> dict:
     """One engine on one set-up (module docstring)."""
-    out = {"engine": engine, "setup": setup.name, "device": device if engine == "mjlab"
-           else "cpu" if engine != "mjx" else _jax_device()}
+    from frictionsim.solvers.engines import get_engine
+
+    chosen = get_engine(engine)
+    out = {"engine": engine, "setup": setup.name,
+           "device": device if chosen.batched else "cpu"}
     start = time.perf_counter()
     sim = _build(engine, setup, 1, device)
-    first = sim.run(setup.motion)
+    sim.run(setup.motion)
     out["compile_seconds"] = time.perf_counter() - start
-    warm = sim.run(setup.motion)
-    q = _servo_positions(warm, sim)
-    out["motion_seconds"] = _seconds(warm)
+    warm, _, physical = _run(sim, setup.motion)
+    out["motion_seconds"] = warm.seconds
     if reference is not None:
-        out["deviation_max_rad"] = float(np.abs(q - reference).max())
-        out["deviation_mean_rad"] = float(np.abs(q - reference).mean())
+        out["deviation_max_rad"] = float(np.abs(physical - reference).max())
+        out["deviation_mean_rad"] = float(np.abs(physical - reference).mean())
     drifts = []
     for q0, goals in setup.holds:
-        held = sim.run(goals, q0=q0)
-        physical = _physical(held, sim)
+        _, _, held = _run(sim, goals, q0)
         start_at = len(goals) - len(setup.motion) if len(goals) > len(setup.motion) else 0
-        drifts.append(float(np.abs(physical[start_at:] - physical[start_at]).max()))
+        drifts.append(float(np.abs(held[start_at:] - held[start_at]).max()))
     out["hold_drift_rad"] = max(drifts)
-    out["timing"] = _timings(engine, setup, envs, device, sim)
-    del first
+    out["timing"] = _timings(chosen, setup, envs, device, sim)
+    if chosen.name == "mjlab":
+        out["launches"] = warp_launches(sim)
     return out
 
 
-def _seconds(run) -> float:
-    return run[3] if isinstance(run, tuple) else run.seconds
+def warp_launches(sim) -> dict:
+    """The Warp kernel launches of one physics step of a WarpRobot: the servos' and MuJoCo
+    Warp's own (``mjwarp.step1`` and ``step2``), counted by wrapping Warp's launch entry points
+    for one step (on a GPU the step replays as one captured graph)."""
+    import warp
+
+    context = warp._src.context
+    counts = {"n": 0}
+    plain, tiled, replay = warp.launch, warp.launch_tiled, context.Launch.launch
+
+    def counted(function):
+        def wrapper(*args, **kwargs):
+            counts["n"] += 1
+            return function(*args, **kwargs)
+        return wrapper
+
+    def measure(call) -> int:
+        counts["n"] = 0
+        warp.launch, warp.launch_tiled = counted(plain), counted(tiled)
+        context.Launch.launch = counted(replay)
+        try:
+            call()
+        finally:
+            warp.launch, warp.launch_tiled, context.Launch.launch = plain, tiled, replay
+        return counts["n"]
+
+    d = sim.wp_data
+    servos = measure(lambda: sim.servos.step(d.M, d.qfrc_bias, d.qfrc_passive, d.qpos, d.qvel,
+                                             d.qfrc_applied))
+    engine = measure(lambda: (sim.mjwarp.step1(sim.wp_model, d), sim.mjwarp.step2(sim.wp_model, d)))
+    return {"servos": servos, "engine": engine}
 
 
-def _jax_device() -> str:
-    try:
-        import jax
+def _timings(chosen, setup: Setup, envs: list[int], device: str, single) -> list[dict]:
+    """Per environment-step, with and without the servos, for each number of worlds: the
+    two alternated in rounds, each keeping its fastest."""
+    from frictionsim.solvers.engines import bare_seconds
 
-        return str(jax.default_backend())
-    except ImportError:
-        return "cpu"
-
-
-def _timings(engine: str, setup: Setup, envs: list[int], device: str, single) -> list[dict]:
-    """Per environment-step, with and without the servos, for each number of worlds."""
-    steps = len(setup.motion) * int(round(setup.period / _timestep(single)))
+    substeps = single.servos.substeps if chosen.batched else single.substeps
+    steps = len(setup.motion) * substeps
     rows = []
     for n in envs:
-        if engine in ("fixed_step", "mujoco") and n != 1:
+        if not chosen.batched and n != 1:
             continue  # one world per process: these engines take one
-        sim = single if n == 1 else _build(engine, setup, n, device)
-        runs = [sim.run(setup.motion) for _ in range(2)]
-        with_servos = min(_seconds(r) for r in runs) / (n * steps)
+        sim = single if n == 1 else _build(chosen.name, setup, n, device)
+        with_servos, without = np.inf, np.inf
+        for _ in range(ROUNDS):
+            with_servos = min(with_servos, _servo_seconds(chosen, sim, setup, steps) / n)
+            bare = bare_seconds(chosen, sim, steps, setup.motion[-1])
+            if bare is not None:
+                without = min(without, bare / n)
         rows.append({"worlds": n, "with_servos_s": with_servos,
-                     "without_servos_s": _bare(engine, sim, setup, n, steps, device)})
+                     "without_servos_s": None if not np.isfinite(without) else without})
     return rows
 
 
-def _timestep(sim) -> float:
-    model = getattr(sim, "model", None)
-    return float(model.opt.timestep)
-
-
-def _bare(engine: str, sim, setup: Setup, n: int, steps: int, device: str) -> float | None:
-    """The engine's own step on the same model without servos, per environment-step."""
-    import mujoco
-
-    if engine == "fixed_step":
-        return None
-    if engine == "mujoco":
-        from frictionsim.solvers.mujoco_adapter import servo_spec
-
-        model = servo_spec(setup.mjcf, setup.servos)[0].compile()
-        data = mujoco.MjData(model)
-        mujoco.mj_step(model, data, nstep=min(steps, 100))
+def _servo_seconds(chosen, sim, setup: Setup, steps: int) -> float:
+    """Seconds per physics step of every world of ``sim`` with its servos: the engine's own
+    loop (MuJoCo Warp: the captured step with the goals held; the others: a run of the
+    motion)."""
+    if chosen.name == "mjlab":  # a WarpRobot: its step loop, goals set once
+        sim.set_state(np.broadcast_to(sim.model.qpos0, (sim.nworld, sim.model.nq)),
+                      np.zeros((sim.nworld, sim.model.nv)))
+        sim.step(setup.motion[0], 1)
+        sim.wp.synchronize()
         start = time.perf_counter()
-        mujoco.mj_step(model, data, nstep=steps)
+        sim.step(setup.motion[-1], steps)
+        sim.wp.synchronize()
         return (time.perf_counter() - start) / steps
-    if engine == "mjlab":
-        wp, mjwarp = sim.wp, sim.mjwarp
-        with wp.ScopedDevice(sim.device):
-            mjwarp.step(sim.wp_model, sim.wp_data)
-            wp.synchronize()
-            start = time.perf_counter()
-            for _ in range(steps):
-                mjwarp.step(sim.wp_model, sim.wp_data)
-            wp.synchronize()
-        return (time.perf_counter() - start) / (n * steps)
-    if engine == "mjx":
-        # the same loop as the servos' run (a scan of control periods, each a scan of
-        # physics steps, the state collected every period), with MJX's own step
-        jax, jnp, mjx = sim.jax, sim.jnp, sim.mjx
-        substeps = sim.servos.substeps
-        periods = steps // substeps
-
-        def one(data):
-            def period(d, _):
-                before = (d.qpos, d.qvel)
-                d, _ = jax.lax.scan(lambda x, _: (mjx.step(sim.mx, x), None), d, None,
-                                    length=substeps)
-                return d, before
-
-            return jax.lax.scan(period, data, None, length=periods)[1]
-
-        # the initial states are an argument: a state built inside the traced function
-        # is a constant, and XLA folds the whole run away at compile time
-        start_data = jax.vmap(lambda _: mjx.put_data(sim.model, mujoco.MjData(sim.model)))(
-            jnp.arange(n))
-        stepper = jax.jit(jax.vmap(one))
-        jax.block_until_ready(stepper(start_data))
-        start = time.perf_counter()
-        jax.block_until_ready(stepper(start_data))
-        return (time.perf_counter() - start) / (n * steps)
-    raise ConfigurationError(f"no bare step for engine {engine!r}")
+    return sim.run(setup.motion).seconds / steps
 
 
-def reference_motion(setup: Setup) -> np.ndarray:
-    """The Numba fixed step's reported positions of the set-up's motion (one world)."""
+def reference_motion(setup: Setup) -> np.ndarray | None:
+    """The Numba fixed step's physical positions of the set-up's motion (one world); None for
+    a set-up that touches something (the fixed step has no contact solver)."""
+    if setup.contacts:
+        return None
     sim = _build("fixed_step", setup, 1, "cpu")
-    return _servo_positions(sim.run(setup.motion), sim)
+    return _run(sim, setup.motion)[2]
 
 
 def engines_table(engines: list[str], setups: list[str], envs: list[int], device: str,
                   seconds: float = 2.0, params=None, progress=print) -> list[dict]:
     """Every engine on every set-up (module docstring): a row of figures each."""
+    from frictionsim.solvers.engines import get_engine
+
+    for engine in engines:  # every engine's device before anything runs
+        chosen = get_engine(engine)
+        chosen.check(nworld=max(envs) if chosen.batched else 1,
+                     device=device if chosen.batched else "cpu")
     rows = []
     for name in setups:
-        setup = bench_setup(seconds) if name == "bench" else so101_setup(seconds, params)
+        setup = {"bench": lambda: bench_setup(seconds), "biped": lambda: biped_setup(seconds),
+                 "so101": lambda: so101_setup(seconds, params)}[name]()
         reference = reference_motion(setup)
         for engine in engines:
+            if setup.contacts and not get_engine(engine).batched:
+                continue  # no contact solver in frictionsim's own engines; the adapter's cost
+                # on a biped is `run adapter-cost`'s
             progress(f"{setup.name}: {engine}")
             rows.append(measure_engine(engine, setup, envs, device, reference))
     return rows

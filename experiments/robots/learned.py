@@ -60,7 +60,7 @@ def robot_rollout_epochs(kind: str) -> tuple[int, str]:
     if kind != "net":
         return 0, "a hybrid's residual is searched in closed loop instead"
     if not torch_installed():
-        return 0, "torch is not installed (pip install 'frictionsim[torch]')"
+        return 0, "torch or Warp is not installed (pip install 'frictionsim[torch]')"
     return ROLLOUT_EPOCHS, "a network trained on the labels alone drifts in closed loop"
 
 

@@ -138,7 +138,7 @@ class Replay:
 
         chosen = get_engine(engine)
         self.robot, self.engine = robot, engine
-        if chosen.name == "mjcf":  # the model as shipped: no servo of frictionsim's
+        if not chosen.servos:  # the model as shipped: no servo of frictionsim's
             self.timestep = robot.control_period
             self._sim = chosen.robot(spec.compile(), [j.mjcf for j in robot.servo_joints],
                                      robot.control_period)
@@ -205,11 +205,11 @@ def replay_batched(robot: RobotDescription, spec, params: dict, recordings: list
     compiled = spec.compile()
     contacts = not compiled.opt.disableflags & int(mujoco.mjtDisableBit.mjDSBL_CONTACT)
     # with contacts off, MJX's build drops the collision masks that would size its memory
-    if engine == "mjx" and contacts and \
+    if not chosen.mesh_contacts and contacts and \
             np.any((compiled.geom_contype | compiled.geom_conaffinity) != 0):
-        raise ConfigurationError("MJX runs out of memory on this model's collision meshes (2 "
-                                 "worlds of the SO-101 ask for 435 GB): use --engine mjlab, or "
-                                 "a model whose geoms do not collide")
+        raise ConfigurationError(f"{engine} runs out of memory on this model's collision meshes "
+                                 "(2 worlds of the SO-101 ask for 435 GB in MJX): use --engine "
+                                 "mjlab, or a model whose geoms do not collide")
     timestep = stable_timestep(robot, compiled, servos)
     spec = spec.copy()
     spec.option.timestep = timestep
@@ -223,9 +223,8 @@ def replay_batched(robot: RobotDescription, spec, params: dict, recordings: list
     out = []
     for first in range(0, len(inputs), size):
         chunk = inputs[first:first + size]
-        kwargs = {"device": device} if engine == "mjlab" else {}
-        sim = chosen.robot(spec, servos, robot.control_period, scheme, nworld=len(chunk),
-                           **kwargs)
+        sim = chosen.build(spec, servos, robot.control_period, scheme, nworld=len(chunk),
+                           device=device)
         n = max(len(g) for _, g, _, _, _ in chunk)
         goals = np.stack([np.concatenate([g, np.repeat(g[-1:], n - len(g), axis=0)])
                           for _, g, _, _, _ in chunk])
@@ -233,10 +232,11 @@ def replay_batched(robot: RobotDescription, spec, params: dict, recordings: list
         v0 = np.zeros((len(chunk), sim.model.nv))
         for e, (_, _, _, q, v) in enumerate(chunk):
             q0[e, sim.qadr], v0[e, sim.dofs] = q, v
-        reported, _, _, seconds = sim.run_batch(goals, q0=q0, v0=v0)
+        run = sim.run_batch(goals, q0=q0, v0=v0)
+        seconds = run.seconds
         for e, (rec, _, counts, _, _) in enumerate(chunk):
             starts = np.concatenate(([0], np.cumsum(counts)[:-1]))
-            q_model = reported[e][starts]
+            q_model = run.q[e][starts][:, sim.qadr]
             if not np.all(np.isfinite(q_model)):
                 raise SimulationError(f"{rec.name}: the {engine} simulation diverged "
                                       "(non-finite position)")

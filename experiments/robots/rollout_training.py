@@ -4,13 +4,13 @@ the bench's training through the rollout
 
 Trained on torque labels alone, a network drives a robot's joints into a drift the labels never
 show it (docs/results.md: on the SO-101 its Rotation joint spun away). The bench cures that by
-training on the position error of short closed-loop rollouts, differentiated through the array
-bank; a robot's rollout would need MuJoCo's physics differentiable. Here each servo is rolled
+training on the position error of short closed-loop rollouts, differentiated through the batched
+servos' kernels; a robot's rollout would need MuJoCo's physics differentiable. Here each servo is rolled
 out on its own joint instead, the other joints following their recording
 (:mod:`~frictionsim.experiments.robots.joint_loads`: the joint's inertia, the torque the robot
 puts on it and the change of that torque with its angle, all at the recorded state), by the
-same array bank and physics step as the bench's (``bench_rollout`` with that load in place of
-the pendulum). A window of ``horizon`` control periods starts at a recorded row, from the
+same kernels and physics step as the bench's (``bench_rollout`` with that load in place of the
+pendulum). A window of ``horizon`` control periods starts at a recorded row, from the
 recorded state, the servo's records reset as at the start of a recording; its loss is the mean
 |reported − recorded| position at the recorded rows after the first.
 
@@ -45,7 +45,6 @@ from frictionsim.learned_files import LearnedActuator
 from frictionsim.robot_files import RobotDescription
 from frictionsim.robot_params import RobotParameters
 from frictionsim.robot_recordings import Recording
-from frictionsim.solvers import array_bank as ab
 from frictionsim.solvers.learned_rollout import physics_theta
 
 #: The per-period columns of :class:`JointWindows`, as :class:`JointLoad` names them.
@@ -110,22 +109,17 @@ def joint_windows(loads: list[JointLoad], benches: np.ndarray, horizon: int, str
 
 
 def joint_rollout(theta, nets, batch: dict):
-    """The reported positions (W × horizon) of the servos ``theta`` (1 × 1 × THETA_SIZE,
-    torch) with the networks ``nets`` (one servo's), each on its joint's load
+    """The reported positions (W × horizon) of the servos ``theta`` (THETA_SIZE, torch) with
+    the network vector ``nets`` (1 × width), each on its joint's load
     (:mod:`~frictionsim.experiments.robots.joint_loads`), from the window's recorded state."""
+    from frictionsim.solvers.batched.rollout import bench_rollout
+
     torch = import_torch()
-    inertia, torque = batch["inertia"], batch["torque"]
-    stiffness, angle = batch["stiffness"], batch["angle"]
-
-    def load(k: int, q, v):
-        at = slice(k, k + 1)
-        return inertia[:, at], torque[:, at] - stiffness[:, at] * (q - angle[:, at])
-
     goal = batch["goal"]
-    servos = ab.ArrayServos(theta, batch["bench"][:, None, :], nets)
-    return ab.bench_rollout(servos, goal, torch.ones_like(goal),
-                            torch.full_like(goal, float("nan")), batch["angle"][:, 0],
-                            batch["velocity"][:, 0], load=load)
+    load = {name: batch[name] for name in ("inertia", "torque", "stiffness", "angle")}
+    return bench_rollout(theta, batch["bench"], nets, goal, torch.ones_like(goal),
+                         torch.full_like(goal, float("nan")), batch["angle"][:, 0],
+                         batch["velocity"][:, 0], load=load)
 
 
 def window_error(reported, recorded):
@@ -153,9 +147,9 @@ def robot_fine_tune(model: LearnedActuator, robot: RobotDescription, mjcf: Path,
     applied, sim = labelling_robot(robot, mjcf, model.physics, offsets, model.armature)
     loads = [joint_loads(sim, applied, rec) for rec in fit]
     data = joint_windows(loads, sim.benches, settings.horizon, settings.stride)
-    theta = torch.as_tensor(physics_theta(model)[None, None], dtype=torch.float64)
+    theta = torch.as_tensor(physics_theta(model), dtype=torch.float64)
 
-    def window_loss(rows, nets: ab.ArrayNets):
+    def window_loss(rows, nets):
         batch = data.take(rows)
         return window_error(joint_rollout(theta, nets, batch), batch["position"])
 

@@ -95,8 +95,8 @@ def net_settings(args: argparse.Namespace, hybrid_budget: int):
         from frictionsim.experiments.identification.learned import torch_installed
 
         if not torch_installed():  # said now, not after the physical fits
-            raise ConfigurationError("--rollout-epochs trains through the rollout in torch: pip "
-                                     "install 'frictionsim[torch]'")
+            raise ConfigurationError("--rollout-epochs trains through the rollout (torch and "
+                                     "Warp): pip install 'frictionsim[torch]'")
     if horizon is not None:
         check_count("--rollout-horizon", horizon, 2, 10_000)
     chosen = {} if horizon is None else {"rollout_horizon": horizon}
