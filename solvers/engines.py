@@ -66,7 +66,9 @@ class Engine:
     as shipped (no frictionsim servo); ``mesh_contacts``: False where colliding meshes exhaust
     the memory (MJX sizes its collision buffers by them); ``bare``: the engine's own step
     without servos, for timings (:func:`bare_seconds`); ``device_check``: ConfigurationError
-    for a device it cannot run on here."""
+    for a device it cannot run on here; ``schemes``: the position updates it integrates
+    (MuJoCo's engines: its Euler, ``semi_implicit``); ``bench_learned``: it runs a learned
+    actuator on a bench log; ``logged_supply``: it takes a bench log's logged supply voltage."""
 
     name: str
     summary: str
@@ -82,6 +84,9 @@ class Engine:
     mesh_contacts: bool = True
     bare: Callable | None = None
     device_check: Callable | None = None
+    schemes: tuple[str, ...] = ("reference", "semi_implicit")
+    bench_learned: bool = False
+    logged_supply: bool = True
 
     def build(self, model, servos, control_period: float, scheme: str | None = None, *,
               nworld: int = 1, device: str = "cpu", randomisation=None) -> RobotSimulator:
@@ -111,6 +116,33 @@ class Engine:
                                      f"{device!r}")
         for servo in servos if self.servos else ():
             self._check_servo(servo)
+
+    def check_scheme(self, scheme: str | None) -> None:
+        """ConfigurationError when this engine cannot integrate with ``scheme`` (None: the
+        parameter files' own, which a MuJoCo engine takes as its Euler, with a warning)."""
+        if scheme is not None and scheme not in self.schemes:
+            raise ConfigurationError(f"--scheme {scheme}: engine {self.name} steps with "
+                                     f"{' or '.join(self.schemes)} only (MuJoCo's Euler is the "
+                                     "semi_implicit update)")
+
+    def check_bench(self, params) -> None:
+        """ConfigurationError for a bench simulation this engine cannot run: a learned actuator,
+        or a logged supply (the ``supply`` extension) where it takes none."""
+        from frictionsim.learned_files import LearnedActuator
+
+        learned = isinstance(params, LearnedActuator)
+        extensions = (params.physics.extensions if params.physics is not None else ()) \
+            if learned else params.extensions
+        if learned and not self.bench_learned:
+            raise ConfigurationError(f"a learned {params.model} model: on a bench log it runs on "
+                                     "the fixed step only (--engine fixed_step); in MuJoCo, put "
+                                     "it on a robot's joints (robot simulate --engine mujoco, "
+                                     "ServoModel)")
+        if "supply" in extensions and not self.logged_supply:
+            raise ConfigurationError("--with supply: inside MuJoCo the supply is a source with "
+                                     "internal resistance (supply_emf, supply_resistance), not the "
+                                     "log's input_volts; simulate the logged supply with --engine "
+                                     "fixed_step")
 
     def _check_servo(self, servo) -> None:
         from frictionsim.learned_files import LearnedActuator
@@ -409,24 +441,27 @@ def _bare_mjx(sim, steps: int, goals) -> float:
 #: The registry: name → engine, in the order commands list them.
 ENGINES: dict[str, Engine] = {
     "fixed_step": Engine("fixed_step", "frictionsim's compiled fixed step",
-                         _bench_fixed_step, _robot_fixed_step),
+                         _bench_fixed_step, _robot_fixed_step, bench_learned=True),
     "event_driven": Engine("event_driven", "the exact stick–slip reference",
                            _bench_event_driven, _robot_event_driven),
     "mujoco": Engine("mujoco", "MuJoCo's step with the servo adapter, friction by the budget",
-                     _bench_mujoco("budget"), _robot_mujoco("budget"), bare=_bare_mujoco),
+                     _bench_mujoco("budget"), _robot_mujoco("budget"), bare=_bare_mujoco,
+                     schemes=("semi_implicit",), logged_supply=False),
     "mujoco_frictionloss": Engine("mujoco_frictionloss", "MuJoCo's step with the servo "
                                   "adapter, friction as MuJoCo's soft friction rows",
                                   _bench_mujoco("frictionloss"), _robot_mujoco("frictionloss"),
                                   exact_friction=False, backlash=False, ripple=False,
-                                  bare=_bare_mujoco),
+                                  bare=_bare_mujoco, schemes=("semi_implicit",),
+                                  logged_supply=False),
     "mjcf": Engine("mjcf", "MuJoCo with the model's own actuators (no frictionsim servo)",
                    None, MjcfSimulator, exact_friction=False, servos=False, backlash=False,
-                   ripple=False, learned=False),
+                   ripple=False, learned=False, schemes=()),
     "mjlab": Engine("mjlab", "MuJoCo Warp (mjlab's simulator), many worlds, the servos in "
                     "Warp kernels, friction by the budget", None, _robot_mjlab, batched=True,
-                    devices=("cpu", "cuda"), bare=_bare_warp, device_check=_check_warp_device),
+                    devices=("cpu", "cuda"), bare=_bare_warp, device_check=_check_warp_device,
+                    schemes=("semi_implicit",)),
     "mjx": Engine("mjx", "MJX (JAX), many worlds, the servos' Warp kernel through JAX's FFI, "
                   "friction by the budget", None, _robot_mjx, batched=True,
                   devices=("cpu", "cuda"), mesh_contacts=False, bare=_bare_mjx,
-                  device_check=_check_jax_device),
+                  device_check=_check_jax_device, schemes=("semi_implicit",)),
 }

@@ -169,14 +169,40 @@ class FrictionsimActuator(Actuator):
         self.servos = WarpServos(setup, self._data.nworld, device)
         self._goals = self.servos.torch(self.servos.goals)
         self._torque = self.servos.torch(self.servos.torque)
+        self._cuda = self._goals.is_cuda
 
     def compute(self, cmd: ActuatorCmd):
         """The motor torques (worlds × servos) of this physics step, friction included: one
         kernel launch on MuJoCo Warp's arrays."""
         d = self._data
         self._goals.copy_(cmd.position_target)
+        if self._cuda:
+            self._after_torch()
         self.servos.step(d.M, d.qfrc_bias, d.qfrc_passive, d.qpos, d.qvel)
+        if self._cuda:
+            self._before_torch()
         return self._torque
+
+    def _after_torch(self) -> None:
+        """On a GPU, Warp's stream waits for the torch stream that wrote the goals. Warp's
+        streams are blocking, so torch's legacy default stream (``cuda_stream`` 0) is ordered
+        already; a stream of the user's own is not."""
+        import torch
+        import warp as wp
+
+        stream = torch.cuda.current_stream(self._goals.device)
+        if stream.cuda_stream != 0:
+            wp.get_stream(self.servos.device).wait_stream(wp.stream_from_torch(stream))
+
+    def _before_torch(self) -> None:
+        """The torch stream that reads the torques waits for the kernel (as
+        :meth:`_after_torch`, a user's own stream only)."""
+        import torch
+        import warp as wp
+
+        stream = torch.cuda.current_stream(self._goals.device)
+        if stream.cuda_stream != 0:
+            stream.wait_stream(wp.stream_to_torch(self.servos.device))
 
     def reset(self, env_ids=None) -> None:
         super().reset(env_ids)

@@ -123,6 +123,7 @@ def build(mjcf, servos: list, control_period: float,
         # memory by them (the SO-101's meshes would ask for hundreds of GB)
         model = _without_collisions(mjcf, servos)
         setup = ServoSetup.on_model(model, servos, control_period, randomisation, encoder)
+        setup.source = mjcf
     dtype = dtype or (jnp.float64 if jax.config.jax_enable_x64 else jnp.float32)
     return model, MjxServos(setup, jnp.asarray(setup.qadr), jnp.asarray(setup.dofs),
                             jnp.asarray(dense_index(int(model.nv))),

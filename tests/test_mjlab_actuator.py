@@ -128,7 +128,7 @@ def test_a_reset_of_some_worlds_restarts_their_servos_and_a_policy_reads_them(be
     counts = reported.cpu().numpy() * 4096 / (2 * np.pi)  # on the XL330's encoder grid
     np.testing.assert_allclose(counts, np.round(counts), rtol=0, atol=1e-2)
     assert actuator.current.shape == (WORLDS, 1)
-    assert [w[0]["friction_base"] for w in actuator.parameters()] == [0.03] * WORLDS
+    assert [w[0]["friction_base"] for w in actuator.parameters()] == pytest.approx([0.03] * WORLDS)
     for ids, marked in ((torch.tensor([1]), [0, 1, 0]), (slice(0, 1), [1, 0, 0]),
                         (torch.tensor([False, False, True]), [0, 0, 1])):
         actuator.servos.fresh.zero_()

@@ -23,6 +23,7 @@ from frictionsim.experiments.common.plots import figure_legend, shade_torque_off
 from frictionsim.experiments.common.progress import progress
 from frictionsim.logs import Log
 from frictionsim.params import ParameterSet
+from frictionsim.schedule import ControlSchedule
 from frictionsim.solvers.errors import SimulationError, check_inertia
 from frictionsim.solvers.event_driven import EventResult, Tolerances
 from frictionsim.solvers.fixed_step import rollout_substeps
@@ -147,9 +148,11 @@ def substeps_of(dts: list[float] | None, period: float) -> list[int]:
         if n > MAX_SUBSTEPS + 0.5:  # before the divisibility, whose message would print n
             raise ConfigurationError(f"--dts {dt:g}: {n:.3g} steps per log period; at most "
                                      f"{MAX_SUBSTEPS} (dt ≥ {period / MAX_SUBSTEPS:g} s)")
-        if abs(n - round(n)) > 1e-6 or round(n) < 1:
-            raise ConfigurationError(f"--dts {dt:g}: must divide the log period {period:g} s exactly")
-        out.append(int(round(n)))
+        try:  # the one schedule of the control period: whole physics steps or refused
+            out.append(ControlSchedule.of(period, dt).substeps)
+        except ConfigurationError:
+            raise ConfigurationError(f"--dts {dt:g}: must divide the log period {period:g} s "
+                                     "exactly") from None
     return out
 
 

@@ -264,6 +264,8 @@ def simulate(args: argparse.Namespace) -> int:
     if plain and args.params is not None:
         raise ConfigurationError("--engine mjcf simulates the MJCF as shipped, without frictionsim's "
                                  "servos: it takes no --params")
+    if not plain:
+        chosen.check_scheme(args.scheme)
     if not plain and args.params is None:
         raise ConfigurationError(f"--engine {args.engine} needs --params (a robot parameter file or a "
                                  "plain parameter file)")

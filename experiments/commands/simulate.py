@@ -67,21 +67,15 @@ def run(args: argparse.Namespace) -> int:
         raise ConfigurationError(f"--friction {args.friction} applies to --engine mujoco only (the fixed "
                                  "step always clips by the friction budget)")
     friction = args.friction or "budget"
-    if learned and args.engine != "fixed_step":
-        raise ConfigurationError(f"{args.params} is a learned {params.model} model: on a bench log it "
-                                 "runs on the fixed step only (--engine fixed_step); in MuJoCo, put it "
-                                 "on a robot's joints (robot simulate --engine mujoco, ServoModel)")
-    if args.engine == "mujoco":
-        if args.scheme == "reference":
-            raise ConfigurationError("--engine mujoco steps with semi-implicit Euler; --scheme reference "
-                                     "applies to the fixed step only")
-        if "supply" in params.extensions:
-            raise ConfigurationError("--with supply: inside MuJoCo the supply is a source with internal "
-                                     "resistance (supply_emf, supply_resistance), not the log's "
-                                     "input_volts; simulate the logged supply with --engine fixed_step")
     name = args.engine if args.engine != "mujoco" or friction == "budget" \
         else "mujoco_frictionloss"
-    rollouts = [get_engine(name, "bench").bench(log, params) for log in logs]
+    chosen = get_engine(name, "bench")
+    try:
+        chosen.check_bench(params)
+    except ConfigurationError as error:
+        raise ConfigurationError(f"{args.params}: {error}") if learned else error from None
+    chosen.check_scheme(args.scheme)
+    rollouts = [chosen.bench(log, params) for log in logs]
     rows = [[r.log.name, r.log.trajectory, f"{r.log.kp:g}", f"{1e3 * r.mae:.2f}"] for r in rollouts]
     engine = "" if args.engine == "fixed_step" else f", MuJoCo ({friction})"
     print(f"{params.model} on {params.actuator} ({args.params}{engine})")

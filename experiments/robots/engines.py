@@ -164,7 +164,7 @@ def measure_engine(engine: str, setup: Setup, envs: list[int], device: str,
         drifts.append(float(np.abs(held[start_at:] - held[start_at]).max()))
     out["hold_drift_rad"] = max(drifts)
     out["timing"] = _timings(chosen, setup, envs, device, sim)
-    if chosen.name == "mjlab":
+    if hasattr(sim, "wp_data"):  # a MuJoCo Warp robot: its launches are countable
         out["launches"] = warp_launches(sim)
     return out
 
@@ -226,18 +226,8 @@ def _timings(chosen, setup: Setup, envs: list[int], device: str, single) -> list
 
 
 def _servo_seconds(chosen, sim, setup: Setup, steps: int) -> float:
-    """Seconds per physics step of every world of ``sim`` with its servos: the engine's own
-    loop (MuJoCo Warp: the captured step with the goals held; the others: a run of the
-    motion)."""
-    if chosen.name == "mjlab":  # a WarpRobot: its step loop, goals set once
-        sim.set_state(np.broadcast_to(sim.model.qpos0, (sim.nworld, sim.model.nq)),
-                      np.zeros((sim.nworld, sim.model.nv)))
-        sim.step(setup.motion[0], 1)
-        sim.wp.synchronize()
-        start = time.perf_counter()
-        sim.step(setup.motion[-1], steps)
-        sim.wp.synchronize()
-        return (time.perf_counter() - start) / steps
+    """Seconds per physics step of every world of ``sim`` with its servos: a run of the
+    motion, as every engine runs it (the state read at each control period)."""
     return sim.run(setup.motion).seconds / steps
 
 

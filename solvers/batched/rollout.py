@@ -195,6 +195,9 @@ def bench_rollout(thetas, bench, nets, goal, enable, supply, q0, v0, torque=None
     ``nets`` the network vector (1 × width; None: none), whose gradient the rollout gives;
     ``goal``, ``enable``, ``supply`` (a logged supply, V, NaN: none) W × n.
 
+    The rollout runs on the CPU in float64 (an identification's precision; its windows are
+    too short and few for a GPU to pay): CUDA tensors are refused.
+
     ``torque``: a learned torque the bank does not hold (a sequence model), called at every
     period with the error goal − q, the velocity v, the gain and the enable flag (each W × 1):
     its torque (W × 1, N·m) joins the network's. ``load``: a robot joint in place of the
@@ -208,6 +211,11 @@ def bench_rollout(thetas, bench, nets, goal, enable, supply, q0, v0, torque=None
         _PERIOD = _period_function()
     dtype = torch.float64
     W, n = goal.shape
+    for name, x in (("goal", goal), ("nets", nets), ("q0", q0)):
+        if isinstance(x, torch.Tensor) and x.device.type != "cpu":
+            from frictionsim.errors import ConfigurationError
+
+            raise ConfigurationError(f"bench_rollout runs on the CPU: {name} is on {x.device}")
     thetas = torch.as_tensor(thetas, dtype=dtype).reshape(-1, THETA_SIZE)
     thetas = torch.broadcast_to(thetas, (W, THETA_SIZE)).reshape(W, 1, THETA_SIZE).contiguous()
     firmware = torch.as_tensor(bench, dtype=dtype).reshape(W, 1, BENCH_SIZE).contiguous()
