@@ -2,10 +2,12 @@
 JAX step (optional extra ``jax``).
 
 The servos' physics step is the one kernel every batched engine runs
-(:mod:`frictionsim.solvers.batched.engine`), called from JAX through Warp's FFI
-(``warp.jax_kernel``): a custom call in the jitted computation, on the CPU or the GPU JAX
-runs on, a thread per world. JAX carries the servos' state from step to step
-(:class:`MjxServoState`, functional); the kernel reads it and writes the next.
+(:mod:`frictionsim.solvers.batched.engine`), a custom call in the jitted computation, a
+thread per world: on the CPU through frictionsim's compiled FFI handler
+(:mod:`frictionsim.solvers.mjx_cpu_call`, no Python in the call), on a GPU through Warp's FFI
+(``warp.jax_kernel``, marked fit for XLA's CUDA command buffers). JAX carries the servos'
+state from step to step (:class:`MjxServoState`, functional); the kernel reads it and writes
+the next.
 
 - :func:`servo_step` ``(state, goals, qpos, qvel, servos, mass, bias, passive) → (state,
   qfrc)``: one world's physics step of its servos (``vmap`` it over worlds: a ``vmap`` of it
@@ -226,8 +228,8 @@ def parameters(state: MjxServoState, servos: MjxServos) -> list:
 # ------------------------------------------------------------------------------ the step
 
 @functools.cache
-def _ffi(dtype_name: str):
-    """The servo kernel for JAX's arrays of this float type (Warp's FFI call)."""
+def _kernel(dtype_name: str):
+    """The servo kernel for JAX's arrays of this float type (a concrete Warp overload)."""
     from frictionsim.solvers.batched import import_warp
     from frictionsim.solvers.batched.engine import servo_step_kernel
 
@@ -237,21 +239,39 @@ def _ffi(dtype_name: str):
     def a(n):
         return {1: wp.array, 2: wp.array2d, 3: wp.array3d, 4: wp.array4d}[n](dtype=scalar)
 
-    concrete = wp.overload(servo_step_kernel, {
+    return wp.overload(servo_step_kernel, {
         "thetas": a(3), "firmware": a(3), "nets": a(2), "encoder": a(1), "dt": scalar,
         "period": scalar, "goals": a(2), "enable": a(2), "mass": a(2), "bias": a(2),
         "passive": a(2), "qpos": a(2), "qvel": a(2), "records": a(3), "goal_ring": a(3),
         "clip_work": a(2), "reported": a(2), "mats": a(4), "vec": a(3), "per_servo": a(3),
         "net_work": a(3), "torque": a(2), "qfrc": a(2)})
-    return wp.jax_kernel(concrete, num_outputs=15,
-                         in_out_argnames=["qpos", "qvel", "records", "steps", "fresh",
-                                          "goal_ring", "clip_work", "failures", "reported"])
+
+
+_IN_OUT = ("qpos", "qvel", "records", "steps", "fresh", "goal_ring", "clip_work", "failures",
+           "reported")
+_OUTPUTS = ("mats", "vec", "per_servo", "net_work", "torque", "qfrc")
+
+NATIVE_CPU = True
+"""On the CPU, call the kernel through frictionsim's native FFI handler
+(:mod:`frictionsim.solvers.mjx_cpu_call`) rather than Warp's Python callback (the same
+kernel and results, without about 50 µs of Python a call)."""
+
+
+@functools.cache
+def _warp_ffi(dtype_name: str):
+    """The servo kernel through Warp's JAX FFI (the GPU's path, and the CPU's without
+    :data:`NATIVE_CPU`)."""
+    from frictionsim.solvers.batched import import_warp
+
+    wp = import_warp()
+    return wp.jax_kernel(_kernel(dtype_name), num_outputs=len(_IN_OUT) + len(_OUTPUTS),
+                         in_out_argnames=list(_IN_OUT))
 
 
 def _batched_step(servos: MjxServos, state: MjxServoState, goals, enable, qpos, qvel, mass,
                   bias, passive):
     """The kernel on worlds-first arrays: (state, qfrc, qpos, qvel)."""
-    _, jnp, _ = import_jax()
+    jax, jnp, _ = import_jax()
     from frictionsim.solvers.batched.memory import MATRICES, PER_SERVO, VECTORS, net_work_size
 
     setup = servos.setup
@@ -259,18 +279,36 @@ def _batched_step(servos: MjxServos, state: MjxServoState, goals, enable, qpos, 
     nv = int(setup.model.nv)
     ns = len(setup.servos)
     dtype = servos.dtype
+    name = jnp.dtype(dtype).name
     mass = jnp.reshape(mass, (E, nv * nv)).astype(dtype)
-    out = _ffi(jnp.dtype(dtype).name)(
-        servos.qadr, servos.dofs, servos.mass_index, state.thetas, state.firmware, servos.nets,
-        servos.encoder, setup.schedule.substeps, setup.schedule.timestep,
-        setup.schedule.period, setup.gear, True, True, goals.astype(dtype),
-        enable.astype(dtype), state.delay, mass, bias.astype(dtype), passive.astype(dtype),
-        qpos.astype(dtype), qvel.astype(dtype), state.records, state.steps, state.fresh,
-        state.goal_ring, state.clip_work, state.failures, state.reported,
-        launch_dims=(E,),
-        output_dims={"mats": (E, MATRICES, nv, nv), "vec": (E, VECTORS, nv),
-                     "per_servo": (E, PER_SERVO, ns), "net_work": (E, ns, net_work_size(setup.nets)),
-                     "torque": (E, ns), "qfrc": (E, nv)})
+    args = (servos.qadr, servos.dofs, servos.mass_index, state.thetas, state.firmware,
+            servos.nets, servos.encoder, setup.schedule.substeps, setup.schedule.timestep,
+            setup.schedule.period, setup.gear, True, True, goals.astype(dtype),
+            enable.astype(dtype), state.delay, mass, bias.astype(dtype), passive.astype(dtype),
+            qpos.astype(dtype), qvel.astype(dtype), state.records, state.steps, state.fresh,
+            state.goal_ring, state.clip_work, state.failures, state.reported)
+    shapes = {"mats": (E, MATRICES, nv, nv), "vec": (E, VECTORS, nv),
+              "per_servo": (E, PER_SERVO, ns), "net_work": (E, ns, net_work_size(setup.nets)),
+              "torque": (E, ns), "qfrc": (E, nv)}
+
+    def through_warp():
+        return tuple(_warp_ffi(name)(*args, launch_dims=(E,), output_dims=shapes))
+
+    def native():
+        from frictionsim.solvers.mjx_cpu_call import NativeCallUnavailable, kernel_call
+
+        try:
+            return tuple(kernel_call(_kernel(name), E, list(args), len(_IN_OUT),
+                                     [(shapes[k], dtype) for k in _OUTPUTS]))
+        except NativeCallUnavailable as error:
+            import warnings
+
+            warnings.warn(f"MJX calls the servos through Warp's FFI on the CPU (about 50 µs a "
+                          f"call more): {error}", RuntimeWarning, stacklevel=2)
+            return through_warp()
+
+    out = jax.lax.platform_dependent(cpu=native, default=through_warp) if NATIVE_CPU \
+        else through_warp()
     (qpos_out, qvel_out, records, steps, fresh, goal_ring, clip_work, failures, reported,
      _mats, _vec, _per_servo, _net_work, _torque, qfrc) = out
     state = state._replace(records=records, steps=steps, fresh=fresh, goal_ring=goal_ring,

@@ -28,6 +28,7 @@ from frictionsim.errors import ConfigurationError  # noqa: E402
 from frictionsim.params import ParameterSet  # noqa: E402
 from frictionsim.solvers.batched.setup import Randomisation  # noqa: E402
 from frictionsim.solvers.engines import get_engine  # noqa: E402
+from tests.docs_examples import DATA, run_example  # noqa: E402
 from tests.pendulum_servo import MJCF, PERIOD, servo, square  # noqa: E402
 
 
@@ -312,6 +313,55 @@ def test_the_jax_servo_step_in_a_users_own_scan(jax):
                                rtol=0, atol=1e-12)
 
 
+def lowered(jax, robot, goals) -> str:
+    """The text of the jitted run of ``robot`` (an MjxRobot) on ``goals``, as XLA gets it."""
+    jnp = jax.numpy
+    worlds = jnp.asarray(np.broadcast_to(goals, (robot.nworld, *goals.shape)))
+    q0 = jnp.asarray(np.tile(robot.model.qpos0, (robot.nworld, 1)))
+    v0 = jnp.zeros((robot.nworld, robot.model.nv))
+    keys = jax.random.split(jax.random.key(0), robot.nworld)
+    return robot._run.lower(worlds, jnp.ones_like(worlds), q0, v0, keys).as_text()
+
+
+def test_mjx_calls_the_kernel_natively_on_the_cpu_bit_for_bit_as_warps_ffi(jax, monkeypatch):
+    """On the CPU the jitted step calls frictionsim's compiled FFI handler (its target in the
+    lowered computation), and gives what Warp's own FFI gives, bit for bit, gap included."""
+    from frictionsim.solvers import mjx_servos
+
+    goals = square(120)
+    servos = [servo(("backlash", "current_limit"), backlash=0.03, max_current_limit=0.6)]
+    runs = {}
+    for native in (True, False):
+        monkeypatch.setattr(mjx_servos, "NATIVE_CPU", native)
+        robot = get_engine("mjx").build(MJCF, servos, PERIOD, nworld=3)
+        runs[native] = robot.run_batch(goals)
+        assert ("frictionsim_warp_kernel_" in lowered(jax, robot, goals)) == native
+    for field in ("q", "v", "physical"):
+        np.testing.assert_array_equal(getattr(runs[True], field), getattr(runs[False], field))
+
+
+def test_the_native_handler_refuses_buffers_its_plan_does_not_take(jax):
+    import jax.numpy as jnp
+    import warp as wp
+
+    from frictionsim.solvers import mjx_cpu_call
+
+    @wp.kernel
+    def scale(x: wp.array(dtype=float), factor: float, y: wp.array(dtype=float)):
+        i = wp.tid()
+        y[i] = factor * x[i]
+
+    x = jnp.arange(4.0, dtype=jnp.float32)
+    (y,) = jax.jit(lambda x: mjx_cpu_call.kernel_call(scale, 4, [x, 2.5], 0,
+                                                      [((4,), jnp.float32)]))(x)
+    np.testing.assert_array_equal(np.asarray(y), 2.5 * np.arange(4.0))
+    name = next(n for n, (_, plan, *_) in mjx_cpu_call._HANDLERS.items()
+                if len(plan.inputs) == 1 and len(plan.outputs) == 1)
+    wrong = jax.ffi.ffi_call(name, [jax.ShapeDtypeStruct((4,), jnp.float32)] * 2)
+    with pytest.raises(Exception, match="passed buffers this plan does not take"):
+        jax.block_until_ready(wrong(x))
+
+
 def test_mjx_worlds_draw_their_own_servos_and_a_subset_reset_restarts_them(jax):
     """Per-world draws with their own keys, read back by name; world 1 reset mid-run (its
     draw kept) runs on as a fresh episode to the last bit, world 0 undisturbed; with
@@ -370,28 +420,13 @@ def test_the_mjx_example_of_the_robots_page_runs_and_is_the_cpu_adapters(jax, mo
                                                                           capsys):
     """docs/robots.md's MJX example prints what the page says, and its worlds land where
     MuJoCo's C step with the Numba bank puts the same servos."""
-    import re
-    from pathlib import Path
-
-    root = Path(__file__).resolve().parents[1]
-    data = root.parent / "shared" / "data"
-    if not (data / "arm2r").is_dir():
-        pytest.skip("shared data not found")
-    page = (root / "docs" / "robots.md").read_text()
-    code = [b for b in re.findall(r"```python\n(.*?)```", page, re.S)
-            if "mjx_servos.build" in b and "def episode" in b]
-    assert len(code) == 1
-    monkeypatch.setenv("FRICTIONSIM_DATA", str(data))
-    namespace: dict = {}
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")  # the published files' scheme warning
-        exec(compile(code[0], "docs/robots.md", "exec"), namespace)
-    said = re.search(r"prints `(.*?)`", page[page.index("def episode"):]).group(1)
-    assert capsys.readouterr().out.strip() == said
+    namespace, printed, said = run_example("docs/robots.md", "def episode", "arm2r",
+                                           monkeypatch, capsys, quiet=True)
+    assert printed == said
     qpos, goals = np.asarray(namespace["qpos"]), np.asarray(namespace["goals"])
     for world in (0, 100, 255):
         held = np.repeat(goals[world][None], 201, axis=0)
-        cpu_run = get_engine("mujoco").robot(str(data / "arm2r" / "mx_arm.xml"),
+        cpu_run = get_engine("mujoco").robot(str(DATA / "arm2r" / "mx_arm.xml"),
                                              namespace["servos"], 0.005).run(held)
         np.testing.assert_allclose(qpos[world], cpu_run.physical[200], rtol=0, atol=1e-9)
 
@@ -399,24 +434,9 @@ def test_the_mjx_example_of_the_robots_page_runs_and_is_the_cpu_adapters(jax, mo
 def test_the_mjx_training_environment_of_the_robots_page_runs(jax, monkeypatch, capsys):
     """docs/robots.md's MJX environment: 128 worlds drawing their servos, half of them reset
     mid-run; it prints what the page says, every world drew its own and held finite."""
-    import re
-    from pathlib import Path
-
-    root = Path(__file__).resolve().parents[1]
-    data = root.parent / "shared" / "data"
-    if not (data / "arm2r").is_dir():
-        pytest.skip("shared data not found")
-    page = (root / "docs" / "robots.md").read_text()
-    code = [b for b in re.findall(r"```python\n(.*?)```", page, re.S)
-            if "def reset(key)" in b]
-    assert len(code) == 1
-    monkeypatch.setenv("FRICTIONSIM_DATA", str(data))
-    namespace: dict = {}
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")  # the published files' scheme warning
-        exec(compile(code[0], "docs/robots.md", "exec"), namespace)
-    said = re.search(r"prints `(.*?)`", page[page.index("def reset(key)"):]).group(1)
-    assert capsys.readouterr().out.strip() == said
+    namespace, printed, said = run_example("docs/robots.md", "def reset(key)", "arm2r",
+                                           monkeypatch, capsys, quiet=True)
+    assert printed == said
     assert np.all(np.isfinite(np.asarray(namespace["observed"])))
     drawn = namespace["drawn"]
     assert all(6.5 <= w[0]["supply_emf"] <= 12.5 for w in drawn)

@@ -37,6 +37,7 @@ from frictionsim.solvers.engines import get_engine  # noqa: E402
 from frictionsim.solvers.mjlab import FrictionsimActuatorCfg  # noqa: E402
 from frictionsim.solvers.mujoco_adapter import bench_mjcf  # noqa: E402
 from frictionsim.solvers.robot import JointServo  # noqa: E402
+from tests.docs_examples import run_example  # noqa: E402
 
 WORLDS = 3
 PERIOD = 0.005
@@ -165,22 +166,9 @@ def test_a_physics_step_of_the_servos_is_one_torch_operation(bench):
 def test_the_training_environment_of_the_robots_page_runs(monkeypatch, capsys):
     """docs/robots.md's mjlab environment (the SO-101 reaching, its servos randomised per
     world) builds, resets and steps, and prints what the page says."""
-    import re
-    from pathlib import Path
-
-    root = Path(__file__).resolve().parents[1]
-    data = root.parent / "shared" / "data"
-    if not (data / "so101").is_dir():
-        pytest.skip("shared data not found")
-    page = (root / "docs" / "robots.md").read_text()
-    code = [b for b in re.findall(r"```python\n(.*?)```", page, re.S)
-            if "ManagerBasedRlEnv(" in b]
-    assert len(code) == 1
-    monkeypatch.setenv("FRICTIONSIM_DATA", str(data))
-    namespace: dict = {}
-    exec(compile(code[0], "docs/robots.md", "exec"), namespace)
-    said = re.search(r"prints `(.*?)`", page[page.index("ManagerBasedRlEnv("):]).group(1)
-    assert capsys.readouterr().out.strip().splitlines()[-1] == said
+    namespace, printed, said = run_example("docs/robots.md", "ManagerBasedRlEnv(", "so101",
+                                           monkeypatch, capsys)
+    assert printed.splitlines()[-1] == said
     env = namespace["env"]
     drawn = env.scene["arm"].actuators[0].parameters()
     assert len({w[0]["supply_emf"] for w in drawn}) == env.num_envs  # a supply per world

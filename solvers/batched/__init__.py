@@ -4,7 +4,7 @@ MuJoCo keeps its physics in C and holds MJX and MuJoCo Warp to it by tests; fric
 its servo physics in the Numba kernels (:mod:`frictionsim.servo_bank` and the modules it
 calls) and in this one batched implementation, which every batched engine runs: MuJoCo Warp
 (:mod:`frictionsim.solvers.warp_servos`), mjlab (:mod:`frictionsim.solvers.mjlab`), MJX
-(:mod:`frictionsim.solvers.mjx_servos`, through Warp's JAX FFI) and the training of a learned
+(:mod:`frictionsim.solvers.mjx_servos`, a custom call in its jitted step) and the training of a learned
 actuator through its rollout (:mod:`~frictionsim.solvers.batched.rollout`, torch autograd over
 Warp's reverse mode). ``tests/test_batched_bank.py`` holds it to the Numba kernels to 1e-12
 in float64 on every combination of extensions.

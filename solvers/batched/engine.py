@@ -1,9 +1,9 @@
 """The servos' physics step in a batched engine: one kernel, a thread per world.
 
-MuJoCo Warp, mjlab and MJX (through Warp's JAX FFI) run this one sequence per physics step,
-between the engine's velocity stage (M(q), the bias and passive forces of the step) and its
-actuation, exactly what the MuJoCo adapter's compiled control callback does in MuJoCo's C step
-(:func:`frictionsim.solvers.mujoco_adapter.servo_callback`):
+MuJoCo Warp, mjlab and MJX (a custom call in its jitted step) run this one sequence per
+physics step, between the engine's velocity stage (M(q), the bias and passive forces of the
+step) and its actuation, exactly what the MuJoCo adapter's compiled control callback does in
+MuJoCo's C step (:func:`frictionsim.solvers.mujoco_adapter.servo_callback`):
 
 1. the goals as each world's servos receive them, its command delay late (a ring of the last
    goals; before the first, the first);
