@@ -1,6 +1,6 @@
-"""``frictionsim run engines``: every engine on the bench pendulum and the SO-101: deviation from
-the Numba fixed step, drift of a held joint, cost per environment-step with and without the
-servos, compile time."""
+"""``frictionsim run engines``: every engine on the bench pendulum, the SO-101 and a biped:
+deviation from the Numba fixed step, drift of a held joint, cost per environment-step with and
+without the servos, kernel launches, compile time."""
 
 from __future__ import annotations
 
@@ -24,7 +24,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--engines", nargs="+", choices=ENGINES, default=list(ENGINES),
                    help="engines to run (default all)")
     p.add_argument("--setups", nargs="+", choices=SETUPS, default=list(SETUPS),
-                   help="the bench pendulum, the SO-101 arm (default both)")
+                   help="the bench pendulum, the SO-101 arm, the built-in 20-dof biped (batched "
+                        "engines only: it stands on a floor) (default all)")
     p.add_argument("--device", default="cpu", metavar="cpu|cuda",
                    help="where the batched engines run (default cpu): MuJoCo Warp's device; "
                         "MJX runs on JAX's default device, which must be this one")
@@ -63,13 +64,17 @@ def run(args: argparse.Namespace) -> int:
                          else (lambda m: None))
     lines = []
     for r in rows:
-        for t in r["timing"]:
-            bare = t["without_servos_s"]
-            lines.append([r["setup"], r["engine"], r["device"], t["worlds"],
-                          f"{1e3 * r.get('deviation_max_rad', float('nan')):.4f}",
-                          f"{r['hold_drift_rad']:.2e}", f"{1e6 * t['with_servos_s']:.2f}",
-                          "–" if bare is None else f"{1e6 * bare:.2f}",
-                          "–" if bare is None else f"{t['with_servos_s'] / bare:.2f}",
+        deviation = r.get("deviation_max_rad")
+        fixed = [r["setup"], r["engine"], r["device"]]
+        accuracy = ["–" if deviation is None else f"{1e3 * deviation:.4f}",
+                    f"{r['hold_drift_rad']:.2e}"]
+        # an engine of one world is not timed at other numbers of worlds: its accuracy stands
+        for t in r["timing"] or [None]:
+            bare = None if t is None else t["without_servos_s"]
+            timing = ["–"] * 3 if t is None else [
+                f"{1e6 * t['with_servos_s']:.2f}", "–" if bare is None else f"{1e6 * bare:.2f}",
+                "–" if bare is None else f"{t['with_servos_s'] / bare:.2f}"]
+            lines.append([*fixed, "–" if t is None else t["worlds"], *accuracy, *timing,
                           f"{r['compile_seconds']:.1f}"])
     print(table(["set-up", "engine", "device", "worlds", "vs fixed step, max (mrad)",
                  "held joint drift (rad)", "µs/env-step", "without servos", "ratio",

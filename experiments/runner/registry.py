@@ -66,8 +66,11 @@ COMMANDS: tuple[Command, ...] = (
     Command("vs-mujoco", "MuJoCo's dcmotor fitted by mujoco.sysid against frictionsim's M1, M6 "
             "and M6 with the current limit, on the same logs",
             "frictionsim.experiments.commands.vs_mujoco", subcommand=False),
-    Command("engines", "every engine on the bench and the SO-101: deviation, held-joint drift, "
-            "cost per environment-step", "frictionsim.experiments.commands.engines",
+    Command("engines", "every engine on the bench, the SO-101 and a biped: deviation, "
+            "held-joint drift, cost per environment-step", "frictionsim.experiments.commands.engines",
+            subcommand=False),
+    Command("mjlab-actuators", "a robot's own actuators, frictionsim's servos and the reference "
+            "project's actuator, timed in mjlab", "frictionsim.experiments.commands.mjlab_actuators",
             subcommand=False),
     Command("adapter-cost", "the MuJoCo servo adapter's cost on a robot with contacts, against "
             "its own actuators", "frictionsim.experiments.commands.adapter_cost",
