@@ -84,6 +84,33 @@ def dynamics_terms(model: int, data: int, qpos: np.ndarray, qvel: np.ndarray, q:
 
 
 @njit(cache=True)
+def bias_terms(model: int, data: int, qpos: np.ndarray, qvel: np.ndarray, q: np.ndarray,
+               v: np.ndarray, bias: np.ndarray) -> None:
+    """The bias forces C(q, v) + g(q) alone into ``bias`` (:func:`dynamics_terms` without M:
+    no composite inertia)."""
+    for i in range(q.shape[0]):
+        qpos[i] = q[i]
+    for i in range(v.shape[0]):
+        qvel[i] = v[i]
+    mj_kinematics(model, data)
+    mj_comPos(model, data)
+    mj_comVel(model, data)
+    mj_rne(model, data, 0, bias.ctypes.data)
+
+
+@njit(cache=True)
+def bias_at_velocity(model: int, data: int, qvel: np.ndarray, v: np.ndarray,
+                     bias: np.ndarray) -> None:
+    """The bias forces at the positions the MjData's kinematics were last computed for
+    (:func:`bias_terms` or :func:`dynamics_terms`) and velocity ``v``: the velocity-dependent
+    stages only."""
+    for i in range(v.shape[0]):
+        qvel[i] = v[i]
+    mj_comVel(model, data)
+    mj_rne(model, data, 0, bias.ctypes.data)
+
+
+@njit(cache=True)
 def integrate_positions(model: int, q: np.ndarray, v: np.ndarray, dt: float) -> None:
     """q ← q ⊕ v·dt in place, MuJoCo's ``mj_integratePos``: free and ball joints' quaternions
     rotated (and normalised), every other position plus velocity × dt."""

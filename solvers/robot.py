@@ -64,8 +64,9 @@ from frictionsim.solvers.mujoco_dynamics import (
     integrate_positions,
     mujoco,
 )
+from frictionsim.solvers.reused_dynamics import NO_PATH, step_terms
 from frictionsim.solvers.robot_gear import geared_physics_steps, has_backlash
-from frictionsim.solvers.robot_terms import gather, robot_forces
+from frictionsim.solvers.robot_terms import applied_forces, gather, robot_forces
 
 
 @dataclass(frozen=True)
@@ -153,7 +154,8 @@ def fixed_step_run(model: int, data: int, qpos: np.ndarray, qvel: np.ndarray, qa
                    dofs: np.ndarray, bank: ServoBank, goals: np.ndarray, enable: np.ndarray,
                    q0: np.ndarray, v0: np.ndarray, substeps: int, dt: float,
                    semi_implicit: bool, out_q: np.ndarray, out_v: np.ndarray,
-                   out_physical: np.ndarray, out_gap: np.ndarray) -> int:
+                   out_physical: np.ndarray, out_gap: np.ndarray, path: np.ndarray,
+                   record: bool) -> int:
     """The standalone fixed-step loop, a physics driver around the servo ``bank`` (one servo
     per entry of ``qadr``/``dofs``, their joints' position and dof addresses; reset here at
     the initial state): the state before each control period into out_q (nq positions; a
@@ -163,8 +165,10 @@ def fixed_step_run(model: int, data: int, qpos: np.ndarray, qvel: np.ndarray, qa
     Each control period is the bank's (one supply for every servo), each physics step its
     :func:`~frictionsim.servo_bank.bank_step` then the physics (:func:`physics_steps`).
     Positions are integrated by ``mj_integratePos`` when the model has free or ball joints
-    (nq ≠ nv). Returns −1, or the control period whose friction solve did not converge (it
-    stops there)."""
+    (nq ≠ nv). ``path`` (a row per physics step, :mod:`~frictionsim.solvers.reused_dynamics`):
+    none, MuJoCo's terms every step; with rows, reused from it, or with ``record`` MuJoCo's
+    written into it. Returns −1, or the control period whose friction solve did not converge
+    (it stops there)."""
     ns = dofs.shape[0]
     own_q = q0.copy()
     own_v = v0.copy()
@@ -193,7 +197,7 @@ def fixed_step_run(model: int, data: int, qpos: np.ndarray, qvel: np.ndarray, qa
             if out_gap.shape[0] > k:
                 out_gap[k, j] = bank.records[j, SERVO_GAP]
         if not physics_steps(model, data, qpos, qvel, qadr, dofs, bank, q, v, substeps, dt,
-                             semi_implicit, scratch):
+                             semi_implicit, scratch, path, record, k * substeps):
             failed = k  # the friction solve did not converge: the caller names the step
             break
     hold(own_q, own_v, own_gq, own_gv, own_scratch)
@@ -216,22 +220,26 @@ def physics_scratch(nv: int, ns: int) -> tuple:
 @njit(nogil=True, cache=True)
 def physics_steps(model: int, data: int, qpos: np.ndarray, qvel: np.ndarray, qadr: np.ndarray,
                   dofs: np.ndarray, bank: ServoBank, q: np.ndarray, v: np.ndarray, substeps: int,
-                  dt: float, semi_implicit: bool, scratch: tuple) -> bool:
+                  dt: float, semi_implicit: bool, scratch: tuple, path: np.ndarray,
+                  record: bool, step: int) -> bool:
     """``substeps`` physics steps of ``dt`` (the module docstring's fixed step), each with the
     bank's :func:`~frictionsim.servo_bank.bank_step` (the currents drawn, the held torques at
     the step's velocities), (q, v) advanced in place, in the memory of
     :func:`physics_scratch`. False when the friction solve did not converge. Servos with
-    ``backlash`` take :func:`~frictionsim.solvers.robot_gear.geared_physics_steps`."""
+    ``backlash`` take :func:`~frictionsim.solvers.robot_gear.geared_physics_steps` (MuJoCo's
+    terms each step: the ``path`` of :func:`fixed_step_run`, whose first of these steps is
+    row ``step``, is not theirs)."""
     if has_backlash(bank.thetas):
         return geared_physics_steps(model, data, qpos, qvel, qadr, dofs, bank, q, v, substeps,
                                     dt, semi_implicit, scratch)
     mass, tau, budget, bias, tau_f, acc, drift, work, gv, motor, extra, engaged = scratch[:12]
     nv = v.shape[0]
     hinges_only = q.shape[0] == nv
-    for _ in range(substeps):
+    for s in range(substeps):
         bank_step(bank, gather(v, dofs, gv), motor, extra)
-        robot_forces(model, data, qpos, qvel, qadr, dofs, bank.thetas, motor, extra, q, v, mass,
-                     tau, budget, bias, engaged)
+        step_terms(model, data, qpos, qvel, q, v, mass, bias, path, record, step + s)
+        applied_forces(qadr, dofs, bank.thetas, motor, extra, q, v, engaged, mass, tau, budget,
+                       bias)
         if clip_friction_into(mass, tau, v, budget, dt, tau_f, work) < 0:
             return False
         if nv == 1:
@@ -413,7 +421,8 @@ class Robot:
         failed = fixed_step_run(self.dynamics._address, self.data._address, self.data.qpos,
                                 self.data.qvel, self.qadr, self.dofs, self.bank(), goals,
                                 enable, q, v, self.substeps, self.dt,
-                                self.scheme == "semi_implicit", out_q, out_v, physical, gap)
+                                self.scheme == "semi_implicit", out_q, out_v, physical, gap,
+                                NO_PATH, False)
         seconds = time.perf_counter() - start
         if failed >= 0:
             raise SimulationError(f"the friction solve of the coupled joints did not converge "

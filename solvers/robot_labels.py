@@ -70,6 +70,7 @@ def _labels(model: int, data: int, qpos: np.ndarray, qvel: np.ndarray, qadr: np.
     q = np.empty(nv)
     v = np.empty(nv)
     scratch = physics_scratch(nv, ns)
+    no_path = np.empty((0, 0))  # MuJoCo's terms every step (a global array would be read-only)
     mass0 = np.empty((nv, nv))
     on = np.ones(ns)
     gq = np.empty(ns)
@@ -86,7 +87,7 @@ def _labels(model: int, data: int, qpos: np.ndarray, qvel: np.ndarray, qadr: np.
             bank_period(bank, goals[k], gather(q, qadr, gq), gather(v, dofs, gv), on, NO_LOG,
                         period, True, False)
             if not physics_steps(model, data, qpos, qvel, qadr, dofs, bank, q, v, substeps, dt,
-                                 semi_implicit, scratch):
+                                 semi_implicit, scratch, no_path, False, 0):
                 ok = False
                 break
             if p == 0:

@@ -25,6 +25,16 @@ def robot_forces(model: int, data: int, qpos: np.ndarray, qvel: np.ndarray, qadr
     (``backlash``, :mod:`frictionsim.solvers.robot_gear`): its joint is the bare load, with no
     armature, motor torque or friction."""
     dynamics_terms(model, data, qpos, qvel, q, v, mass, bias)
+    applied_forces(qadr, dofs, thetas, motor, extra, q, v, engaged, mass, tau, budget, bias)
+
+
+@njit(nogil=True, inline="always", cache=True)
+def applied_forces(qadr: np.ndarray, dofs: np.ndarray, thetas: np.ndarray, motor: np.ndarray,
+                   extra: np.ndarray, q: np.ndarray, v: np.ndarray, engaged: np.ndarray,
+                   mass: np.ndarray, tau: np.ndarray, budget: np.ndarray,
+                   bias: np.ndarray) -> None:
+    """:func:`robot_forces` once M and the bias are known (from MuJoCo, or reused along a
+    reference: :mod:`frictionsim.solvers.reused_dynamics`): τ = −bias, then the servos."""
     for i in range(v.shape[0]):
         tau[i] = -bias[i]
         budget[i] = 0.0

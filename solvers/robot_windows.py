@@ -19,6 +19,13 @@ the recorded one plus δ_j, for the recorded state and the goals alike (the firm
 the encoder, gravity sees the joint). The error of a window is the mean absolute
 difference between predicted and recorded positions over its rows after the first and
 its joints.
+
+With ``reuse`` the windows keep MuJoCo's dynamics terms along the exact run of a reference
+candidate (:mod:`frictionsim.solvers.reused_dynamics`) and every other candidate reuses
+them: the reference is the first candidate evaluated, then each candidate whose loss beats
+the reference's by more than :data:`REFRESH` (run exactly then, and its exact errors
+returned). What the reuse moved is measured at each refresh, on a candidate the old
+reference did not follow (:attr:`RobotWindows.reuse_error`).
 """
 
 from __future__ import annotations
@@ -32,10 +39,15 @@ from frictionsim import layout
 from frictionsim.errors import ConfigurationError
 from frictionsim.servo_bank import new_bank
 from frictionsim.solvers.mujoco_dynamics import mujoco
+from frictionsim.solvers.reused_dynamics import NO_PATH, width
 from frictionsim.solvers.robot import Robot, fixed_step_run
+from frictionsim.solvers.robot_gear import has_backlash
 
 #: fixed_step_run's out_gap when the windows do not ask for the gears' gaps
 NO_GAP = np.empty((0, 1))
+#: A candidate whose loss beats the reference's by more than this fraction becomes the
+#: reference (its run exact, the terms recorded along it).
+REFRESH = 0.05
 
 
 @dataclass(frozen=True)
@@ -71,7 +83,8 @@ class RobotWindows:
     ``MjData``): an :class:`~frictionsim.experiments.identification.fitter.Evaluator` of the
     fitter, as the bench's :class:`~frictionsim.solvers.batch.PackedLogs` is."""
 
-    def __init__(self, robot: Robot, windows: list[RecordedWindow], threads: int = 2) -> None:
+    def __init__(self, robot: Robot, windows: list[RecordedWindow], threads: int = 2,
+                 reuse: bool = False) -> None:
         if not windows:
             raise ConfigurationError("no windows to fit on")
         ns = len(robot.servos)
@@ -84,6 +97,22 @@ class RobotWindows:
         self.threads = max(1, int(threads))
         self._data = [mujoco.MjData(robot.dynamics) for _ in range(self.threads)]
         self.width = layout.THETA_SIZE + ns
+        if reuse and robot.nq != robot.nv:
+            raise ConfigurationError("reused dynamics need hinge or slide joints only (nq = nv)")
+        self.reuse = reuse
+        self._paths: list[np.ndarray] | None = None
+        #: the candidate row the paths follow, and its exact errors per window
+        self.reference: np.ndarray | None = None
+        self.reference_errors: np.ndarray | None = None
+        #: per refresh after the first, the largest |reused − exact| of a window's error of
+        #: the new reference (rad), measured with the reference before it
+        self.refresh_errors: list[float] = []
+
+    @property
+    def reuse_error(self) -> float | None:
+        """The largest difference a reference's reuse made to a window's error, at the last
+        refresh (rad); None before a second reference."""
+        return self.refresh_errors[-1] if self.refresh_errors else None
 
     @property
     def names(self) -> list[str]:
@@ -102,7 +131,9 @@ class RobotWindows:
         (candidates, windows); +inf where the simulation failed or diverged. ``nets``: a
         learned actuator's network per candidate (rows: flat vectors of
         :mod:`frictionsim.actuator_net`), on every servo, its torque beside the candidate's
-        physics (a hybrid; for a pure network, candidates of the bare joint); None: none."""
+        physics (a hybrid; for a pure network, candidates of the bare joint); None: none.
+        With ``reuse``, physics candidates without a gear gap reuse the reference's terms
+        (the module docstring), the one that becomes the reference its exact errors."""
         candidates = np.atleast_2d(np.asarray(candidates, dtype=float))
         if candidates.shape[1] != self.width:
             raise ConfigurationError(f"candidates need {self.width} columns (theta and one offset per "
@@ -112,20 +143,69 @@ class RobotWindows:
         nets = np.atleast_2d(np.asarray(nets, dtype=float))
         if len(nets) != len(candidates):
             raise ConfigurationError(f"{len(nets)} networks for {len(candidates)} candidates")
+        if not self.reuse or np.any(nets) or any(
+                has_backlash(c[None, :layout.THETA_SIZE]) for c in candidates):
+            return self._errors(candidates, nets, "exact")
+        if self.reference is None:
+            self._refresh(candidates[:1], nets[:1])
+        out = self._errors(candidates, nets, "reuse")
+        best = int(np.argmin(out.mean(axis=1)))
+        if out[best].mean() < (1.0 - REFRESH) * self.reference_errors.mean():
+            reused = out[best].copy()
+            out[best] = self._refresh(candidates[best:best + 1], nets[best:best + 1])
+            finite = np.isfinite(reused) & np.isfinite(out[best])
+            if finite.any():
+                self.refresh_errors.append(float(np.abs(reused - out[best])[finite].max()))
+        return out
+
+    def exact_errors(self, candidates: np.ndarray, nets: np.ndarray | None = None
+                     ) -> np.ndarray:
+        """:meth:`errors` with MuJoCo's terms at every physics step, whatever ``reuse``."""
+        candidates = np.atleast_2d(np.asarray(candidates, dtype=float))
+        nets = np.zeros((len(candidates), 1)) if nets is None else np.atleast_2d(nets)
+        return self._errors(candidates, nets, "exact")
+
+    def reused_errors(self, candidates: np.ndarray) -> np.ndarray:
+        """:meth:`errors` with the terms of the present reference, whatever the losses (no
+        refresh); physics candidates only (no networks)."""
+        if self.reference is None:
+            raise ConfigurationError("no reference yet: evaluate candidates with errors() first")
+        candidates = np.atleast_2d(np.asarray(candidates, dtype=float))
+        return self._errors(candidates, np.zeros((len(candidates), 1)), "reuse")
+
+    def _refresh(self, candidate: np.ndarray, net: np.ndarray) -> np.ndarray:
+        """Make ``candidate`` (one row) the reference: its exact run, the terms recorded
+        along it; its errors."""
+        if self._paths is None:
+            rows = [len(w.goals) * self.robot.substeps for w in self.windows]
+            self._paths = [np.empty((n, width(self.robot.nv))) for n in rows]
+        out = self._errors(candidate, net, "record")
+        self.reference = candidate[0].copy()
+        self.reference_errors = out[0].copy()
+        return out[0]
+
+    def _path(self, w: int, mode: str) -> np.ndarray:
+        """Window ``w``'s path for a run in ``mode``: none (MuJoCo's terms every step) when
+        exact, or when the reference failed or diverged there (its rows stop short)."""
+        if mode == "exact" or (mode == "reuse" and not np.isfinite(self.reference_errors[w])):
+            return NO_PATH
+        return self._paths[w]
+
+    def _errors(self, candidates: np.ndarray, nets: np.ndarray, mode: str) -> np.ndarray:
         out = np.full((len(candidates), len(self.windows)), np.inf)
         jobs = [(c, w) for c in range(len(candidates)) for w in range(len(self.windows))]
         if self.threads == 1:
-            self._run(self._data[0], candidates, nets, jobs, out)
+            self._run(self._data[0], candidates, nets, jobs, out, mode)
             return out
         with ThreadPoolExecutor(self.threads) as pool:
             done = [pool.submit(self._run, self._data[t], candidates, nets,
-                                jobs[t::self.threads], out) for t in range(self.threads)]
+                                jobs[t::self.threads], out, mode) for t in range(self.threads)]
             for f in done:
                 f.result()
         return out
 
     def _run(self, data, candidates: np.ndarray, nets: np.ndarray, jobs: list,
-             out: np.ndarray) -> None:
+             out: np.ndarray, mode: str) -> None:
         r = self.robot
         ns = len(r.servos)
         nv = r.nv
@@ -145,7 +225,8 @@ class RobotWindows:
             failed = fixed_step_run(r.dynamics._address, data._address, data.qpos, data.qvel,
                                     r.qadr, r.dofs, new_bank(thetas, r.benches, servo_nets),
                                     goals, np.ones_like(goals), q0, v0, r.substeps, r.dt, semi,
-                                    out_q, out_v, np.empty_like(out_q), NO_GAP)
+                                    out_q, out_v, np.empty_like(out_q), NO_GAP,
+                                    self._path(w, mode), mode == "record")
             if failed >= 0:
                 continue
             predicted = out_q[window.rows[1:]][:, r.qadr] - offsets

@@ -289,23 +289,24 @@ def test_a_robot_fit_carries_its_uncertainty_to_every_randomisation(so101, tmp_p
     assert "2 servo sets drawn within the ranges" in capsys.readouterr().out
 
 
-def test_the_default_stride_keeps_about_twelve_windows_of_small_data_and_one_in_32_of_large(
+def test_the_default_stride_keeps_about_twelve_windows_of_small_data_and_the_stride_of_large(
         so101, recording):
     robot, _ = so101
-    held = robot_pipeline.window_count(robot, recording, robot_pipeline.WINDOW)
-    assert held == len(robot_pipeline.recording_windows(robot, recording, robot_pipeline.WINDOW, 1))
+    short = 4.0  # a recording of the SO-101 holds a dozen windows of 4 s
+    held = robot_pipeline.window_count(robot, recording, short)
+    assert held == len(robot_pipeline.recording_windows(robot, recording, short, 1))
     # one recording: one window in held // 12, so about twelve are kept
-    stride = robot_pipeline.default_stride(robot, [recording], robot_pipeline.WINDOW)
-    assert stride == max(1, held // robot_pipeline.MIN_WINDOWS)
-    decided = robot_pipeline.RobotFitSettings(("m1",)).resolved(robot, [recording])
+    stride = robot_pipeline.default_stride(robot, [recording], short)
+    assert stride == max(1, held // robot_pipeline.MIN_WINDOWS) > 1
+    decided = robot_pipeline.RobotFitSettings(("m1",), window=short).resolved(robot, [recording])
     assert decided.stride == stride
-    kept = robot_pipeline.training_windows(robot, [recording], robot_pipeline.WINDOW, stride)
+    kept = robot_pipeline.training_windows(robot, [recording], short, stride)
     assert robot_pipeline.MIN_WINDOWS <= len(kept) < 2 * robot_pipeline.MIN_WINDOWS
     # a window longer than half the recording: a single one, kept (one in 1)
     long = float(recording.t[-1] - recording.t[0]) * 0.6
     assert robot_pipeline.default_stride(robot, [recording], long) == 1
     assert len(robot_pipeline.training_windows(robot, [recording], long, 1)) == 1
-    # many recordings: one in 32 at most
+    # many recordings: one in STRIDE at most
     assert robot_pipeline.default_stride(robot, [recording] * 40, robot_pipeline.WINDOW) \
         == robot_pipeline.STRIDE
 
@@ -317,3 +318,34 @@ def test_the_window_defaults_in_the_help_are_the_constants(capsys):
     assert f"(default {robot_pipeline.WINDOW:g})" in text
     assert f"(default {robot_pipeline.STRIDE}," in text
     assert f"about {robot_pipeline.MIN_WINDOWS} windows" in text
+
+
+def test_the_saved_loss_is_the_exact_fixed_steps_and_the_reuse_is_reported(so101, tmp_path,
+                                                                           monkeypatch):
+    """The fit reuses MuJoCo's terms along a reference, but writes the exact loss of its best
+    and what the reuse moved; --exact-dynamics asks MuJoCo at every step."""
+    from frictionsim.solvers import robot_windows
+
+    robot, mjcf = so101
+    monkeypatch.chdir(tmp_path)
+    # the first candidate stays the reference: the best's reused loss is not its exact one
+    monkeypatch.setattr(robot_windows, "REFRESH", 1.0)
+    reports = {}
+    for flag in ((), ("--exact-dynamics",)):
+        out = tmp_path / f"fit{len(flag)}"
+        assert main(_identify(out, "--json", str(out) + ".json", "--budget", "40", *flag)) == 0
+        reports[flag] = json.loads(Path(str(out) + ".json").read_text())
+        fitted = load_robot_params(out / "m1.json")
+        recordings = [read_recording(RECORDINGS / n) for n in ("friction_gravity", "multisine")]
+        windows = robot_pipeline.training_windows(robot, recordings, 3.0, 10)
+        exact = robot_pipeline._evaluator(robot, mjcf, "sts3215_12v", windows, threads=1)
+        row = candidate(fitted.servos["sts3215_12v"])
+        assert fitted.fit["window_loss_rad"] == pytest.approx(exact.errors(row).mean(),
+                                                              rel=1e-12)
+        if flag:
+            assert fitted.fit["reuse_error_rad"] is None
+        else:
+            assert 0 < fitted.fit["reuse_error_rad"] < 1e-3
+    assert reports[()]["cost"]["reused_dynamics"] is True
+    assert reports[()]["cost"]["references"] >= 1
+    assert reports[("--exact-dynamics",)]["cost"]["reused_dynamics"] is False

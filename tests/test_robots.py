@@ -141,6 +141,7 @@ def test_the_compiled_loops_read_a_geometry_free_copy_that_changes_no_bit(data):
     """Robot's dynamics model drops the meshes but keeps M and the bias to the last bit: the
     fixed step on it equals the fixed step on the full model, and a joint that sticks has a
     velocity of exactly 0 (the friction solve's own v⁺, no second solve with M)."""
+    from frictionsim.solvers.reused_dynamics import NO_PATH
     from frictionsim.solvers.robot import fixed_step_run
 
     path = arm2r.ARMS["mx"].path(data)
@@ -156,7 +157,7 @@ def test_the_compiled_loops_read_a_geometry_free_copy_that_changes_no_bit(data):
     failed = fixed_step_run(full._address, d._address, d.qpos, d.qvel, robot.qadr, robot.dofs,
                             robot.bank(), goals, np.ones_like(goals), np.array([0.1, -0.2]),
                             np.zeros(2), robot.substeps, robot.dt, robot.scheme == "semi_implicit",
-                            out_q, out_v, np.empty_like(out_q), np.empty((0, 2)))
+                            out_q, out_v, np.empty_like(out_q), np.empty((0, 2)), NO_PATH, False)
     assert failed == -1
     assert np.array_equal(out_v, run.v) and np.array_equal(out_q, run.q)
     # goals where it starts: it sags under gravity, then sticks; a second solve with M left

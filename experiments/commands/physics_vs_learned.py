@@ -146,7 +146,7 @@ def _robot_run(args: argparse.Namespace) -> tuple[dict, bool]:
         read_recordings,
     )
     from frictionsim.experiments.identification.fitter import FitSettings
-    from frictionsim.experiments.robots.identify import LONG_STRIDE, LONG_WINDOW, RobotFitSettings
+    from frictionsim.experiments.robots.identify import STRIDE, WINDOW, RobotFitSettings
     from frictionsim.experiments.robots.physics_vs_learned import (
         SPLIT,
         compare_motions,
@@ -171,7 +171,7 @@ def _robot_run(args: argparse.Namespace) -> tuple[dict, bool]:
           f"({', '.join(r.name for r in held)})")
     # the windows the published comparison was measured on; the hybrid's search rolls them out
     settings = RobotFitSettings(("m1", "m6"), FitSettings(args.budget, args.seed),
-                                tuple(args.extensions), window=LONG_WINDOW, stride=LONG_STRIDE,
+                                tuple(args.extensions), window=WINDOW, stride=STRIDE,
                                 progress=show,
                                 learned=tuple(args.learned), net=args.net)
     result, interrupted = compare_motions(robot, mjcf, train, held, settings, folder)

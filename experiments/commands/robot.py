@@ -6,6 +6,7 @@ import argparse
 from pathlib import Path
 
 from frictionsim.errors import ConfigurationError
+from frictionsim.experiments.robots.fit_defaults import MIN_WINDOWS, STRIDE, WINDOW
 from frictionsim.experiments.runner.arguments import (
     FIGURE,
     JSON,
@@ -142,7 +143,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                         "--cross-validate motion, which decides")
     i.add_argument("--budget", type=int, default=800,
                    help="loss evaluations per model (default 800; the time grows with it: "
-                        "the default fits the 35 SO-101 recordings in about 1.5 min on 2 "
+                        "M6 alone on the 35 SO-101 recordings takes about 2 min on 2 "
                         "cores, docs/results.md)")
     i.add_argument("--seed", type=seed, default=0, help="random seed (default 0)")
     i.add_argument("--uncertainty", type=int, nargs="?", const=20, default=None, metavar="N",
@@ -153,14 +154,20 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                         "draw from); each costs one identification")
     i.add_argument("--fix", nargs="+", default=[], metavar="NAME=VALUE",
                    help="hold servo parameters at given values")
-    i.add_argument("--window", type=float, default=4.0, metavar="SECONDS",
-                   help="length of the windows restarted from the recorded state (default 4)")
+    i.add_argument("--window", type=float, default=WINDOW, metavar="SECONDS",
+                   help=f"length of the windows restarted from the recorded state (default "
+                        f"{WINDOW:g})")
     i.add_argument("--stride", type=int, default=None, metavar="N",
-                   help="fit on one window in N of the recordings (default 32, chosen by "
-                        "cross-validation on the SO-101, or fewer so that about 12 windows are "
-                        "kept; 1: all)")
+                   help=f"fit on one window in N of the recordings (default {STRIDE}, or "
+                        f"fewer so that about {MIN_WINDOWS} windows are kept; 1: all; cheaper "
+                        "cuts lost 24-42 %% on motions the fit never saw, docs/results.md)")
     i.add_argument("--threads", type=int, default=2,
                    help="threads evaluating the windows (default 2)")
+    i.add_argument("--exact-dynamics", action="store_true", dest="exact_dynamics",
+                   help="ask MuJoCo for M(q) and the bias at every physics step of every "
+                        "candidate (default: candidates reuse them along a reference "
+                        "candidate's run, with a first-order correction, and each model's "
+                        "final loss is the exact one; the fit reports what reuse moved)")
     i.add_argument("--out", type=Path, default=Path("robot_identification"),
                    help="output directory (default ./robot_identification); a non-empty one "
                         "is refused unless --resume or --overwrite")
@@ -593,7 +600,8 @@ def identify(args: argparse.Namespace) -> int:
     earlier = prepare_robot_out(args.out, robot.name, args.resume, args.overwrite)
     settings = RobotFitSettings(tuple(models), FitSettings(args.budget, args.seed), extensions,
                                 fixed, args.per_joint, args.window, args.stride, args.threads,
-                                show, tuple(learned), learning).resolved(robot, train)
+                                show, tuple(learned), learning,
+                                not args.exact_dynamics).resolved(robot, train)
     print(f"{robot.name}: {len(robot.servo_joints)} servos ({actuator}); models "
           f"{' '.join(models + learned)}; budget {args.budget} evaluations each"
           + (f"; with {' '.join(extensions)}" if extensions else ""))

@@ -34,6 +34,7 @@ from frictionsim.experiments.identification.starts import (
     latency_tries,
     start_for,
 )
+from frictionsim.experiments.robots.fit_defaults import MIN_WINDOWS, STRIDE, WINDOW
 from frictionsim.experiments.robots.recorded import (
     hold_counts,
     joint_means,
@@ -57,16 +58,6 @@ PER_JOINT = ("none", "offsets")
 #: The robot fit's position update: MuJoCo's (semi-implicit Euler), so that the fixed step
 #: and MuJoCo with the servo adapter replay the same servo.
 SCHEME = "semi_implicit"
-#: The windows the fit sees by default, chosen by cross-validation by motion on the SO-101
-#: (docs/results.md): 4 s long, one in 32 ...
-WINDOW = 4.0
-STRIDE = 32
-#: ... but one in fewer where that would keep under this many windows (small data sets).
-MIN_WINDOWS = 12
-#: The windows before cross-validation chose those: 10 s, one in 8. The physics-vs-learned
-#: comparison was published on them, and an M1 fit is closer held out on them (docs/results.md).
-LONG_WINDOW = 10.0
-LONG_STRIDE = 8
 
 
 @dataclass(frozen=True)
@@ -88,6 +79,10 @@ class RobotFitSettings:
     learned: tuple[str, ...] = ()
     """Learned actuators trained after the physical models (``net``, ``hybrid`` over M6)."""
     net: NetSettings = NetSettings(closed_loop_budget=600)
+    reuse: bool = True
+    """Reuse MuJoCo's dynamics terms along a reference candidate's run
+    (:class:`~frictionsim.solvers.robot_windows.RobotWindows`); each model's final loss is
+    the exact fixed step's either way."""
 
     def resolved(self, robot: RobotDescription, recordings: list[Recording]
                  ) -> RobotFitSettings:
@@ -195,6 +190,8 @@ class RobotModelFit(HeldOutScores):
     path: Path
     validation: dict[str, dict[str, float]]
     per_joint: str
+    #: the largest difference reused dynamics made to a window's error of the best (rad)
+    reuse_error: float | None = None
 
 
 @dataclass
@@ -211,12 +208,26 @@ class RobotLearnedFit(HeldOutScores):
 
 
 def _evaluator(robot: RobotDescription, mjcf: Path, actuator: str,
-               windows: list[RecordedWindow], threads: int) -> RobotWindows:
+               windows: list[RecordedWindow], threads: int, reuse: bool = False
+               ) -> RobotWindows:
     # the servos' firmware settings; their parameters come with each candidate
     servos = joint_servos(robot, {actuator: ParameterSet.defaults("m1", actuator)})
     sim = Robot(robot_spec(robot, mjcf), servos, control_period=robot.control_period,
                 scheme=SCHEME)
-    return RobotWindows(sim, windows, threads)
+    return RobotWindows(sim, windows, threads, reuse and sim.nq == sim.nv)
+
+
+def exact_result(evaluator: RobotWindows, result: FitResult) -> tuple[FitResult, float | None]:
+    """``result`` with its loss the exact fixed step's (MuJoCo's terms every step), and the
+    largest difference the reused dynamics made to one of its windows' errors (rad; None
+    where nothing was reused)."""
+    row = result.params.theta()[None, :]
+    exact = evaluator.exact_errors(row)[0]
+    if evaluator.reference is None:
+        return dataclasses.replace(result, loss=float(exact.mean())), None
+    reused = evaluator.reused_errors(row)[0]
+    return (dataclasses.replace(result, loss=float(exact.mean())),
+            float(np.abs(reused - exact).max()))
 
 
 def fit_robot(robot: RobotDescription, mjcf: Path, train: list[Recording],
@@ -234,16 +245,21 @@ def fit_robot(robot: RobotDescription, mjcf: Path, train: list[Recording],
     t0 = time.perf_counter()
     settings = settings.resolved(robot, train)
     windows = training_windows(robot, train, settings.window, settings.stride)
-    evaluator = _evaluator(robot, mjcf, actuator, windows, settings.threads)
+    evaluator = _evaluator(robot, mjcf, actuator, windows, settings.threads, settings.reuse)
     cost = {"windows": len(windows), "control_periods": evaluator.n_steps,
             "window_seconds": settings.window, "stride": settings.stride,
-            "threads": settings.threads}
+            "threads": settings.threads, "reused_dynamics": evaluator.reuse}
     print(f"{len(train)} training recordings → {len(windows)} windows of {settings.window:g} s "
           f"({evaluator.n_steps} control periods per evaluation); {len(validation)} held out")
     out.mkdir(parents=True, exist_ok=True)
-    chain, interrupted = fit_models(robot, evaluator, settings, out, earlier)
-    fits = {model: RobotModelFit(model, result, path_of(out, model), {}, settings.per_joint)
+    reuse_errors: dict[str, float | None] = {}
+    chain, interrupted = fit_models(robot, evaluator, settings, out, earlier, reuse_errors)
+    fits = {model: RobotModelFit(model, result, path_of(out, model), {}, settings.per_joint,
+                                 reuse_errors.get(model))
             for model, result in chain.items()}
+    if evaluator.reuse:
+        cost["references"] = len(evaluator.refresh_errors) + (evaluator.reference is not None)
+        cost["reuse_error_at_refresh_max_rad"] = max(evaluator.refresh_errors, default=None)
     learned: dict[str, RobotLearnedFit] = {}
     if settings.learned and not interrupted:
         learned = _train_learned(robot, mjcf, train, settings, fits, evaluator, out)
@@ -264,10 +280,13 @@ def fit_robot(robot: RobotDescription, mjcf: Path, train: list[Recording],
 
 
 def fit_models(robot: RobotDescription, evaluator: RobotWindows, settings: RobotFitSettings,
-               out: Path, earlier: dict[str, RobotParameters] | None = None
+               out: Path, earlier: dict[str, RobotParameters] | None = None,
+               reuse_errors: dict[str, float | None] | None = None
                ) -> tuple[dict[str, FitResult], bool]:
     """The chain of ``settings.models`` on the windows of ``evaluator``, each model's best
-    written to ``out/<model>.json`` as it improves; whether Ctrl-C ended it."""
+    written to ``out/<model>.json`` as it improves; whether Ctrl-C ended it. Each result's
+    loss is the exact fixed step's; ``reuse_errors`` receives, per model, the largest
+    difference reused dynamics made to a window's error of its best (:func:`exact_result`)."""
     actuator = actuator_of(robot)
     joints = tuple(j.name for j in robot.servo_joints)
     offset_joints = joints if settings.per_joint == "offsets" else ()
@@ -281,8 +300,12 @@ def fit_models(robot: RobotDescription, evaluator: RobotWindows, settings: Robot
                    (simpler.offsets if simpler else {}).items()}
         saved_offsets = {f"offset:{j}": v for j, v in
                          (saved.joint_offsets if saved is not None else {}).items()}
-        return _fit_model(robot, model, actuator, joints, offset_joints, evaluator, settings,
-                          out, start, offsets, saved_offsets)
+        result, reuse_error = exact_result(evaluator, _fit_model(
+            robot, model, actuator, joints, offset_joints, evaluator, settings, out, start,
+            offsets, saved_offsets))
+        if reuse_errors is not None:
+            reuse_errors[model] = reuse_error
+        return result
 
     return fit_chain(settings.models, one)
 
@@ -342,6 +365,7 @@ def _fit_info(f: RobotModelFit, settings: RobotFitSettings, train: list[Recordin
             "validation_joint_mae_rad": joint_means(f.validation) if f.validation else None,
             "windows": cost["windows"], "window_seconds": settings.window,
             "stride": settings.stride, "seed": settings.fit.seed,
+            "reuse_error_rad": f.reuse_error,
             "interrupted": f.result.interrupted}
 
 

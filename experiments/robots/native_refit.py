@@ -19,8 +19,8 @@ from frictionsim import schema
 from frictionsim.errors import ConfigurationError
 from frictionsim.experiments.identification.fitter import FitSettings
 from frictionsim.experiments.robots.identify import (
-    LONG_STRIDE,
-    LONG_WINDOW,
+    STRIDE,
+    WINDOW,
     RobotFitSettings,
     actuator_of,
     fit_robot,
@@ -48,10 +48,10 @@ def native_refit(robot: RobotDescription, mjcf: Path, fit: RobotParameters,
     start = ParameterSet("m1", actuator, {k: v for k, v in richer.values.items() if k in names},
                          scheme=richer.scheme)
     earlier = {"m1": RobotParameters(robot.name, {actuator: start}, dict(fit.joint_offsets))}
-    # M1 alone, once per export: on the long windows, which cross-validation puts 5 % closer
-    # to held-out motions for M1 than robot identify's cheaper default (docs/results.md)
-    settings = RobotFitSettings(("m1",), FitSettings(budget, seed), window=LONG_WINDOW,
-                                stride=LONG_STRIDE, threads=threads, progress=progress,
+    # M1 alone, once per export, on robot identify's windows (every recording cut the same
+    # way, however few: the refit starts from a fit of those recordings)
+    settings = RobotFitSettings(("m1",), FitSettings(budget, seed), window=WINDOW,
+                                stride=STRIDE, threads=threads, progress=progress,
                                 per_joint="offsets" if fit.joint_offsets else "none")
     with tempfile.TemporaryDirectory(prefix="frictionsim-native-refit-") as tmp:
         fits, interrupted, _ = fit_robot(robot, mjcf, recordings, [], settings, Path(tmp),

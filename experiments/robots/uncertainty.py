@@ -45,7 +45,8 @@ def robot_bootstrap(robot: RobotDescription, mjcf: Path, train: list[Recording],
 
     def replicate(draw: list[Recording], seed: int, folder: Path) -> dict[str, ParameterSet]:
         windows = training_windows(robot, draw, settings.window, settings.stride)
-        evaluator = _evaluator(robot, mjcf, actuator, windows, settings.threads)
+        evaluator = _evaluator(robot, mjcf, actuator, windows, settings.threads,
+                               settings.reuse)
         run = dataclasses.replace(quiet, fit=FitSettings(settings.fit.budget, seed))
         chain, interrupted = fit_models(robot, evaluator, run, folder)
         if interrupted:
