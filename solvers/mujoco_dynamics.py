@@ -62,28 +62,6 @@ mj_integratePos = _function("mj_integratePos", _ptr, _ptr, _ptr, types.float64) 
 
 
 @njit(cache=True)
-def dynamics_terms(model: int, data: int, qpos: np.ndarray, qvel: np.ndarray, q: np.ndarray,
-                   v: np.ndarray, mass: np.ndarray, bias: np.ndarray) -> None:
-    """Dense M(q) into ``mass`` (nv × nv) and the bias forces C(q, v) + g(q) into ``bias``.
-
-    ``model``, ``data``: the ``_address`` of an MjModel and of an MjData of it;
-    ``qpos``, ``qvel``: that MjData's arrays (written with q, nq values, and v, nv values). M
-    includes the model's own ``dof_armature``; ``bias`` is MuJoCo's ``qfrc_bias``
-    (τ_e = −bias).
-    """
-    for i in range(q.shape[0]):
-        qpos[i] = q[i]
-    for i in range(v.shape[0]):
-        qvel[i] = v[i]
-    mj_kinematics(model, data)
-    mj_comPos(model, data)
-    mj_crb(model, data)
-    mj_comVel(model, data)
-    mj_rne(model, data, 0, bias.ctypes.data)
-    mj_fullM(model, data, mass.ctypes.data)
-
-
-@njit(cache=True)
 def bias_terms(model: int, data: int, qpos: np.ndarray, qvel: np.ndarray, q: np.ndarray,
                v: np.ndarray, bias: np.ndarray) -> None:
     """The bias forces C(q, v) + g(q) alone into ``bias`` (:func:`dynamics_terms` without M:
@@ -96,6 +74,21 @@ def bias_terms(model: int, data: int, qpos: np.ndarray, qvel: np.ndarray, q: np.
     mj_comPos(model, data)
     mj_comVel(model, data)
     mj_rne(model, data, 0, bias.ctypes.data)
+
+
+@njit(cache=True)
+def dynamics_terms(model: int, data: int, qpos: np.ndarray, qvel: np.ndarray, q: np.ndarray,
+                   v: np.ndarray, mass: np.ndarray, bias: np.ndarray) -> None:
+    """Dense M(q) into ``mass`` (nv × nv) and the bias forces C(q, v) + g(q) into ``bias``.
+
+    ``model``, ``data``: the ``_address`` of an MjModel and of an MjData of it;
+    ``qpos``, ``qvel``: that MjData's arrays (written with q, nq values, and v, nv values). M
+    includes the model's own ``dof_armature``; ``bias`` is MuJoCo's ``qfrc_bias``
+    (τ_e = −bias). The composite inertia comes after the bias: neither reads the other.
+    """
+    bias_terms(model, data, qpos, qvel, q, v, bias)
+    mj_crb(model, data)
+    mj_fullM(model, data, mass.ctypes.data)
 
 
 @njit(cache=True)
