@@ -23,7 +23,8 @@ its joints.
 With ``reuse`` the windows keep MuJoCo's dynamics terms along the exact run of a reference
 candidate (:mod:`frictionsim.solvers.reused_dynamics`) and every other candidate reuses
 them: the reference is the first candidate evaluated, then each candidate whose loss beats
-the reference's by more than :data:`REFRESH` (run exactly then, and its exact errors
+the reference's by more than :data:`REFRESH`, or at all once :data:`REFRESH_EVERY`
+candidates went by without a new reference (run exactly then, and its exact errors
 returned). What the reuse moved is measured at each refresh, on a candidate the old
 reference did not follow (:attr:`RobotWindows.reuse_error`).
 """
@@ -48,6 +49,9 @@ NO_GAP = np.empty((0, 1))
 #: A candidate whose loss beats the reference's by more than this fraction becomes the
 #: reference (its run exact, the terms recorded along it).
 REFRESH = 0.05
+#: ... and, after this many candidates without a new reference, the best of a batch that
+#: beats the reference at all (a search refining away from it by less than REFRESH).
+REFRESH_EVERY = 200
 
 
 @dataclass(frozen=True)
@@ -107,6 +111,7 @@ class RobotWindows:
         #: per refresh after the first, the largest |reused − exact| of a window's error of
         #: the new reference (rad), measured with the reference before it
         self.refresh_errors: list[float] = []
+        self._since = 0  # candidates evaluated since the last reference
 
     @property
     def reuse_error(self) -> float | None:
@@ -150,7 +155,10 @@ class RobotWindows:
             self._refresh(candidates[:1], nets[:1])
         out = self._errors(candidates, nets, "reuse")
         best = int(np.argmin(out.mean(axis=1)))
-        if out[best].mean() < (1.0 - REFRESH) * self.reference_errors.mean():
+        self._since += len(candidates)
+        reference = self.reference_errors.mean()
+        if out[best].mean() < (1.0 - REFRESH) * reference or (
+                self._since >= REFRESH_EVERY and out[best].mean() < reference):
             reused = out[best].copy()
             out[best] = self._refresh(candidates[best:best + 1], nets[best:best + 1])
             finite = np.isfinite(reused) & np.isfinite(out[best])
@@ -180,6 +188,7 @@ class RobotWindows:
             rows = [len(w.goals) * self.robot.substeps for w in self.windows]
             self._paths = [np.empty((n, width(self.robot.nv))) for n in rows]
         out = self._errors(candidate, net, "record")
+        self._since = 0
         self.reference = candidate[0].copy()
         self.reference_errors = out[0].copy()
         return out[0]

@@ -121,3 +121,19 @@ def test_a_reference_that_diverged_is_no_reference(windows):
     assert np.all(np.isinf(reuse.errors(bad)))
     good = row(friction_base=0.1)
     assert np.array_equal(reuse.reused_errors(good), exact.errors(good))
+
+
+def test_a_reference_a_slow_search_leaves_behind_moves_all_the_same(windows, monkeypatch):
+    from frictionsim.solvers import robot_windows
+
+    monkeypatch.setattr(robot_windows, "REFRESH", 0.5)  # no candidate here gains 50 %
+    monkeypatch.setattr(robot_windows, "REFRESH_EVERY", 4)
+    exact, reuse = evaluators(windows)
+    ref = row()
+    reuse.errors(ref)
+    batch = np.vstack([row(load_friction_external=0.2), row(friction_base=0.15)])
+    reuse.errors(batch)  # three candidates since the reference: it stays
+    assert np.array_equal(reuse.reference, ref[0])
+    got = reuse.errors(batch)  # five: the better one, a few per cent ahead, takes over
+    assert np.array_equal(reuse.reference, batch[0])
+    assert np.array_equal(got[0], exact.errors(batch[:1])[0])

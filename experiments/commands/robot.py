@@ -143,7 +143,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                         "--cross-validate motion, which decides")
     i.add_argument("--budget", type=int, default=800,
                    help="loss evaluations per model (default 800; the time grows with it: "
-                        "M6 alone on the 35 SO-101 recordings takes about 2 min on 2 "
+                        "M6 alone on the 35 SO-101 recordings takes 2 to 3 min on 2 "
                         "cores, docs/results.md)")
     i.add_argument("--seed", type=seed, default=0, help="random seed (default 0)")
     i.add_argument("--uncertainty", type=int, nargs="?", const=20, default=None, metavar="N",
