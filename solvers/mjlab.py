@@ -176,33 +176,24 @@ class FrictionsimActuator(Actuator):
         kernel launch on MuJoCo Warp's arrays."""
         d = self._data
         self._goals.copy_(cmd.position_target)
-        if self._cuda:
-            self._after_torch()
+        stream = self._user_stream() if self._cuda else None
+        if stream is not None:  # the kernel waits for the goals, the torques for the kernel
+            import warp as wp
+
+            wp.get_stream(self.servos.device).wait_stream(wp.stream_from_torch(stream))
         self.servos.step(d.M, d.qfrc_bias, d.qfrc_passive, d.qpos, d.qvel)
-        if self._cuda:
-            self._before_torch()
+        if stream is not None:
+            stream.wait_stream(wp.stream_to_torch(self.servos.device))
         return self._torque
 
-    def _after_torch(self) -> None:
-        """On a GPU, Warp's stream waits for the torch stream that wrote the goals. Warp's
-        streams are blocking, so torch's legacy default stream (``cuda_stream`` 0) is ordered
-        already; a stream of the user's own is not."""
+    def _user_stream(self):
+        """The torch stream that writes the goals and reads the torques, where Warp's stream
+        is not ordered with it: None for torch's legacy default stream (``cuda_stream`` 0),
+        which Warp's blocking streams already wait for and are waited for by."""
         import torch
-        import warp as wp
 
         stream = torch.cuda.current_stream(self._goals.device)
-        if stream.cuda_stream != 0:
-            wp.get_stream(self.servos.device).wait_stream(wp.stream_from_torch(stream))
-
-    def _before_torch(self) -> None:
-        """The torch stream that reads the torques waits for the kernel (as
-        :meth:`_after_torch`, a user's own stream only)."""
-        import torch
-        import warp as wp
-
-        stream = torch.cuda.current_stream(self._goals.device)
-        if stream.cuda_stream != 0:
-            stream.wait_stream(wp.stream_to_torch(self.servos.device))
+        return None if stream.cuda_stream == 0 else stream
 
     def reset(self, env_ids=None) -> None:
         super().reset(env_ids)

@@ -26,7 +26,7 @@ them: the reference is the first candidate evaluated, then each candidate whose 
 the reference's by more than :data:`REFRESH`, or at all once :data:`REFRESH_EVERY`
 candidates went by without a new reference (run exactly then, and its exact errors
 returned). What the reuse moved is measured at each refresh, on a candidate the old
-reference did not follow (:attr:`RobotWindows.reuse_error`).
+reference did not follow (:attr:`RobotWindows.refresh_errors`).
 """
 
 from __future__ import annotations
@@ -42,7 +42,6 @@ from frictionsim.servo_bank import new_bank
 from frictionsim.solvers.mujoco_dynamics import mujoco
 from frictionsim.solvers.reused_dynamics import NO_PATH, width
 from frictionsim.solvers.robot import Robot, fixed_step_run
-from frictionsim.solvers.robot_gear import has_backlash
 
 #: fixed_step_run's out_gap when the windows do not ask for the gears' gaps
 NO_GAP = np.empty((0, 1))
@@ -108,16 +107,11 @@ class RobotWindows:
         #: the candidate row the paths follow, and its exact errors per window
         self.reference: np.ndarray | None = None
         self.reference_errors: np.ndarray | None = None
-        #: per refresh after the first, the largest |reused − exact| of a window's error of
-        #: the new reference (rad), measured with the reference before it
+        #: references made so far, and per refresh after the first, the largest |reused −
+        #: exact| of a window's error of the new reference (rad), under the one before it
+        self.references = 0
         self.refresh_errors: list[float] = []
         self._since = 0  # candidates evaluated since the last reference
-
-    @property
-    def reuse_error(self) -> float | None:
-        """The largest difference a reference's reuse made to a window's error, at the last
-        refresh (rad); None before a second reference."""
-        return self.refresh_errors[-1] if self.refresh_errors else None
 
     @property
     def names(self) -> list[str]:
@@ -148,8 +142,7 @@ class RobotWindows:
         nets = np.atleast_2d(np.asarray(nets, dtype=float))
         if len(nets) != len(candidates):
             raise ConfigurationError(f"{len(nets)} networks for {len(candidates)} candidates")
-        if not self.reuse or np.any(nets) or any(
-                has_backlash(c[None, :layout.THETA_SIZE]) for c in candidates):
+        if not self.reuse or np.any(nets) or np.any(candidates[:, layout.BACKLASH] > 0.0):
             return self._errors(candidates, nets, "exact")
         if self.reference is None:
             self._refresh(candidates[:1], nets[:1])
@@ -189,6 +182,7 @@ class RobotWindows:
             self._paths = [np.empty((n, width(self.robot.nv))) for n in rows]
         out = self._errors(candidate, net, "record")
         self._since = 0
+        self.references += 1
         self.reference = candidate[0].copy()
         self.reference_errors = out[0].copy()
         return out[0]

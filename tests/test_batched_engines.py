@@ -494,14 +494,12 @@ def test_a_cuda_device_without_a_gpu_is_a_clear_error():
 
 
 def test_robot_simulate_names_a_device_its_engine_cannot_take(tmp_path, capsys, jax):
-    from frictionsim.experiments.common.loading import shared_data
     from frictionsim.experiments.runner.cli import main
     from frictionsim.params import save_params
 
-    try:
-        data = shared_data()
-    except Exception:
+    if not (DATA / "so101").is_dir():
         pytest.skip("shared data not found")
+    data = DATA
     params = save_params(tmp_path / "m1.json", ParameterSet.defaults("m1", "sts3215_12v"))
     recording = data / "so101" / "recordings" / "center_workspace"
     base = ["robot", "simulate", "--robot", "so101", "--data", str(data), str(recording),
@@ -538,17 +536,15 @@ def test_run_engines_reports_every_engine_and_refuses_options_that_do_nothing(
 def test_a_batched_replay_is_the_one_world_replay(tmp_path, mjwarp, jax):
     """robot simulate --engine mjlab|mjx: a world per recording, the same runs as one at a
     time on MuJoCo (SO-101, two recordings cut to 2 s)."""
-    from frictionsim.experiments.common.loading import shared_data
     from frictionsim.experiments.robots.recorded import Replay, replay_batched
     from frictionsim.robot_files import get_robot
     from frictionsim.robot_recordings import read_recording
     from frictionsim.solvers.mujoco_dynamics import mujoco
     from frictionsim.solvers.robot_servos import robot_spec
 
-    try:
-        data = shared_data()
-    except Exception:
+    if not (DATA / "so101").is_dir():
         pytest.skip("shared data not found")
+    data = DATA
     robot = get_robot("so101")
     folder = data / "so101" / "recordings"
     recordings = []

@@ -99,7 +99,8 @@ def test_a_nearby_candidate_is_close_and_a_better_one_becomes_the_reference(wind
     got = reuse.errors(rows)
     assert np.array_equal(got[best], exact.errors(rows[best:best + 1])[0])
     assert np.array_equal(reuse.reference, rows[best]) and len(reuse.refresh_errors) == 1
-    assert 0 < reuse.reuse_error < 1e-3
+    assert len(reuse.refresh_errors) == 1 and 0 < reuse.refresh_errors[0] < 1e-3
+    assert reuse.references == 2
 
 
 def test_networks_and_gear_gaps_are_always_exact(windows):

@@ -1,4 +1,4 @@
-"""Wall-clock timing for the benchmarks: the best of several runs."""
+"""Wall-clock timing for the benchmarks: the best of several runs, and cases alternated."""
 
 from __future__ import annotations
 
@@ -26,3 +26,18 @@ def batched_ns_per_log_step(packed, thetas, repeats: int) -> dict[str, float]:
         packed.errors(thetas, kernel)
         speeds[kernel] = 1e9 * best_time(lambda k=kernel: packed.errors(thetas, k), repeats) / work
     return speeds
+
+
+def alternated(cases: dict[str, Callable[[], float]], rounds: int,
+               after_round: Callable[[int, dict[str, list[float]]], None] | None = None
+               ) -> dict[str, list[float]]:
+    """Each case's own measurement (its callable returns it), the cases taken in turn for
+    ``rounds`` rounds so that a load on the machine falls on all of them alike; per case,
+    its measurements in round order. ``after_round(r, so_far)`` after each round."""
+    times: dict[str, list[float]] = {name: [] for name in cases}
+    for r in range(rounds):
+        for name, measure in cases.items():
+            times[name].append(measure())
+        if after_round is not None:
+            after_round(r, times)
+    return times

@@ -92,6 +92,7 @@ def adapter_cost(mjcf: str | None = None, joints=None, params=None, seconds: flo
     ``joints`` (fnmatch patterns; default the built-in biped's, or every named hinge)."""
     import mujoco
 
+    from frictionsim.experiments.common.timing import alternated
     from frictionsim.params import ParameterSet
     from frictionsim.solvers.mjcf_files import read_spec
     from frictionsim.solvers.mujoco_adapter import ServoModel
@@ -107,19 +108,26 @@ def adapter_cost(mjcf: str | None = None, joints=None, params=None, seconds: flo
     models = {"shipped": shipped, "bare": _bare(spec, names).compile(),
               "adapter": servo_model.model}
     steps = max(1, int(round(seconds / shipped.opt.timestep)))
-    best = {k: np.inf for k in models}
     contacts = 0
-    for r in range(rounds):
-        for name, model in models.items():
-            data = mujoco.MjData(model)
-            start = time.perf_counter()
-            for _ in range(steps):
-                mujoco.mj_step(model, data)
-            best[name] = min(best[name], (time.perf_counter() - start) / steps * 1e6)
-            if name == "adapter":
-                servo_model.check(data)
-                contacts = int(data.ncon)
-        progress(f"round {r + 1}/{rounds}: " + ", ".join(f"{k} {v:.2f} µs"
-                                                        for k, v in best.items()))
+
+    def run(name: str) -> float:
+        """µs per step of one run of ``name``'s model."""
+        nonlocal contacts
+        model = models[name]
+        data = mujoco.MjData(model)
+        start = time.perf_counter()
+        for _ in range(steps):
+            mujoco.mj_step(model, data)
+        micros = (time.perf_counter() - start) / steps * 1e6
+        if name == "adapter":
+            servo_model.check(data)
+            contacts = int(data.ncon)
+        return micros
+
+    times = alternated({name: (lambda n=name: run(n)) for name in models}, rounds,
+                       lambda r, so_far: progress(
+                           f"round {r + 1}/{rounds}: "
+                           + ", ".join(f"{k} {min(v):.2f} µs" for k, v in so_far.items())))
+    best = {name: min(t) for name, t in times.items()}
     return AdapterCost(int(shipped.nv), len(names), contacts, best["shipped"], best["bare"],
                        best["adapter"])

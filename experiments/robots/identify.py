@@ -258,7 +258,7 @@ def fit_robot(robot: RobotDescription, mjcf: Path, train: list[Recording],
                                  reuse_errors.get(model))
             for model, result in chain.items()}
     if evaluator.reuse:
-        cost["references"] = len(evaluator.refresh_errors) + (evaluator.reference is not None)
+        cost["references"] = evaluator.references
         cost["reuse_error_at_refresh_max_rad"] = max(evaluator.refresh_errors, default=None)
     learned: dict[str, RobotLearnedFit] = {}
     if settings.learned and not interrupted:

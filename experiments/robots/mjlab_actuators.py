@@ -76,6 +76,7 @@ def time_actuators(bam: Path, mjcf: Path | None, height: float | None, worlds: i
     finally:
         sys.path.remove(str(bam))
 
+    from frictionsim.experiments.common.timing import alternated
     from frictionsim.experiments.robots.adapter_cost import biped_mjcf
     from frictionsim.params import ParameterSet
     from frictionsim.solvers.mjlab import FrictionsimActuatorCfg
@@ -153,11 +154,8 @@ def time_actuators(bam: Path, mjcf: Path | None, height: float | None, worlds: i
         built[kind] = build(kind)
         for _ in range(3):
             chunk(built[kind])
-    times: dict[str, list[float]] = {kind: [] for kind in KINDS}
-    for r in range(rounds):
-        progress(f"round {r + 1} of {rounds}")
-        for kind in KINDS:
-            times[kind].append(chunk(built[kind]))
+    times = alternated({kind: (lambda k=kind: chunk(built[k])) for kind in KINDS}, rounds,
+                       lambda r, _: progress(f"round {r + 1} of {rounds}"))
     return ActuatorTimes(str(mjcf) if mjcf else "built-in biped", len(joints), worlds,
                          torch.get_num_threads(),
                          {kind: 1e6 * float(np.median(t)) for kind, t in times.items()})
