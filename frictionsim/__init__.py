@@ -42,6 +42,7 @@ _LAZY = {
     **dict.fromkeys(("FrictionsimError", "ConfigurationError", "MissingExtra"),
                     "frictionsim.errors"),
     **dict.fromkeys(("Log", "LogError", "load_log", "process", "save_log"), "frictionsim.logs"),
+    "read_lerobot": "frictionsim.lerobot_datasets",
     **dict.fromkeys(("ParameterFileError", "ParameterSet", "load_params", "save_params"),
                     "frictionsim.params"),
 }

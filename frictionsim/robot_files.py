@@ -33,6 +33,14 @@ by the same :func:`load_robot_file` (``--robot PATH``)::
     left_out = "normalised 0..1, not an angle"   # not simulated: the joint is held rigid
     [joints.Jaw.firmware]           # per-joint settings override [firmware]
     Max_Torque_Limit = 500
+    [lerobot]                       # optional: how LeRobot datasets of this robot store joints
+    robot_types = ["so101_follower"]  # info.json's robot_type values this file describes
+    units = "normalised"            # "normalised" (±100 of the calibrated range) or "degrees"
+    zero = "range_middle"           # the MJCF's zero: the calibrated range's middle, or
+                                    # "half_turn" (LeRobot's homing pose, count 2047)
+    counts_per_turn = 4096
+    # and per joint: lerobot = "shoulder_pan" (the motor's name; the feature is
+    # "shoulder_pan.pos") and, optionally, id = 1 (its bus id, checked against a calibration)
 
 Every field is checked: an unknown key, a wrong type or an implausible value is a
 :class:`RobotFileError` naming the file and the key.
@@ -43,7 +51,7 @@ from __future__ import annotations
 import math
 import os
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from frictionsim import schema
@@ -67,8 +75,15 @@ MIN_CONTROL_PERIOD = 1e-4
 #: The most control periods in one bus cycle (one recorded row).
 MAX_PERIODS_PER_ROW = 1000
 _TOP = {"name", "title", "mjcf", "recordings", "control_period", "bus_period",
-        "joint_dynamics", "contacts", "firmware", "joints"}
-_JOINT = {"mjcf", "actuator", "sign", "offset", "left_out", "firmware"}
+        "joint_dynamics", "contacts", "firmware", "joints", "lerobot"}
+_JOINT = {"mjcf", "actuator", "sign", "offset", "left_out", "firmware", "lerobot", "id"}
+_LEROBOT = {"robot_types", "units", "zero", "counts_per_turn"}
+#: How LeRobot stores joint values (its MotorNormMode): ±100 (0–100 for a gripper) of each
+#: joint's calibrated range, or degrees from the range's middle.
+LEROBOT_UNITS = ("normalised", "degrees")
+#: Where a robot's MJCF puts a joint's zero in LeRobot's calibrated counts: the middle of the
+#: calibrated range, or the half turn (count 2047) LeRobot's homing puts the calibration pose at.
+LEROBOT_ZEROS = ("range_middle", "half_turn")
 
 
 class RobotFileError(FrictionsimError, ValueError):
@@ -100,6 +115,10 @@ class RobotJoint:
     offset: float = 0.0
     left_out: str = ""
     firmware: Firmware | None = None
+    lerobot: str = ""
+    """The motor's name in LeRobot's datasets and calibration files ("" when not mapped)."""
+    bus_id: int | None = None
+    """Its bus id, when the robot file gives one (checked against a LeRobot calibration)."""
 
     def to_model(self, q):
         """Recorded angle(s) (rad) → the MJCF joint's angle(s)."""
@@ -108,6 +127,16 @@ class RobotJoint:
     def from_model(self, q):
         """The MJCF joint's angle(s) → recorded angle(s) (rad)."""
         return (q - self.offset) * self.sign
+
+
+@dataclass(frozen=True)
+class LeRobotConvention:
+    """How LeRobot's datasets of a robot store its joints (the robot file's ``[lerobot]``)."""
+
+    robot_types: tuple[str, ...]
+    units: str = "normalised"
+    zero: str = "range_middle"
+    counts_per_turn: int = 4096
 
 
 @dataclass(frozen=True)
@@ -124,6 +153,15 @@ class RobotDescription:
     joints: tuple[RobotJoint, ...]
     source: str = ""
     contacts: str = "model"
+    lerobot: LeRobotConvention | None = None
+
+    def at_rate(self, fps: float) -> RobotDescription:
+        """This robot driven at ``fps`` bus cycles a second (a LeRobot dataset's rate): the bus
+        period 1/fps, the control period the bus period over the whole number of control
+        periods nearest to it (LeRobot's 30 fps: 17 periods of 1.96 ms for the SO-101's 2 ms)."""
+        bus = 1.0 / fps
+        n = max(1, int(round(bus / self.control_period)))
+        return replace(self, bus_period=bus, control_period=bus / n)
 
     @property
     def servo_joints(self) -> tuple[RobotJoint, ...]:
@@ -268,13 +306,45 @@ def parse_robot(data: dict, source: str) -> RobotDescription:
         offset = r.number(spec, "offset", where, at_most=2 * math.pi, at_least=-2 * math.pi) \
             if "offset" in spec else 0.0
         firmware = _firmware(r, r.table(spec, "firmware"), f"{where}firmware.", base, actuator)
-        joints.append(RobotJoint(jname, mjcf, actuator, float(sign), offset, left_out, firmware))
+        motor = spec.get("lerobot", "")
+        if not isinstance(motor, str) or (motor and not re.fullmatch(r"[A-Za-z0-9_]+", motor)):
+            raise r.fail(f"{where}lerobot", f"{motor!r} must be the motor's name in LeRobot "
+                                            "(letters, digits and _, without '.pos')")
+        bus_id = r.integer(spec["id"], f"{where}id", 0, 253) if "id" in spec else None
+        joints.append(RobotJoint(jname, mjcf, actuator, float(sign), offset, left_out, firmware,
+                                 motor, bus_id))
     if not any(not j.left_out for j in joints):
         raise r.fail("joints", "every joint is left out: nothing to simulate")
+    lerobot = _lerobot(r, data, joints) if "lerobot" in data else None
     return RobotDescription(name=name, title=data.get("title", name), mjcf=data["mjcf"],
                             recordings=recordings, control_period=period, bus_period=bus,
                             joint_dynamics=dynamics, joints=tuple(joints), source=source,
-                            contacts=contacts)
+                            contacts=contacts, lerobot=lerobot)
+
+
+def _lerobot(r: TomlReader, data: dict, joints: list[RobotJoint]) -> LeRobotConvention:
+    table = r.table(data, "lerobot")
+    r.keys(table, _LEROBOT, "lerobot.")
+    types = table.get("robot_types", [])
+    if not isinstance(types, list) or not types or not all(isinstance(t, str) and t for t in types):
+        raise r.fail("lerobot.robot_types", "must list the robot_type values (info.json) of "
+                                            "this robot's datasets, e.g. [\"so101_follower\"]")
+    units = table.get("units", "normalised")
+    if units not in LEROBOT_UNITS:
+        raise r.fail("lerobot.units", f"{units!r} must be one of {', '.join(LEROBOT_UNITS)}")
+    zero = table.get("zero", "range_middle")
+    if zero not in LEROBOT_ZEROS:
+        raise r.fail("lerobot.zero", f"{zero!r} must be one of {', '.join(LEROBOT_ZEROS)}")
+    counts = r.integer(table.get("counts_per_turn", 4096), "lerobot.counts_per_turn", 2, 1 << 20)
+    unmapped = [j.name for j in joints if not j.left_out and not j.lerobot]
+    if unmapped:
+        raise r.fail(f"joints.{unmapped[0]}.lerobot",
+                     "missing: with a [lerobot] table every simulated joint names its motor")
+    motors = [j.lerobot for j in joints if j.lerobot]
+    twice = sorted({m for m in motors if motors.count(m) > 1})
+    if twice:
+        raise r.fail("joints", f"LeRobot motor {twice[0]!r} is named by two joints")
+    return LeRobotConvention(tuple(types), units, zero, counts)
 
 
 def load_robot_file(path: str | os.PathLike) -> RobotDescription:

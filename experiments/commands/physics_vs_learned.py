@@ -144,6 +144,7 @@ def _robot_run(args: argparse.Namespace) -> tuple[dict, bool]:
         check_out_apart,
         load_robot,
         read_recordings,
+        same_rate,
     )
     from frictionsim.experiments.identification.fitter import FitSettings
     from frictionsim.experiments.robots.identify import STRIDE, WINDOW, RobotFitSettings
@@ -156,9 +157,11 @@ def _robot_run(args: argparse.Namespace) -> tuple[dict, bool]:
 
     robot, mjcf = load_robot(args)
     show = not args.no_progress
-    recordings = read_recordings(args.recordings, show, robot)
+    robot, recordings = read_recordings(args.recordings, show, robot)
     if args.validation:
-        train, held = recordings, read_recordings(args.validation, show, robot)
+        held_robot, held = read_recordings(args.validation, show, robot)
+        same_rate(robot, held_robot, "--validation")
+        train = recordings
         _check_apart(train, held)
     else:
         count = args.held_out if args.held_out is not None else min(10, len(recordings) // 3)

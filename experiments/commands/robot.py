@@ -81,7 +81,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                         "(docs/model.md §7) or learned actuator file (§13): every servo of "
                         "its actuator gets it (required but with --engine mjcf)")
     s.add_argument("recordings", nargs="+", type=Path, metavar="RECORDING_DIR",
-                   help="recording folders, or folders of them")
+                   help="recording folders, or folders of them, or LeRobot dataset folders")
     s.add_argument("--engine", choices=ENGINES, default="fixed_step",
                    help="frictionsim's fixed step (default), MuJoCo's step with the servo "
                         "adapter, the exact event-driven solver (slow), mjcf: the baseline "
@@ -114,13 +114,15 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     s.add_argument("--plot-span", nargs=2, type=float, metavar=("START", "END"),
                    help="with --plot: show these seconds of each recording only (a reversal "
                         "through the gear's gap is a fraction of a second)")
+    _lerobot_arguments(s)
     add_progress_argument(s)
 
     i = sub.add_parser("identify", help="fit the servos to the robot's own recordings",
                        description=IDENTIFY)
     _robot_arguments(i)
     i.add_argument("--recordings", nargs="+", required=True, type=Path, metavar="DIR",
-                   help="training recording folders, or folders of them")
+                   help="training recording folders, or folders of them, or LeRobot dataset "
+                        "folders (--episodes)")
     held = i.add_mutually_exclusive_group()
     held.add_argument("--validation", nargs="+", type=Path, metavar="DIR",
                       help="held-out recording folders to replay after the fit")
@@ -179,6 +181,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                        help="replace the earlier robot identification in --out (and --json)")
     add_extensions_argument(i)
     add_output_argument(i, "--json", JSON, "write the summary (report.json) here too")
+    _lerobot_arguments(i, validation=True)
     add_progress_argument(i)
 
     e = sub.add_parser("export-mjcf", help="the robot's MJCF with a fit's servos as plain MuJoCo "
@@ -214,6 +217,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     add_output_argument(e, "--json", JSON, 'write {"joints": {NAME: {armature, damping, '
                         'frictionloss, kp, kv, force_limit}}, "dropped": [...], "validation": '
                         '{"export_mae_rad", "frictionsim_mae_rad"}} here')
+    _lerobot_arguments(e, validation=True)
     add_progress_argument(e)
 
 
@@ -237,14 +241,81 @@ def load_robot(args: argparse.Namespace):
     return robot, robot.mjcf_path(data, args.mjcf)
 
 
-def read_recordings(paths, show_progress: bool, robot) -> list:
-    """The recordings in ``paths``, their row spacing checked against ``robot``'s bus period."""
+def _lerobot_arguments(p: argparse.ArgumentParser, validation: bool = False) -> None:
+    p.add_argument("--episodes", metavar="LIST", default=None,
+                   help="with a LeRobot dataset folder among the recordings: the episodes to use, "
+                        "e.g. 0-24,30 (default: all)")
+    if validation:
+        p.add_argument("--validation-episodes", metavar="LIST", default=None,
+                       help="the same for the LeRobot datasets among --validation")
+    p.add_argument("--calibration", type=Path, default=None, metavar="FILE",
+                   help="the arm's LeRobot calibration file (calibration/robots/<type>/<id>.json), "
+                        "needed when the dataset's values are normalised (LeRobot's default)")
+    p.add_argument("--units", choices=("normalised", "degrees"), default=None,
+                   help="how the LeRobot dataset stores joint values (default: the robot file's "
+                        "[lerobot] units)")
+
+
+def read_recordings(paths, show_progress: bool, robot, args: argparse.Namespace | None = None,
+                    validation: bool = False) -> tuple:
+    """The robot at the recordings' bus rate and the recordings in ``paths``: recording
+    folders (their row spacing checked against ``robot``'s bus period) and LeRobot dataset
+    folders (``args``' episodes, calibration and units; the robot then runs at the dataset's
+    fps, :meth:`~frictionsim.robot_files.RobotDescription.at_rate`)."""
     from frictionsim.experiments.common.progress import progress
+    from frictionsim.lerobot_datasets import is_dataset, read_lerobot
     from frictionsim.robot_recordings import read_recording, recording_folders
 
-    folders = recording_folders(paths)
-    return [read_recording(f, robot.bus_period)
-            for f in progress(folders, desc="reading recordings", enabled=show_progress)]
+    paths = list(paths)
+    datasets = [p for p in paths if is_dataset(p)]
+    episodes = getattr(args, "validation_episodes" if validation else "episodes", None)
+    if not datasets:
+        if episodes is not None:
+            raise ConfigurationError(f"--{'validation-' if validation else ''}episodes: none of "
+                                     f"{', '.join(map(str, paths))} is a LeRobot dataset "
+                                     "(meta/info.json)")
+        folders = recording_folders(paths)
+        return robot, [read_recording(f, robot.bus_period)
+                       for f in progress(folders, desc="reading recordings", enabled=show_progress)]
+    out, rate = [], None
+    for path in datasets:
+        read = read_lerobot(path, robot, episodes=episodes,
+                            calibration=getattr(args, "calibration", None),
+                            units=getattr(args, "units", None))
+        if rate is not None and rate.bus_period != read.robot.bus_period:
+            raise ConfigurationError(f"{path}: recorded at {read.info.fps:g} fps, the other datasets "
+                                     f"at {1 / rate.bus_period:g}: one robot runs at one bus rate")
+        rate = read.robot
+        out.extend(read.recordings)
+    others = [p for p in paths if not is_dataset(p)]
+    if others:
+        raise ConfigurationError(f"{others[0]}: a recording folder among LeRobot datasets "
+                                 f"({datasets[0]}); give one kind to a run (a dataset sets the "
+                                 "robot's bus rate)")
+    return rate, out
+
+
+def check_lerobot_options(args: argparse.Namespace, *path_lists) -> None:
+    """--calibration and --units act on LeRobot datasets only: refused without one;
+    --validation-episodes without --validation too."""
+    from frictionsim.lerobot_datasets import is_dataset
+
+    if getattr(args, "validation_episodes", None) is not None and not args.validation:
+        raise ConfigurationError("--validation-episodes chooses episodes of the datasets given to "
+                                 "--validation; there is no --validation")
+    if any(is_dataset(p) for paths in path_lists for p in paths or ()):
+        return
+    for option, value in (("--calibration", args.calibration), ("--units", args.units)):
+        if value is not None:
+            raise ConfigurationError(f"{option} applies to LeRobot datasets (a folder with "
+                                     "meta/info.json); none was given")
+
+
+def same_rate(robot, other, what: str) -> None:
+    """Training and held-out recordings must share the robot's bus rate."""
+    if abs(robot.bus_period - other.bus_period) > 1e-12:
+        raise ConfigurationError(f"{what}: recorded at {1 / other.bus_period:g} Hz, the training "
+                                 f"recordings at {1 / robot.bus_period:g} Hz: one fit, one bus rate")
 
 
 def simulate(args: argparse.Namespace) -> int:
@@ -290,7 +361,8 @@ def simulate(args: argparse.Namespace) -> int:
         chosen.check(device=args.device)
     if args.variants is not None:
         _check_variants(args, servos)
-    recordings = read_recordings(args.recordings, not args.no_progress, robot)
+    check_lerobot_options(args, args.recordings)
+    robot, recordings = read_recordings(args.recordings, not args.no_progress, robot, args)
     if batched:
         from frictionsim.experiments.robots.recorded import replay_batched
 
@@ -418,8 +490,12 @@ def export_mjcf(args: argparse.Namespace) -> int:
                                  "replace an earlier export, or another --out")
     check_budget(args.budget)
     show = not args.no_progress
-    validation = read_recordings(args.validation, show, robot) if args.validation else []
-    train = read_recordings(args.recordings, show, robot) if args.recordings else []
+    check_lerobot_options(args, args.recordings, args.validation)
+    held_robot, validation = read_recordings(args.validation, show, robot, args, True) \
+        if args.validation else (robot, [])
+    robot, train = read_recordings(args.recordings, show, robot, args) if args.recordings \
+        else (held_robot, [])
+    same_rate(robot, held_robot, "--validation")
     _check_apart(train, validation)
     check_out_apart(out, validation + train)
     exported = fit
@@ -590,11 +666,14 @@ def identify(args: argparse.Namespace) -> int:
     if args.uncertainty is not None:
         check_count("--uncertainty", args.uncertainty, 2, 10_000, "bootstrap identifications")
     show = not args.no_progress
-    train = read_recordings(args.recordings, show, robot)
+    check_lerobot_options(args, args.recordings, args.validation)
+    robot, train = read_recordings(args.recordings, show, robot, args)
     if args.uncertainty is not None and len(train) < 2:
         raise ConfigurationError("--uncertainty resamples the training recordings; one recording "
                                  "gives every bootstrap replicate the same data (give two or more)")
-    validation = read_recordings(args.validation, show, robot) if args.validation else []
+    held_robot, validation = read_recordings(args.validation, show, robot, args, True) \
+        if args.validation else (robot, [])
+    same_rate(robot, held_robot, "--validation")
     _check_apart(train, validation)
     check_out_apart(args.out, train + validation)
     earlier = prepare_robot_out(args.out, robot.name, args.resume, args.overwrite)
