@@ -312,7 +312,7 @@ def test_the_command_line_reads_a_dataset(tmp_path, so101_mjcf, capsys):
                            (["--validation", str(RECORDINGS / "friction_gravity")],
                             "recorded at 50 Hz, the training recordings at 30 Hz")):
         assert main(["robot", "identify", "--robot", "so101", "--mjcf", str(so101_mjcf),
-                     "--recordings", str(root), "--calibration", str(cal), "--out",
+                     "--recordings", str(root), "--calibration", str(cal), "--model", "m1", "--out",
                      str(tmp_path / "fit"), *extra, "--no-progress"]) == 1
         err = capsys.readouterr().err
         assert message in err and len(err.strip().splitlines()) == 1

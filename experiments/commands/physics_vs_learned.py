@@ -157,9 +157,10 @@ def _robot_run(args: argparse.Namespace) -> tuple[dict, bool]:
 
     robot, mjcf = load_robot(args)
     show = not args.no_progress
-    robot, recordings = read_recordings(args.recordings, show, robot)
+    as_filed = robot
+    robot, recordings = read_recordings(args.recordings, show, as_filed)
     if args.validation:
-        held_robot, held = read_recordings(args.validation, show, robot)
+        held_robot, held = read_recordings(args.validation, show, as_filed)
         same_rate(robot, held_robot, "--validation")
         train = recordings
         _check_apart(train, held)

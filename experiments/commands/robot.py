@@ -667,11 +667,12 @@ def identify(args: argparse.Namespace) -> int:
         check_count("--uncertainty", args.uncertainty, 2, 10_000, "bootstrap identifications")
     show = not args.no_progress
     check_lerobot_options(args, args.recordings, args.validation)
-    robot, train = read_recordings(args.recordings, show, robot, args)
+    as_filed = robot  # a dataset's rate replaces the file's bus period; held-out folders keep it
+    robot, train = read_recordings(args.recordings, show, as_filed, args)
     if args.uncertainty is not None and len(train) < 2:
         raise ConfigurationError("--uncertainty resamples the training recordings; one recording "
                                  "gives every bootstrap replicate the same data (give two or more)")
-    held_robot, validation = read_recordings(args.validation, show, robot, args, True) \
+    held_robot, validation = read_recordings(args.validation, show, as_filed, args, True) \
         if args.validation else (robot, [])
     same_rate(robot, held_robot, "--validation")
     _check_apart(train, validation)
