@@ -235,6 +235,12 @@ def _firmware(r: TomlReader, table: dict, where: str, base: dict, actuator: str)
                     acceleration=registers.get("Acceleration", 0.0) * 100.0 * 2 * math.pi / counts)
 
 
+def _one_of(r: TomlReader, value, key: str, options: tuple[str, ...]) -> str:
+    if value not in options:
+        raise r.fail(key, f"{value!r} must be one of {', '.join(options)}")
+    return value
+
+
 def parse_robot(data: dict, source: str) -> RobotDescription:
     """The :class:`RobotDescription` a parsed robot file describes."""
     r = TomlReader(source, RobotFileError)
@@ -250,15 +256,9 @@ def parse_robot(data: dict, source: str) -> RobotDescription:
     for key in ("title", "mjcf"):
         if not isinstance(data.get(key, ""), str) or (key == "mjcf" and not data[key]):
             raise r.fail(key, f"{data[key]!r} must be a non-empty string")
-    recordings = data.get("recordings", "sage")
-    if recordings not in RECORDING_FORMATS:
-        raise r.fail("recordings", f"{recordings!r} must be one of {', '.join(RECORDING_FORMATS)}")
-    dynamics = data.get("joint_dynamics", "servo")
-    if dynamics not in JOINT_DYNAMICS:
-        raise r.fail("joint_dynamics", f"{dynamics!r} must be one of {', '.join(JOINT_DYNAMICS)}")
-    contacts = data.get("contacts", "model")
-    if contacts not in CONTACTS:
-        raise r.fail("contacts", f"{contacts!r} must be one of {', '.join(CONTACTS)}")
+    recordings = _one_of(r, data.get("recordings", "sage"), "recordings", RECORDING_FORMATS)
+    dynamics = _one_of(r, data.get("joint_dynamics", "servo"), "joint_dynamics", JOINT_DYNAMICS)
+    contacts = _one_of(r, data.get("contacts", "model"), "contacts", CONTACTS)
     # bounded before anything is allocated: a replay holds a physics step per control
     # period for every row of a recording
     period = r.number(data, "control_period", "", at_least=MIN_CONTROL_PERIOD, at_most=0.1) \
@@ -329,12 +329,8 @@ def _lerobot(r: TomlReader, data: dict, joints: list[RobotJoint]) -> LeRobotConv
     if not isinstance(types, list) or not types or not all(isinstance(t, str) and t for t in types):
         raise r.fail("lerobot.robot_types", "must list the robot_type values (info.json) of "
                                             "this robot's datasets, e.g. [\"so101_follower\"]")
-    units = table.get("units", "normalised")
-    if units not in LEROBOT_UNITS:
-        raise r.fail("lerobot.units", f"{units!r} must be one of {', '.join(LEROBOT_UNITS)}")
-    zero = table.get("zero", "range_middle")
-    if zero not in LEROBOT_ZEROS:
-        raise r.fail("lerobot.zero", f"{zero!r} must be one of {', '.join(LEROBOT_ZEROS)}")
+    units = _one_of(r, table.get("units", "normalised"), "lerobot.units", LEROBOT_UNITS)
+    zero = _one_of(r, table.get("zero", "range_middle"), "lerobot.zero", LEROBOT_ZEROS)
     counts = r.integer(table.get("counts_per_turn", 4096), "lerobot.counts_per_turn", 2, 1 << 20)
     unmapped = [j.name for j in joints if not j.left_out and not j.lerobot]
     if unmapped:

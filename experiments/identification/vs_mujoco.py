@@ -22,9 +22,6 @@ away from 0 (:data:`LUGRE_MIN_COULOMB`).
 
 from __future__ import annotations
 
-import contextlib
-import io
-import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -124,16 +121,12 @@ def fit_native(actuator: str, option: str, train: list[Log], max_iters: int = 60
                progress: bool = False) -> tuple[dict[str, float], float]:
     """``mujoco.sysid``'s fit of one native option on ``train``: (values, seconds). The residual
     of a log is its position error at every entry over √entries (each log weighs alike)."""
-    from mujoco import sysid
-
+    from frictionsim.experiments.common.sysid_run import sysid_fit
     from frictionsim.solvers.errors import SimulationError
     from frictionsim.solvers.native_mujoco import dcmotor_rollout
 
     space = _native_space(actuator, option)
     names = [n for n, *_ in space]
-    params = sysid.ParameterDict()
-    for name, start, lower, upper in space:
-        params.add(sysid.Parameter(name, nominal=start, min_value=lower, max_value=upper))
     sizes = [len(log.entries) for log in train]
 
     def residual_of(x: np.ndarray) -> np.ndarray:
@@ -147,22 +140,8 @@ def fit_native(actuator: str, option: str, train: list[Log], max_iters: int = 60
             parts.append(np.clip(error, -10.0, 10.0) / np.sqrt(n))
         return np.concatenate(parts)
 
-    def residual_fn(x, _params):
-        if x.ndim == 1:
-            return [residual_of(x)], None, None
-        return [np.stack([residual_of(x[:, j]) for j in range(x.shape[1])], axis=1)], None, None
-
-    from absl import logging as absl_logging
-
-    absl_logging.set_verbosity(absl_logging.WARNING)
-    start = time.perf_counter()
-    # its backend prints every iteration (its own verbose flag is not ours to pass)
-    quiet = contextlib.nullcontext() if progress else contextlib.redirect_stdout(io.StringIO())
-    with quiet:
-        best, _ = sysid.optimize(initial_params=params, residual_fn=residual_fn,
-                                 optimizer="mujoco", verbose=False, max_iters=max_iters)
-    seconds = time.perf_counter() - start
-    return dict(zip(names, best.as_vector().tolist())), seconds
+    best, seconds = sysid_fit(space, residual_of, max_iters, progress)
+    return dict(zip(names, best.tolist())), seconds
 
 
 def native_ns_per_step(actuator: str, option: str, values: dict[str, float], log: Log,

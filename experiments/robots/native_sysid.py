@@ -21,9 +21,6 @@ the same rollout: plain MuJoCo, no frictionsim code in the step.
 
 from __future__ import annotations
 
-import contextlib
-import io
-import time
 from dataclasses import dataclass
 
 import numpy as np
@@ -174,44 +171,28 @@ def whole_recordings(robot: RobotDescription, recordings: list[Recording]
 
 @dataclass
 class NativeFit:
-    """The fitted values (named as :meth:`NativeModel.space`), the fit's seconds and the
-    final training loss (the windows' MAE, rad)."""
+    """The fitted values (named as :meth:`NativeModel.space`), the fit's seconds, the final
+    training loss (the windows' MAE, rad) and the iterations it was allowed."""
 
     values: dict[str, float]
     seconds: float
     window_mae: float
-    iterations: int
+    max_iters: int
 
 
 def fit_native(native: NativeModel, windows: list[RecordedWindow], threads: int = 2,
                max_iters: int = 30, progress: bool = False) -> NativeFit:
     """``mujoco.sysid``'s fit of the freed parameters on ``windows`` (module docstring)."""
-    from absl import logging as absl_logging
-    from mujoco import sysid
+    from frictionsim.experiments.common.sysid_run import sysid_fit
 
     rollouts = NativeRollouts(native, windows, threads)
     space = native.space()
-    params = sysid.ParameterDict()
-    for name, start, lower, upper in space:
-        params.add(sysid.Parameter(name, nominal=start, min_value=lower, max_value=upper))
     scale = 1.0 / np.sqrt(rollouts.rows * len(native.dofs))
 
     def residual_of(x: np.ndarray) -> np.ndarray:
         return scale * np.concatenate([e.ravel() for e in rollouts.errors(x)])
 
-    def residual_fn(x, _params):
-        if x.ndim == 1:
-            return [residual_of(x)], None, None
-        return [np.stack([residual_of(x[:, j]) for j in range(x.shape[1])], axis=1)], None, None
-
-    absl_logging.set_verbosity(absl_logging.WARNING)
-    start = time.perf_counter()
-    quiet = contextlib.nullcontext() if progress else contextlib.redirect_stdout(io.StringIO())
-    with quiet:
-        best, _ = sysid.optimize(initial_params=params, residual_fn=residual_fn,
-                                 optimizer="mujoco", verbose=False, max_iters=max_iters)
-    seconds = time.perf_counter() - start
-    x = best.as_vector()
+    x, seconds = sysid_fit(space, residual_of, max_iters, progress)
     mae = float(np.mean(np.concatenate([np.abs(e).ravel() for e in rollouts.errors(x)])))
     return NativeFit(dict(zip([n for n, *_ in space], x.tolist())), seconds, mae, max_iters)
 
