@@ -5,7 +5,12 @@
     {"robot": "so101",
      "servos": {"sts3215_12v": {<a parameter file, docs/model.md §7>}},
      "joint_offsets": {"Rotation": 0.004, ...},      # rad, added to the robot file's offsets
+     "joint_scales": {"Elbow": {"friction": 1.21, "armature": 0.85}, ...},  # optional
      "fit": {...}}                                     # how it was fitted (informative)
+
+``joint_scales`` (``robot identify --joint-scales``) scale a joint's friction budget and
+armature from the shared set (:mod:`frictionsim.joint_scales`): that joint's servo gets its
+own parameter set.
 
 ``--params`` also takes a plain parameter file (docs/model.md §7): every servo of that
 actuator gets it, with no joint offsets (a servo identified on a bench, put on the robot).
@@ -23,6 +28,7 @@ import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from frictionsim.joint_scales import check_scales, scaled_values
 from frictionsim.jsonfile import read_json
 from frictionsim.learned_files import LearnedActuator, is_learned, learned_from_dict
 from frictionsim.params import ParameterFileError, ParameterSet, from_dict
@@ -42,6 +48,8 @@ class RobotParameters:
     joint_offsets: dict[str, float] = field(default_factory=dict)
     fit: dict = field(default_factory=dict)
     source: str = ""
+    joint_scales: dict[str, dict[str, float]] = field(default_factory=dict)
+    """Per joint: the scales of its servo's friction budget and armature (joint_scales)."""
 
     def apply(self, robot: RobotDescription) -> RobotDescription:
         """The robot with these joint offsets added to its own; ``ParameterFileError`` when
@@ -57,20 +65,24 @@ class RobotParameters:
                 f"file has {', '.join(self.servos) or 'none'}); a plain parameter file must be "
                 "of an actuator the robot's servos are")
         names = {j.name for j in robot.servo_joints}
-        for joint in self.joint_offsets:
-            if joint not in names:
-                raise ParameterFileError(f"{where}: joint_offsets names {joint!r}, not a "
-                                         f"simulated joint of {robot.name} ({', '.join(names)})")
+        for key, table in (("joint_offsets", self.joint_offsets),
+                           ("joint_scales", self.joint_scales)):
+            for joint in table:
+                if joint not in names:
+                    raise ParameterFileError(f"{where}: {key} names {joint!r}, not a simulated "
+                                             f"joint of {robot.name} ({', '.join(names)})")
         joints = tuple(dataclasses.replace(j, offset=j.offset + self.joint_offsets.get(j.name, 0.0))
                        for j in robot.joints)
         return dataclasses.replace(robot, joints=joints)
 
     def for_robot(self, robot: RobotDescription) -> tuple[RobotDescription, dict[str, ParameterSet]]:
         """The robot with the joint offsets applied (:meth:`apply`) and the servos' parameter
-        sets by actuator. A plain parameter file of another actuator, on a robot whose servos
-        are of one type, is put on them with a warning: the parameters (motor, rotor, friction)
-        are the servo's, the actuator's constants (supply, firmware scaling) the robot's — a
-        servo identified on a bench at another supply, put on the robot."""
+        sets by actuator, and by joint name for each joint with ``joint_scales`` (its own set:
+        :func:`params_of` picks a joint's). A plain parameter file of another actuator, on a
+        robot whose servos are of one type, is put on them with a warning: the parameters
+        (motor, rotor, friction) are the servo's, the actuator's constants (supply, firmware
+        scaling) the robot's — a servo identified on a bench at another supply, put on the
+        robot."""
         servos = self.servos
         kinds = robot.actuators
         if not self.robot and len(servos) == 1 and len(kinds) == 1 and kinds[0] not in servos:
@@ -92,12 +104,33 @@ class RobotParameters:
                  f"supply and firmware constants of {kinds[0]!r})")
             servos = {kinds[0]: moved}
         applied = dataclasses.replace(self, servos=servos).apply(robot)
-        return applied, servos
+        sets = dict(servos)
+        for joint in applied.servo_joints:
+            scales = self.joint_scales.get(joint.name)
+            if scales is None:
+                continue
+            shared = servos[joint.actuator]
+            if isinstance(shared, LearnedActuator):
+                raise ParameterFileError(f"{self.source}: joint_scales scale a physical model; "
+                                         f"{joint.actuator} is a learned {shared.model}")
+            sets[joint.name] = dataclasses.replace(
+                shared, values=scaled_values(shared.values, scales["friction"],
+                                             scales["armature"]))
+        return applied, sets
 
     def to_dict(self) -> dict:
-        return {"robot": self.robot,
-                "servos": {a: p.to_dict() for a, p in self.servos.items()},
-                "joint_offsets": dict(self.joint_offsets), "fit": dict(self.fit)}
+        out = {"robot": self.robot,
+               "servos": {a: p.to_dict() for a, p in self.servos.items()},
+               "joint_offsets": dict(self.joint_offsets), "fit": dict(self.fit)}
+        if self.joint_scales:
+            out["joint_scales"] = {j: dict(s) for j, s in self.joint_scales.items()}
+        return out
+
+
+def params_of(sets: dict, joint) -> ParameterSet | LearnedActuator:
+    """A servo joint's parameters among ``sets`` (:meth:`RobotParameters.for_robot`'s): its own
+    set when it has one (joint_scales), else its actuator's."""
+    return sets[joint.name] if joint.name in sets else sets[joint.actuator]
 
 
 def robot_params_from_dict(data: dict, source: str, extensions=None) -> RobotParameters:
@@ -109,10 +142,11 @@ def robot_params_from_dict(data: dict, source: str, extensions=None) -> RobotPar
         params = learned_from_dict(data, source) if is_learned(data) \
             else from_dict(data, source, extensions)
         return RobotParameters("", {params.actuator: params}, source=source)
-    unknown = set(data) - {"robot", "servos", "joint_offsets", "fit"}
+    unknown = set(data) - {"robot", "servos", "joint_offsets", "joint_scales", "fit"}
     if unknown:
         raise ParameterFileError(f"{source}: unknown key {sorted(unknown)[0]!r} (a robot "
-                                 "parameter file has robot, servos, joint_offsets, fit)")
+                                 "parameter file has robot, servos, joint_offsets, "
+                                 "joint_scales, fit)")
     robot = data.get("robot", "")
     if not isinstance(robot, str):
         raise ParameterFileError(f"{source}: robot must be a robot's name")
@@ -136,9 +170,14 @@ def robot_params_from_dict(data: dict, source: str, extensions=None) -> RobotPar
                 or not math.isfinite(value) or abs(value) > MAX_OFFSET:
             raise ParameterFileError(f"{source}: joint_offsets.{joint} = {value!r} must be a "
                                      f"number of at most {MAX_OFFSET} rad")
+    scales = data.get("joint_scales", {})
+    if not isinstance(scales, dict):
+        raise ParameterFileError(f"{source}: joint_scales must map joint names to scales")
+    scales = {j: check_scales(v, f"{source}: joint_scales.{j}", ParameterFileError)
+              for j, v in scales.items()}
     fit = data.get("fit", {})
     return RobotParameters(robot, sets, {k: float(v) for k, v in offsets.items()},
-                           fit if isinstance(fit, dict) else {}, source)
+                           fit if isinstance(fit, dict) else {}, source, scales)
 
 
 def load_robot_params(path: str | os.PathLike, extensions=None) -> RobotParameters:

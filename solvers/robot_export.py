@@ -140,6 +140,7 @@ def export_robot(robot: RobotDescription, mjcf: Path, fit: RobotParameters,
     damped: close to an inelastic impact). The servo joint is then the motor side (its
     armature, damping, friction and actuator, whose position loop reads it, where the
     firmware reads the output) and the body turns by the sum of both, the output."""
+    from frictionsim.robot_params import params_of
     from frictionsim.solvers.mjcf_files import read_spec
     from frictionsim.solvers.mujoco_dynamics import mujoco
 
@@ -152,7 +153,7 @@ def export_robot(robot: RobotDescription, mjcf: Path, fit: RobotParameters,
     out, dropped = [], []
     keep = robot.joint_dynamics == "mjcf"  # the MJCF's own dynamics kept besides the servo
     for joint in robot.servo_joints:
-        params = sets[joint.actuator]
+        params = params_of(sets, joint)
         if isinstance(params, LearnedActuator):
             if params.physics is None:
                 raise ConfigurationError(f"{fit.source}: a learned network has no MuJoCo "

@@ -74,16 +74,19 @@ def replace_joint_dynamics(spec, joints: Sequence[str]) -> None:
 
 
 def joint_servos(robot: RobotDescription, params: dict) -> list[JointServo]:
-    """One :class:`~frictionsim.solvers.robot.JointServo` per simulated joint: its actuator's
-    parameter set (``params``: actuator name → ParameterSet) and the firmware settings of
-    the robot file."""
+    """One :class:`~frictionsim.solvers.robot.JointServo` per simulated joint: its parameter
+    set (``params``: actuator name → ParameterSet, and joint name → the joint's own set where
+    it has one, :meth:`~frictionsim.robot_params.RobotParameters.for_robot`) and the firmware
+    settings of the robot file."""
+    from frictionsim.robot_params import params_of
+
     out = []
     for joint in robot.servo_joints:
         if joint.actuator not in params:
             raise ConfigurationError(f"no parameters for actuator {joint.actuator!r} (joint "
                                      f"{joint.name}); have: {', '.join(params) or 'none'}")
         fw = joint.firmware
-        out.append(JointServo(joint.mjcf, params[joint.actuator], kp=fw.kp, kd=fw.kd,
+        out.append(JointServo(joint.mjcf, params_of(params, joint), kp=fw.kp, kd=fw.kd,
                               torque_limit=fw.torque_limit, acceleration=fw.acceleration))
     return out
 
@@ -189,6 +192,10 @@ def servos_on_robot(model, params, joints: str | Sequence[str] | None = None, *,
                         "such as a backlash hinge, is passive)")
     else:
         names = _select(hinges, joints, "the model's named hinge joints")
+    if fit.joint_scales:
+        raise ConfigurationError(
+            f"{fit.source or 'params'}: its joint_scales name a robot file's joints "
+            f"({', '.join(fit.joint_scales)}); give the robot file, not a bare MJCF")
     if len(fit.servos) != 1:
         raise ConfigurationError(
             f"{fit.source or 'params'}: parameters of {len(fit.servos)} actuator types "

@@ -38,6 +38,7 @@ import numpy as np
 
 from frictionsim import layout
 from frictionsim.errors import ConfigurationError
+from frictionsim.joint_scales import SCALES, scale_thetas
 from frictionsim.servo_bank import new_bank
 from frictionsim.solvers.mujoco_dynamics import mujoco
 from frictionsim.solvers.reused_dynamics import NO_PATH, width
@@ -125,14 +126,17 @@ class RobotWindows:
     def n_steps(self) -> int:
         return sum(len(w.goals) for w in self.windows)
 
-    def errors(self, candidates: np.ndarray, nets: np.ndarray | None = None) -> np.ndarray:
+    def errors(self, candidates: np.ndarray, nets: np.ndarray | None = None,
+               scales: np.ndarray | None = None) -> np.ndarray:
         """Mean absolute position error (rad) of each candidate (row) on each window:
         (candidates, windows); +inf where the simulation failed or diverged. ``nets``: a
         learned actuator's network per candidate (rows: flat vectors of
         :mod:`frictionsim.actuator_net`), on every servo, its torque beside the candidate's
         physics (a hybrid; for a pure network, candidates of the bare joint); None: none.
         With ``reuse``, physics candidates without a gear gap reuse the reference's terms
-        (the module docstring), the one that becomes the reference its exact errors."""
+        (the module docstring), the one that becomes the reference its exact errors.
+        ``scales``: per candidate, each servo's friction and armature scales (candidates ×
+        servos × 2, :mod:`frictionsim.joint_scales`); those candidates run exact."""
         candidates = np.atleast_2d(np.asarray(candidates, dtype=float))
         if candidates.shape[1] != self.width:
             raise ConfigurationError(f"candidates need {self.width} columns (theta and one offset per "
@@ -142,6 +146,12 @@ class RobotWindows:
         nets = np.atleast_2d(np.asarray(nets, dtype=float))
         if len(nets) != len(candidates):
             raise ConfigurationError(f"{len(nets)} networks for {len(candidates)} candidates")
+        if scales is not None:
+            scales = np.asarray(scales, dtype=float)
+            if scales.shape != (len(candidates), len(self.robot.servos), len(SCALES)):
+                raise ConfigurationError(f"scales must be (candidates, servos, {len(SCALES)}), "
+                                         f"got {scales.shape}")
+            return self._errors(candidates, nets, "exact", scales)
         if not self.reuse or np.any(nets) or np.any(candidates[:, layout.BACKLASH] > 0.0):
             return self._errors(candidates, nets, "exact")
         if self.reference is None:
@@ -194,21 +204,23 @@ class RobotWindows:
             return NO_PATH
         return self._paths[w]
 
-    def _errors(self, candidates: np.ndarray, nets: np.ndarray, mode: str) -> np.ndarray:
+    def _errors(self, candidates: np.ndarray, nets: np.ndarray, mode: str,
+                scales: np.ndarray | None = None) -> np.ndarray:
         out = np.full((len(candidates), len(self.windows)), np.inf)
         jobs = [(c, w) for c in range(len(candidates)) for w in range(len(self.windows))]
         if self.threads == 1:
-            self._run(self._data[0], candidates, nets, jobs, out, mode)
+            self._run(self._data[0], candidates, nets, jobs, out, mode, scales)
             return out
         with ThreadPoolExecutor(self.threads) as pool:
             done = [pool.submit(self._run, self._data[t], candidates, nets,
-                                jobs[t::self.threads], out, mode) for t in range(self.threads)]
+                                jobs[t::self.threads], out, mode, scales)
+                    for t in range(self.threads)]
             for f in done:
                 f.result()
         return out
 
     def _run(self, data, candidates: np.ndarray, nets: np.ndarray, jobs: list,
-             out: np.ndarray, mode: str) -> None:
+             out: np.ndarray, mode: str, scales: np.ndarray | None = None) -> None:
         r = self.robot
         ns = len(r.servos)
         nv = r.nv
@@ -218,6 +230,9 @@ class RobotWindows:
             theta = candidates[c, :layout.THETA_SIZE]
             offsets = candidates[c, layout.THETA_SIZE:]
             thetas = np.ascontiguousarray(np.broadcast_to(theta, (ns, theta.size)))
+            if scales is not None:
+                thetas = thetas.copy()
+                scale_thetas(thetas, scales[c])
             servo_nets = np.ascontiguousarray(np.broadcast_to(nets[c], (ns, nets.shape[1])))
             goals = window.goals + offsets
             q0, v0 = r.model.qpos0.copy(), np.zeros(nv)

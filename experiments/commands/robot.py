@@ -170,6 +170,11 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                         "candidate (default: candidates reuse them along a reference "
                         "candidate's run, with a first-order correction, and each model's "
                         "final loss is the exact one; the fit reports what reuse moved)")
+    i.add_argument("--joint-scales", action="store_true", dest="joint_scales",
+                   help="after each physical model, fit a friction scale and an armature scale "
+                        "per servo joint (the shared set's friction budget and armature times "
+                        "each; 400 evaluations, about 90 s on the SO-101), written to the "
+                        "parameter file's joint_scales")
     i.add_argument("--out", type=Path, default=Path("robot_identification"),
                    help="output directory (default ./robot_identification); a non-empty one "
                         "is refused unless --resume or --overwrite")
@@ -681,7 +686,7 @@ def identify(args: argparse.Namespace) -> int:
     settings = RobotFitSettings(tuple(models), FitSettings(args.budget, args.seed), extensions,
                                 fixed, args.per_joint, args.window, args.stride, args.threads,
                                 show, tuple(learned), learning,
-                                not args.exact_dynamics).resolved(robot, train)
+                                not args.exact_dynamics, args.joint_scales).resolved(robot, train)
     print(f"{robot.name}: {len(robot.servo_joints)} servos ({actuator}); models "
           f"{' '.join(models + learned)}; budget {args.budget} evaluations each"
           + (f"; with {' '.join(extensions)}" if extensions else ""))

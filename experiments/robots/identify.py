@@ -83,6 +83,9 @@ class RobotFitSettings:
     """Reuse MuJoCo's dynamics terms along a reference candidate's run
     (:class:`~frictionsim.solvers.robot_windows.RobotWindows`); each model's final loss is
     the exact fixed step's either way."""
+    joint_scales: bool = False
+    """Fit each servo joint's friction and armature scales after each physical model
+    (:mod:`~frictionsim.experiments.robots.joint_scale_fit`)."""
 
     def resolved(self, robot: RobotDescription, recordings: list[Recording]
                  ) -> RobotFitSettings:
@@ -162,11 +165,11 @@ def servo_space(model: str, actuator: str, settings: RobotFitSettings,
     return SearchSpace(model, actuator, fixed, SCHEME, settings.extensions)
 
 
-def robot_parameters(robot: RobotDescription, point: RobotPoint, fit_info: dict
-                     ) -> RobotParameters:
+def robot_parameters(robot: RobotDescription, point: RobotPoint, fit_info: dict,
+                     joint_scales: dict | None = None) -> RobotParameters:
     """The robot parameter file of a point (docs/model.md §12), with how it was fitted."""
     return RobotParameters(robot.name, {point.params.actuator: point.params},
-                           dict(point.offsets), fit_info)
+                           dict(point.offsets), fit_info, joint_scales=dict(joint_scales or {}))
 
 
 class HeldOutScores:
@@ -192,6 +195,10 @@ class RobotModelFit(HeldOutScores):
     per_joint: str
     #: the largest difference reused dynamics made to a window's error of the best (rad)
     reuse_error: float | None = None
+    #: per joint, its friction and armature scales (--joint-scales), and the window loss
+    #: of the shared set they scale (rad)
+    joint_scales: dict[str, dict[str, float]] = field(default_factory=dict)
+    shared_loss: float | None = None
 
 
 @dataclass
@@ -260,6 +267,8 @@ def fit_robot(robot: RobotDescription, mjcf: Path, train: list[Recording],
     if evaluator.reuse:
         cost["references"] = evaluator.references
         cost["reuse_error_at_refresh_max_rad"] = max(evaluator.refresh_errors, default=None)
+    if settings.joint_scales and not interrupted:
+        _fit_scales(robot, evaluator, settings, fits)
     learned: dict[str, RobotLearnedFit] = {}
     if settings.learned and not interrupted:
         learned = _train_learned(robot, mjcf, train, settings, fits, evaluator, out)
@@ -267,7 +276,8 @@ def fit_robot(robot: RobotDescription, mjcf: Path, train: list[Recording],
     cost["peak_memory_mib"] = peak_memory_mib()
     for model, f in fits.items():
         if validation and not interrupted:
-            f.validation = replay(robot, mjcf, robot_parameters(robot, f.result.params, {}),
+            f.validation = replay(robot, mjcf,
+                                  robot_parameters(robot, f.result.params, {}, f.joint_scales),
                                   validation, "fixed_step",
                                   settings.progress, f"{model}: replaying held-out recordings")
         _save(path_of(out, model), robot, f, settings, train, cost)
@@ -277,6 +287,27 @@ def fit_robot(robot: RobotDescription, mjcf: Path, train: list[Recording],
                                   "fixed_step", settings.progress,
                                   f"{kind}: replaying held-out recordings")
     return {**fits, **learned}, interrupted, cost
+
+
+def _fit_scales(robot: RobotDescription, evaluator: RobotWindows, settings: RobotFitSettings,
+                fits: dict[str, RobotModelFit]) -> None:
+    """Each physical model's joint scales (:mod:`~frictionsim.experiments.robots.joint_scale_fit`),
+    its loss then the scaled one's."""
+    from frictionsim.experiments.robots.joint_scale_fit import fit_joint_scales
+
+    for model, f in fits.items():
+        start = time.perf_counter()
+        scales, loss, shared = fit_joint_scales(evaluator, f.result.params.theta(),
+                                                settings.fit.seed)
+        f.joint_scales = {j.name: {"friction": float(s[0]), "armature": float(s[1])}
+                          for j, s in zip(robot.servo_joints, scales)}
+        f.shared_loss = shared
+        f.result = dataclasses.replace(f.result, loss=loss)
+        print(f"{model}: joint scales (friction, armature) "
+              + ", ".join(f"{j} {v['friction']:.2f}/{v['armature']:.2f}"
+                          for j, v in f.joint_scales.items())
+              + f"; window loss {1e3 * shared:.2f} → {1e3 * loss:.2f} mrad "
+              f"({time.perf_counter() - start:.0f} s)", flush=True)
 
 
 def fit_models(robot: RobotDescription, evaluator: RobotWindows, settings: RobotFitSettings,
@@ -366,13 +397,15 @@ def _fit_info(f: RobotModelFit, settings: RobotFitSettings, train: list[Recordin
             "windows": cost["windows"], "window_seconds": settings.window,
             "stride": settings.stride, "seed": settings.fit.seed,
             "reuse_error_rad": f.reuse_error,
+            "shared_window_loss_rad": f.shared_loss,
             "interrupted": f.result.interrupted}
 
 
 def _save(path: Path, robot: RobotDescription, f: RobotModelFit, settings: RobotFitSettings,
           train: list[Recording], cost: dict) -> None:
     write_json(path, robot_parameters(robot, f.result.params,
-                                      _fit_info(f, settings, train, cost)).to_dict())
+                                      _fit_info(f, settings, train, cost),
+                                      f.joint_scales).to_dict())
 
 
 def _fit_model(robot, model, actuator, joints, offset_joints, evaluator, settings, out,

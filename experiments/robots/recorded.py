@@ -261,8 +261,8 @@ def replay(robot: RobotDescription, mjcf: Path, rp: RobotParameters,
     from frictionsim.experiments.common.progress import progress as bar
     from frictionsim.solvers.robot_servos import robot_spec
 
-    applied = rp.apply(robot)
-    sim = Replay(applied, robot_spec(applied, mjcf), rp.servos, engine)
+    applied, sets = rp.for_robot(robot)
+    sim = Replay(applied, robot_spec(applied, mjcf), sets, engine)
     return {rec.name: sim.run(rec).joint_mae
             for rec in bar(recordings, desc=label or "replaying", enabled=progress)}
 

@@ -96,7 +96,8 @@ def write_robot_report(out: Path, robot: str, fits: dict[str, RobotModelFit | Ro
         "cross_validation": cross_validation,
         "settings": {"window_s": settings.window, "stride": settings.stride,
                      "budget": settings.fit.budget, "seed": settings.fit.seed,
-                     "extensions": list(settings.extensions), "per_joint": settings.per_joint},
+                     "extensions": list(settings.extensions), "per_joint": settings.per_joint,
+                     "joint_scales": settings.joint_scales},
     }
     write_json(out / "report.json", summary)
     lines = [f"# Robot identification: {robot}", "",
@@ -107,7 +108,7 @@ def write_robot_report(out: Path, robot: str, fits: dict[str, RobotModelFit | Ro
              f"{cost['peak_memory_mib']:.0f} MiB."
              + (" **Interrupted**: the fits are the best so far." if interrupted else ""), ""]
     rows = [[m, f"{1e3 * f.result.loss:.2f}", f.result.evaluations, f.result.restarts,
-             f"{f.result.seconds:.0f}", f.per_joint,
+             f"{f.result.seconds:.0f}", f.per_joint + (" + scales" if f.joint_scales else ""),
              "" if f.validation_mae is None else f"{1e3 * f.validation_mae:.2f}"]
             if isinstance(f, RobotModelFit) else
             [f"{m} (learned)", f"{1e3 * f.window_loss:.2f}",
@@ -117,6 +118,11 @@ def write_robot_report(out: Path, robot: str, fits: dict[str, RobotModelFit | Ro
             for m, f in fits.items()]
     lines += [table(["model", "window loss (mrad)", "evaluations", "restarts", "seconds",
                      "per joint", "held-out MAE (mrad)"], rows), ""]
+    for m, f in fits.items():
+        if isinstance(f, RobotModelFit) and f.joint_scales:
+            lines += [f"{m}: joint scales, friction / armature: " + ", ".join(
+                f"{j} {v['friction']:.2f} / {v['armature']:.2f}" for j, v in f.joint_scales.items())
+                + f" (window loss {1e3 * f.shared_loss:.2f} mrad with the shared set alone)", ""]
     if validation:
         lines += ["## Held-out recordings, MAE per joint (mrad)", ""]
         cols = [["goal as prediction", *(f"{1e3 * v:.1f}" for v in joint_means(goal).values()),
@@ -151,6 +157,7 @@ def _model_summary(f: RobotModelFit | RobotLearnedFit) -> dict:
     return {**common, "window_loss_rad": f.result.loss, "evaluations": f.result.evaluations,
             "seconds": f.result.seconds, "restarts": f.result.restarts,
             "per_joint": f.per_joint, "joint_offsets_rad": dict(f.result.params.offsets),
+            "joint_scales": dict(f.joint_scales), "shared_window_loss_rad": f.shared_loss,
             "parameters": dict(f.result.params.params.values),
             "interrupted": f.result.interrupted}
 
