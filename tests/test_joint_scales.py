@@ -178,3 +178,22 @@ def test_robot_identify_fits_and_saves_joint_scales(so101, tmp_path, monkeypatch
                  str(tmp_path / "s.json"), "--no-progress"]) == 0
     simulated = json.loads((tmp_path / "s.json").read_text())["mean_mae_rad"]
     assert simulated == pytest.approx(report["validation_mae_rad"], rel=1e-9)
+
+
+def test_ctrl_c_in_the_scales_keeps_the_shared_fit(so101, tmp_path, monkeypatch, capsys):
+    from frictionsim.experiments.robots import joint_scale_fit
+    from frictionsim.experiments.runner.cli import main
+
+    def interrupted(*args, **kwargs):
+        raise KeyboardInterrupt
+
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr(joint_scale_fit, "fit_joint_scales", interrupted)
+    out = tmp_path / "fit"
+    assert main(["robot", "identify", "--robot", "so101", "--data", str(DATA), "--recordings",
+                 str(RECORDINGS / "friction_gravity"), "--model", "m1", "--budget", "12",
+                 "--window", "3", "--stride", "10", "--joint-scales", "--out", str(out),
+                 "--no-progress"]) == 130
+    saved = load_robot_params(out / "m1.json")
+    assert saved.joint_scales == {} and saved.servos["sts3215_12v"].model == "m1"
+    assert json.loads((out / "report.json").read_text())["interrupted"] is True

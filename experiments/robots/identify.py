@@ -268,7 +268,7 @@ def fit_robot(robot: RobotDescription, mjcf: Path, train: list[Recording],
         cost["references"] = evaluator.references
         cost["reuse_error_at_refresh_max_rad"] = max(evaluator.refresh_errors, default=None)
     if settings.joint_scales and not interrupted:
-        _fit_scales(robot, evaluator, settings, fits)
+        interrupted = _fit_scales(robot, evaluator, settings, fits)
     learned: dict[str, RobotLearnedFit] = {}
     if settings.learned and not interrupted:
         learned = _train_learned(robot, mjcf, train, settings, fits, evaluator, out)
@@ -290,15 +290,19 @@ def fit_robot(robot: RobotDescription, mjcf: Path, train: list[Recording],
 
 
 def _fit_scales(robot: RobotDescription, evaluator: RobotWindows, settings: RobotFitSettings,
-                fits: dict[str, RobotModelFit]) -> None:
+                fits: dict[str, RobotModelFit]) -> bool:
     """Each physical model's joint scales (:mod:`~frictionsim.experiments.robots.joint_scale_fit`),
-    its loss then the scaled one's."""
+    its loss then the scaled one's; whether Ctrl-C cut it short (the models without scales
+    then keep their shared sets, saved as such)."""
     from frictionsim.experiments.robots.joint_scale_fit import fit_joint_scales
 
     for model, f in fits.items():
         start = time.perf_counter()
-        scales, loss, shared = fit_joint_scales(evaluator, f.result.params.theta(),
-                                                settings.fit.seed)
+        try:
+            scales, loss, shared = fit_joint_scales(evaluator, f.result.params.theta(),
+                                                    settings.fit.seed)
+        except KeyboardInterrupt:
+            return True
         f.joint_scales = {j.name: {"friction": float(s[0]), "armature": float(s[1])}
                           for j, s in zip(robot.servo_joints, scales)}
         f.shared_loss = shared
@@ -308,6 +312,7 @@ def _fit_scales(robot: RobotDescription, evaluator: RobotWindows, settings: Robo
                           for j, v in f.joint_scales.items())
               + f"; window loss {1e3 * shared:.2f} → {1e3 * loss:.2f} mrad "
               f"({time.perf_counter() - start:.0f} s)", flush=True)
+    return False
 
 
 def fit_models(robot: RobotDescription, evaluator: RobotWindows, settings: RobotFitSettings,
