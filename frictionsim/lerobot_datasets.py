@@ -191,13 +191,13 @@ def _episodes_v3(root: Path, template: str) -> dict[int, Episode]:
     return out
 
 
-def parse_episodes(spec: str | None, available: list[int], where: str) -> list[int]:
-    """Episode indices from ``"0-9,12"`` (ranges inclusive); None: every episode. An index
-    the dataset lacks is refused, naming the ones it has."""
+def parse_episodes(spec: str | list[int] | None, available: list[int], where: str) -> list[int]:
+    """Episode indices from ``"0-9,12"`` (ranges inclusive) or a list of them; None: every
+    episode. An index the dataset lacks is refused, naming the ones it has."""
     if spec is None:
         return sorted(available)
     chosen: list[int] = []
-    for part in str(spec).split(","):
+    for part in (map(str, spec) if isinstance(spec, list) else str(spec).split(",")):
         m = re.fullmatch(r"\s*(\d+)\s*(?:-\s*(\d+)\s*)?", part)
         if not m or (m[2] is not None and int(m[2]) < int(m[1])):
             raise ConfigurationError(f"--episodes {spec!r}: expected indices and ranges such "
@@ -394,7 +394,7 @@ def read_lerobot(folder: str | os.PathLike, robot: RobotDescription, *,
                                  "(--calibration FILE: calibration/robots/<type>/<id>.json)")
     if calibration is not None:
         _check_calibration(calibration, robot, cal_where)
-    simulated = [j for j in robot.servo_joints]
+    simulated = list(robot.servo_joints)
     state_cols, action_cols = [], []
     for j in simulated:
         feature = f"{j.lerobot}.pos"
@@ -407,8 +407,7 @@ def read_lerobot(folder: str | os.PathLike, robot: RobotDescription, *,
                                  f"of the robot file {robot.name}'s simulated joints")
         state_cols.append(info.state_names.index(feature))
         action_cols.append(info.action_names.index(feature))
-    chosen = parse_episodes(episodes if not isinstance(episodes, list) else
-                            ",".join(map(str, episodes)), list(info.episodes), where)
+    chosen = parse_episodes(episodes, list(info.episodes), where)
     recordings = []
     for index in chosen:
         t, state, action = _frames(info, info.episodes[index])

@@ -209,10 +209,12 @@ def run_robot(args: argparse.Namespace) -> int:
     if args.out.is_dir() and any(args.out.iterdir()) and not args.overwrite:
         raise ConfigurationError(f"--out {args.out} holds an earlier run; pass --overwrite to "
                                  "replace it, or another --out")
-    if args.out.is_dir() and args.overwrite:
+    if args.out.is_dir() and args.overwrite:  # only what this command writes there
         import shutil
 
-        shutil.rmtree(args.out)
+        for name in ("frictionsim", "export"):
+            shutil.rmtree(args.out / name, ignore_errors=True)
+        (args.out / "vs_mujoco.json").unlink(missing_ok=True)
     print(f"{robot.name}: {len(train)} training recordings, {len(held)} held out; frictionsim "
           f"budget {budget}, mujoco.sysid {max_iters} iterations", flush=True)
     rows = compare_robot(robot, mjcf, train, held, args.out, budget, seed=args.seed,
