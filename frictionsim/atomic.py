@@ -13,7 +13,7 @@ import secrets
 from pathlib import Path
 from typing import Any
 
-from frictionsim.errors import ConfigurationError
+from frictionsim.errors import ConfigurationError, OutputError
 
 
 def write_text(path: str | os.PathLike, text: str) -> Path:
@@ -23,11 +23,11 @@ def write_text(path: str | os.PathLike, text: str) -> Path:
         # the rename would replace the link or the special file itself (as root, /dev/stdout)
         kind = "a symbolic link" if path.is_symlink() else "not a regular file"
         raise ConfigurationError(f"{path} is {kind}; it is not replaced")
-    path.parent.mkdir(parents=True, exist_ok=True)
     # The temporary file is created inside the ``try``: a Ctrl-C landing between its creation
     # and the ``try`` (inside tempfile.mkstemp, say) would leave it behind.
     tmp = path.parent / f".{path.name}.{secrets.token_hex(4)}.tmp"
     try:
+        path.parent.mkdir(parents=True, exist_ok=True)
         # O_EXCL: never another's file; mode 0666 less the umask, as open() gives
         fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
         with os.fdopen(fd, "w", encoding="utf-8") as f:
@@ -35,10 +35,42 @@ def write_text(path: str | os.PathLike, text: str) -> Path:
             f.flush()
             os.fsync(f.fileno())
         os.replace(tmp, path)
+    except OSError as e:
+        _remove(tmp)
+        raise unwritable(path, e) from None
     except BaseException:
-        tmp.unlink(missing_ok=True)
+        _remove(tmp)
         raise
     return path
+
+
+def unwritable(path: str | os.PathLike, error: OSError) -> OutputError:
+    """The one-line error for a file the system would not let us write (a full disk, a
+    read-only or missing folder), naming the file the user asked for."""
+    out = OutputError(f"{shown(path)}: not written ({error.strerror or error})")
+    out.errno = error.errno
+    return out
+
+
+def shown(path: str | os.PathLike) -> Path:
+    """``path`` as the user knows it: inside an output folder being staged
+    (:mod:`frictionsim.experiments.common.staging`), the folder's own name."""
+    path = Path(path)
+    for stage, final in STAGES.items():
+        if path == stage or stage in path.parents:
+            return final / path.relative_to(stage)
+    return path
+
+
+#: Output folders being written beside their final place: staging folder → final folder.
+STAGES: dict[Path, Path] = {}
+
+
+def _remove(tmp: Path) -> None:
+    try:
+        tmp.unlink(missing_ok=True)
+    except OSError:
+        pass
 
 
 def write_json(path: str | os.PathLike, data: Any, indent: int | None = 4) -> Path:

@@ -8,7 +8,8 @@ Every error the project raises on purpose derives from :class:`FrictionsimError`
 (:class:`frictionsim.robot_recordings.RecordingError`), a simulation that cannot give a
 meaningful number (:class:`frictionsim.solvers.errors.SimulationError`), a servo or its bus
 (:class:`frictionsim.hw.servo.ServoError`), a value out of its range
-(:class:`ConfigurationError`), an optional extra not installed (:class:`MissingExtra`).
+(:class:`ConfigurationError`), a file that cannot be written (:class:`OutputError`), an
+optional extra not installed (:class:`MissingExtra`).
 ``except FrictionsimError`` catches what a user can fix; anything else is a bug. The command
 line says so: the first kind in one line (exit status 1), the second as an internal error
 (status 2) with how to report it.
@@ -28,6 +29,11 @@ class FrictionsimError(Exception):
 class ConfigurationError(FrictionsimError, ValueError):
     """A value frictionsim cannot use: an argument, a setting, a vector of the wrong length,
     a limit exceeded (:mod:`frictionsim.limits`). The message names it and its range."""
+
+
+class OutputError(FrictionsimError, OSError):
+    """A file frictionsim could not write: a full disk, a read-only or missing folder; the
+    message names the file and the system's reason."""
 
 
 class MissingExtra(FrictionsimError, ImportError):

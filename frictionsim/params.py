@@ -321,16 +321,22 @@ def published_names() -> tuple[str, ...]:
     return tuple(p.stem for p in sorted(PUBLISHED_DIR.glob("*.json")))
 
 
-def load_published(name: str) -> ParameterSet:
-    """A published parameter file shipped with frictionsim, by name (:func:`published_names`;
-    each file's source and licence in ``frictionsim/published/README.md``), with its
-    ``ranges`` for domain randomisation. ConfigurationError listing the names otherwise."""
+def published_path(name: str) -> Path:
+    """The file of the published parameter set ``name`` (:func:`published_names`);
+    ConfigurationError listing the names otherwise."""
     from frictionsim.errors import ConfigurationError
 
     if name not in published_names():
         raise ConfigurationError(f"no published parameter file {name!r} (shipped: "
                                  f"{', '.join(published_names())})")
-    return load_params(PUBLISHED_DIR / f"{name}.json")
+    return PUBLISHED_DIR / f"{name}.json"
+
+
+def load_published(name: str) -> ParameterSet:
+    """A published parameter file shipped with frictionsim, by name (:func:`published_names`;
+    each file's source and licence in ``frictionsim/published/README.md``), with its
+    ``ranges`` for domain randomisation. ConfigurationError listing the names otherwise."""
+    return load_params(published_path(name))
 
 
 def load_params(path: str | os.PathLike, extensions=None) -> ParameterSet:

@@ -8,7 +8,8 @@ by the same :func:`load_robot_file` (``--robot PATH``)::
 
     name = "so101"
     title = "LeRobot SO-101 follower arm"
-    mjcf = "so101/mjcf/so101_new_calib.xml"   # relative: inside the data folder (--data)
+    mjcf = "so101/mjcf/so101_new_calib.xml"   # relative: beside this file if it is there,
+                                    # else inside the data folder (--data)
     recordings = "sage"             # the recording format (frictionsim.robot_recordings)
     control_period = 0.002          # s: the servos' position loop, and the physics step
     bus_period = 0.02               # s: one sync write of the goals, one sync read of the state
@@ -17,7 +18,15 @@ by the same :func:`load_robot_file` (``--robot PATH``)::
     contacts = "off"                # the recorded motions touch nothing: MuJoCo's contacts
                                     # off in every engine ("model", the default: the MJCF's
                                     # contacts kept; frictionsim's own engines refuse them)
-    [firmware]                      # every servo's settings (Feetech register names and units)
+    base = "model"                  # "fixed": the MJCF's free joint removed, the robot hung
+                                    # on a stand (a biped's legs moving in the air)
+    params = ""                     # optional: a published parameter file the servos run
+                                    # with when none is given ("sts3215_7v4_m1" on a 7.4 V
+                                    # robot: frictionsim/published)
+    [firmware]                      # every servo's settings, in its family's register names
+                                    # and units: Feetech's below; a Dynamixel's are
+                                    # Position_P_Gain (default the actuator's factory gain),
+                                    # Position_D_Gain and Position_I_Gain (0), PWM_Limit (885)
     P_Coefficient = 16
     D_Coefficient = 32
     I_Coefficient = 0               # an I term is not modelled: must be 0
@@ -63,19 +72,60 @@ BUILTIN_DIR = Path(__file__).with_name("robots")
 RECORDING_FORMATS = ("sage",)
 JOINT_DYNAMICS = ("servo", "mjcf")
 CONTACTS = ("model", "off")
-FIRMWARE_KEYS = ("P_Coefficient", "D_Coefficient", "I_Coefficient", "Max_Torque_Limit",
-                 "Acceleration")
-#: The largest value each register holds (the Feetech STS memory table: the gains and the
-#: acceleration are one byte; the torque limit is two, documented up to 1000).
-REGISTER_MAX = {"P_Coefficient": 255, "D_Coefficient": 255, "I_Coefficient": 255,
-                "Max_Torque_Limit": 1000, "Acceleration": 255}
+BASES = ("model", "fixed")
+
+
+@dataclass(frozen=True)
+class Registers:
+    """A servo family's firmware registers a robot file may set, by role: the position
+    loop's P, D and I gains, the output limit and the target's acceleration limit (None: the
+    family has no such register in the model), with the largest value each holds and the
+    output limit's full scale."""
+
+    p: str
+    d: str
+    i: str
+    limit: str
+    limit_full: int
+    acceleration: str | None
+    largest: dict
+
+    @property
+    def names(self) -> tuple[str, ...]:
+        return tuple(self.largest)
+
+
+#: Feetech STS (its memory table: the gains and the acceleration are one byte; the torque
+#: limit two, documented up to 1000 = the full duty cycle). Servos of other families than
+#: Dynamixel (an EtherCAT drive on a robot, say) take these names too.
+FEETECH_REGISTERS = Registers(
+    "P_Coefficient", "D_Coefficient", "I_Coefficient", "Max_Torque_Limit", 1000, "Acceleration",
+    {"P_Coefficient": 255, "D_Coefficient": 255, "I_Coefficient": 255, "Max_Torque_Limit": 1000,
+     "Acceleration": 255})
+#: Dynamixel X series, protocol 2.0 (the ROBOTIS e-manual's control table: the position
+#: gains hold 0..16383, the PWM limit 0..885 = the full duty cycle).
+DYNAMIXEL_REGISTERS = Registers(
+    "Position_P_Gain", "Position_D_Gain", "Position_I_Gain", "PWM_Limit", 885, None,
+    {"Position_P_Gain": 16383, "Position_D_Gain": 16383, "Position_I_Gain": 16383,
+     "PWM_Limit": 885})
+FIRMWARE_KEYS = FEETECH_REGISTERS.names + DYNAMIXEL_REGISTERS.names
+#: The largest value each register holds.
+REGISTER_MAX = {**FEETECH_REGISTERS.largest, **DYNAMIXEL_REGISTERS.largest}
+
+
+def registers_of(actuator: str) -> Registers:
+    """The firmware registers of ``actuator``'s family (Feetech's names for a family
+    without its own)."""
+    if actuator and schema.get_actuator(actuator).hardware.family == "dynamixel":
+        return DYNAMIXEL_REGISTERS
+    return FEETECH_REGISTERS
 #: The shortest control period a robot file may give (s): no servo's position loop runs faster
 #: than 10 kHz (the STS3215's and the XL330's run at 1–2 kHz).
 MIN_CONTROL_PERIOD = 1e-4
 #: The most control periods in one bus cycle (one recorded row).
 MAX_PERIODS_PER_ROW = 1000
 _TOP = {"name", "title", "mjcf", "recordings", "control_period", "bus_period",
-        "joint_dynamics", "contacts", "firmware", "joints", "lerobot"}
+        "joint_dynamics", "contacts", "base", "params", "firmware", "joints", "lerobot"}
 _JOINT = {"mjcf", "actuator", "sign", "offset", "left_out", "firmware", "lerobot", "id"}
 _LEROBOT = {"robot_types", "units", "zero", "counts_per_turn"}
 #: How LeRobot stores joint values (its MotorNormMode): ±100 (0–100 for a gripper) of each
@@ -154,6 +204,12 @@ class RobotDescription:
     source: str = ""
     contacts: str = "model"
     lerobot: LeRobotConvention | None = None
+    base: str = "model"
+    """``fixed``: the MJCF's floating base (its free joint) removed, the root body held in
+    the world, as a robot hung on a stand; ``model``: as the MJCF has it."""
+    default_params: str = ""
+    """A published parameter file (:func:`frictionsim.params.load_published`) the servos run
+    with when no parameters are given ("": none)."""
 
     def at_rate(self, fps: float) -> RobotDescription:
         """This robot driven at ``fps`` bus cycles a second (a LeRobot dataset's rate): the bus
@@ -185,12 +241,24 @@ class RobotDescription:
         raise ConfigurationError(f"{self.name}: no joint {name!r} (joints: "
                                  f"{', '.join(j.name for j in self.joints)})")
 
+    @property
+    def mjcf_beside(self) -> Path | None:
+        """The MJCF when it lies beside the robot file (the built-in robots' own, or a relative
+        path from a user's file), else None (an absolute path, or one in the data folder)."""
+        path = Path(self.mjcf)
+        if path.is_absolute() or not self.source:
+            return None
+        beside = Path(self.source).parent / path
+        return beside if beside.is_file() else None
+
     def mjcf_path(self, data: Path | None, override: str | os.PathLike | None = None) -> Path:
-        """The MJCF to load: ``override`` (``--mjcf``) when given, else the file's ``mjcf``,
-        relative to the data folder ``data`` when not absolute. ConfigurationError naming
-        what was looked for."""
+        """The MJCF to load: ``override`` (``--mjcf``) when given, else the file's ``mjcf``:
+        a relative one beside the robot file when it is there, else in the data folder
+        ``data``. ConfigurationError naming what was looked for."""
         if override is not None:
             path = Path(override)
+        elif self.mjcf_beside is not None:
+            path = self.mjcf_beside
         else:
             path = Path(self.mjcf)
             if not path.is_absolute():
@@ -215,24 +283,39 @@ def _registers(r: TomlReader, table: dict, where: str) -> dict[str, float]:
     return out
 
 
-def _firmware(r: TomlReader, table: dict, where: str, base: dict, actuator: str) -> Firmware:
-    """Register values (``base`` overridden by ``table``) → :class:`Firmware` in SI units."""
+def _firmware(r: TomlReader, table: dict, where: str, base: dict, actuator: str,
+              base_where: str = "firmware.") -> Firmware:
+    """Register values (``base`` overridden by ``table``) → :class:`Firmware` in SI units,
+    each register named as the actuator's family names it (:func:`registers_of`)."""
+    names = registers_of(actuator)
     r.keys(table, FIRMWARE_KEYS, where)
+    for key, place in [(k, base_where) for k in base] + [(k, where) for k in table]:
+        if key not in names.largest:
+            family = "a Dynamixel" if names is DYNAMIXEL_REGISTERS else "not a Dynamixel"
+            raise r.fail(f"{place}{key}", f"not a register of {actuator or 'this joint'}'s "
+                                          f"servo ({family}: {', '.join(names.names)})")
     registers = dict(base)
     registers.update(_registers(r, table, where))
-    if "P_Coefficient" not in registers:
-        raise r.fail(f"{where}P_Coefficient", "missing (the position loop's gain)")
-    if registers.get("I_Coefficient", 0.0) != 0.0:
-        raise r.fail(f"{where}I_Coefficient", "an I term is not modelled; the servos must run "
-                                              "with I_Coefficient = 0")
-    torque = registers.get("Max_Torque_Limit", 1000.0)
-    if not 0 < torque <= 1000:
-        raise r.fail(f"{where}Max_Torque_Limit", f"{torque:g} must be in (0, 1000]")
     act = schema.get_actuator(actuator) if actuator else None
+    if names.p not in registers:
+        if names is not DYNAMIXEL_REGISTERS or act is None:
+            raise r.fail(f"{where}{names.p}", "missing (the position loop's gain)")
+        registers[names.p] = act.kp  # a Dynamixel's factory gain is the actuator's default
+    if registers.get(names.i, 0.0) != 0.0:
+        raise r.fail(f"{where}{names.i}", f"an I term is not modelled; the servos must run "
+                                          f"with {names.i} = 0")
+    if names is DYNAMIXEL_REGISTERS and registers.get(names.d, 0.0) != 0.0 and \
+            not (act and act.derivative):
+        raise r.fail(f"{where}{names.d}", f"{actuator}'s model has no D term; the servos must "
+                                          f"run with {names.d} = 0 to be simulated")
+    limit = registers.get(names.limit, float(names.limit_full))
+    if not 0 < limit <= names.limit_full:
+        raise r.fail(f"{where}{names.limit}", f"{limit:g} must be in (0, {names.limit_full}]")
     counts = act.hardware.counts_per_turn if act else 4096.0
-    return Firmware(kp=registers["P_Coefficient"], kd=registers.get("D_Coefficient", 0.0),
-                    torque_limit=0.0 if torque == 1000 else torque / 1000.0,
-                    acceleration=registers.get("Acceleration", 0.0) * 100.0 * 2 * math.pi / counts)
+    acceleration = registers.get(names.acceleration, 0.0) if names.acceleration else 0.0
+    return Firmware(kp=registers[names.p], kd=registers.get(names.d, 0.0),
+                    torque_limit=0.0 if limit == names.limit_full else limit / names.limit_full,
+                    acceleration=acceleration * 100.0 * 2 * math.pi / counts)
 
 
 def _one_of(r: TomlReader, value, key: str, options: tuple[str, ...]) -> str:
@@ -259,6 +342,14 @@ def parse_robot(data: dict, source: str) -> RobotDescription:
     recordings = _one_of(r, data.get("recordings", "sage"), "recordings", RECORDING_FORMATS)
     dynamics = _one_of(r, data.get("joint_dynamics", "servo"), "joint_dynamics", JOINT_DYNAMICS)
     contacts = _one_of(r, data.get("contacts", "model"), "contacts", CONTACTS)
+    root = _one_of(r, data.get("base", "model"), "base", BASES)
+    params = data.get("params", "")
+    if params:
+        from frictionsim.params import published_names
+
+        if params not in published_names():
+            raise r.fail("params", f"{params!r} is not a published parameter file shipped with "
+                                   f"frictionsim ({', '.join(published_names())})")
     # bounded before anything is allocated: a replay holds a physics step per control
     # period for every row of a recording
     period = r.number(data, "control_period", "", at_least=MIN_CONTROL_PERIOD, at_most=0.1) \
@@ -305,7 +396,9 @@ def parse_robot(data: dict, source: str) -> RobotDescription:
             raise r.fail(f"{where}sign", f"{sign!r} must be 1 or -1")
         offset = r.number(spec, "offset", where, at_most=2 * math.pi, at_least=-2 * math.pi) \
             if "offset" in spec else 0.0
-        firmware = _firmware(r, r.table(spec, "firmware"), f"{where}firmware.", base, actuator)
+        # a joint left out without a servo named keeps no firmware: nothing runs it
+        firmware = None if left_out and not actuator and "firmware" not in spec else \
+            _firmware(r, r.table(spec, "firmware"), f"{where}firmware.", base, actuator)
         motor = spec.get("lerobot", "")
         if not isinstance(motor, str) or (motor and not re.fullmatch(r"[A-Za-z0-9_]+", motor)):
             raise r.fail(f"{where}lerobot", f"{motor!r} must be the motor's name in LeRobot "
@@ -319,7 +412,8 @@ def parse_robot(data: dict, source: str) -> RobotDescription:
     return RobotDescription(name=name, title=data.get("title", name), mjcf=data["mjcf"],
                             recordings=recordings, control_period=period, bus_period=bus,
                             joint_dynamics=dynamics, joints=tuple(joints), source=source,
-                            contacts=contacts, lerobot=lerobot)
+                            contacts=contacts, lerobot=lerobot, base=root,
+                            default_params=params)
 
 
 def _lerobot(r: TomlReader, data: dict, joints: list[RobotJoint]) -> LeRobotConvention:

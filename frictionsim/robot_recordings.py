@@ -206,6 +206,32 @@ def read_recording(folder: str | os.PathLike, bus_period: float | None = None) -
         path=folder)
 
 
+def write_recording(folder: str | os.PathLike, recording: Recording) -> Path:
+    """Write ``recording`` as a ``sage`` recording folder (created; its files written
+    atomically), the format :func:`read_recording` reads back: the first row's timestamp
+    0 s, later rows µs since it (back to 1e-12 s), every value as Python's shortest repr (back
+    to the last bit)."""
+    from frictionsim.atomic import write_text
+
+    folder = Path(folder)
+    folder.mkdir(parents=True, exist_ok=True)
+
+    def row(values) -> str:
+        return "[" + ", ".join(repr(float(x)) for x in values) + "]"
+
+    stamps = [repr(0.0)] + [repr(float(t) * 1e6) for t in recording.t[1:]]
+    control = ["type,timestamp,positions"] + [
+        f'CONTROL,{s},"{row(g)}"' for s, g in zip(stamps, recording.goal)]
+    state = ["type,timestamp,positions,velocities,torques"] + [
+        f'STATE_MOTOR,{s},"{row(q)}","{row(v)}","{row(tau)}"'
+        for s, q, v, tau in zip(stamps, recording.position, recording.velocity,
+                                recording.torque)]
+    write_text(folder / "joint_list.txt", "\n".join(recording.joints) + "\n")
+    write_text(folder / "control.csv", "\n".join(control) + "\n")
+    write_text(folder / "state_motor.csv", "\n".join(state) + "\n")
+    return folder
+
+
 def recording_folders(paths) -> list[Path]:
     """The recording folders among ``paths``: each path that is a recording (it holds
     ``control.csv``), or the recordings directly inside it, sorted by name; ``RecordingError``

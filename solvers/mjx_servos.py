@@ -142,6 +142,8 @@ def _contact_disabled() -> int:
 def _without_collisions(mjcf, servos):
     import warnings
 
+    import mujoco
+
     from frictionsim.solvers.mujoco_adapter import SchemeWarning, servo_spec
 
     with warnings.catch_warnings():
@@ -149,6 +151,9 @@ def _without_collisions(mjcf, servos):
         spec, _ = servo_spec(mjcf, servos)
     for geom in spec.geoms:
         geom.contype = geom.conaffinity = 0
+    # without contacts the friction cone's shape changes nothing, and MJX's solver fails on
+    # an elliptic cone with no contact (an empty float index; the SO-100's and the Koch's)
+    spec.option.cone = mujoco.mjtCone.mjCONE_PYRAMIDAL
     return spec.compile()
 
 

@@ -34,7 +34,8 @@ def robot_spec(robot: RobotDescription, mjcf, plain: bool = False):
     read): the joints left out held rigid (their joint and actuators removed), on each servo
     joint the MJCF's own armature, damping and frictionloss dropped when the robot file says
     the servo model replaces them (``joint_dynamics = "servo"``) unless ``plain`` (the
-    ``mjcf`` engine: the model as shipped), the timestep the control period, and MuJoCo's
+    ``mjcf`` engine: the model as shipped), its floating base held when the robot file
+    says so (``base = "fixed"``, :func:`fix_base`), the timestep the control period, and MuJoCo's
     contacts off when the robot file says its motions touch nothing (``contacts = "off"``,
     again unless ``plain``): then every engine runs one model, frictionsim's own engines
     (which have no contact solver) included."""
@@ -53,12 +54,36 @@ def robot_spec(robot: RobotDescription, mjcf, plain: bool = False):
             spec.delete(act)
     for name in left_out:
         spec.delete(joints[name])
+    if left_out:
+        drop_keyframes(spec)
     if robot.joint_dynamics == "servo" and not plain:
         replace_joint_dynamics(spec, [j.mjcf for j in robot.servo_joints])
+    if robot.base == "fixed":
+        fix_base(spec)
     spec.option.timestep = robot.control_period
     if robot.contacts == "off" and not plain:
         spec.option.disableflags |= int(mujoco.mjtDisableBit.mjDSBL_CONTACT)
     return spec
+
+
+def fix_base(spec) -> None:
+    """Remove ``spec``'s free joints: each floating body is then held where the MJCF puts it,
+    as a robot hung on a stand by its trunk (a robot file's ``base = "fixed"``); the
+    keyframes go too (:func:`drop_keyframes`)."""
+    from frictionsim.solvers.mujoco_dynamics import mujoco
+
+    free = [j for j in spec.joints if j.type == mujoco.mjtJoint.mjJNT_FREE]
+    for joint in free:
+        spec.delete(joint)
+    if free:
+        drop_keyframes(spec)
+
+
+def drop_keyframes(spec) -> None:
+    """Remove ``spec``'s keyframes: after joints are removed, their positions (and controls)
+    count coordinates the model no longer has, and MuJoCo would refuse to compile it."""
+    for key in list(spec.keys):
+        spec.delete(key)
 
 
 def replace_joint_dynamics(spec, joints: Sequence[str]) -> None:
@@ -137,7 +162,7 @@ def _select(names: list[str], joints: str | Sequence[str] | None, what: str) -> 
     return [n for n in names if any(fnmatch.fnmatchcase(n, p) for p in patterns)]
 
 
-def servos_on_robot(model, params, joints: str | Sequence[str] | None = None, *,
+def servos_on_robot(model, params=None, joints: str | Sequence[str] | None = None, *,
                     mjcf: str | os.PathLike | None = None, data: str | os.PathLike | None = None,
                     kp: float | None = None, control_period: float | None = None,
                     replace_dynamics: bool | None = None) -> RobotServos:
@@ -146,7 +171,8 @@ def servos_on_robot(model, params, joints: str | Sequence[str] | None = None, *,
     ``model``: a robot file (a built-in robot's name, a ``.toml`` path, a
     :class:`~frictionsim.robot_files.RobotDescription`) or an MJCF (path, text, ``MjSpec``).
     ``params``: a parameter file, a robot fit or a learned actuator file (path), a
-    ``ParameterSet``, a ``LearnedActuator`` or ``RobotParameters``. ``joints``: fnmatch
+    ``ParameterSet``, a ``LearnedActuator`` or ``RobotParameters``; None: the robot file's
+    default servos (its ``params``, a published parameter file). ``joints``: fnmatch
     patterns of MJCF joint names (``"*_knee"``; None: a robot file's servo joints, or every
     hinge of a bare MJCF), among the hinges an actuator of the MJCF drives when it has
     actuators (a hinge without one, a backlash hinge say, is passive and gets no servo).
@@ -161,8 +187,16 @@ def servos_on_robot(model, params, joints: str | Sequence[str] | None = None, *,
     """
     from frictionsim.solvers.mjcf_files import read_spec
 
-    fit = _parameters(params)
     robot = _robot_file(model)
+    if params is None:
+        if robot is None or not robot.default_params:
+            raise ConfigurationError("params: none given, and "
+                                     + (f"robot {robot.name} ships no default servos"
+                                        if robot is not None else "a bare MJCF has no defaults"))
+        from frictionsim.params import load_published
+
+        params = load_published(robot.default_params)
+    fit = _parameters(params)
     if robot is not None:
         if kp is not None:
             raise ConfigurationError("kp: a robot file's firmware table sets each servo's gain")

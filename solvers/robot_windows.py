@@ -13,8 +13,9 @@ internal target) starts as if the joint had been at rest at the recorded state
 (:func:`~frictionsim.servo_bank.reset_servo`); the first tenth of a second of each window
 carries that transient.
 
-A candidate is one row ``[theta | δ]``: the kernel vector shared by every servo (one
-actuator type) and a calibration offset δ_j (rad) per servo: the physical joint angle is
+A candidate is one row ``[theta | δ]``: the kernel vector shared by every servo of the
+fitted actuator type (on a robot of several types, the others' servos keep theirs:
+``held``) and a calibration offset δ_j (rad) per servo: the physical joint angle is
 the recorded one plus δ_j, for the recorded state and the goals alike (the firmware sees
 the encoder, gravity sees the joint). The error of a window is the mean absolute
 difference between predicted and recorded positions over its rows after the first and
@@ -88,10 +89,17 @@ class RobotWindows:
     fitter, as the bench's :class:`~frictionsim.solvers.batch.PackedLogs` is."""
 
     def __init__(self, robot: Robot, windows: list[RecordedWindow], threads: int = 2,
-                 reuse: bool = False) -> None:
+                 reuse: bool = False, held: dict[int, np.ndarray] | None = None) -> None:
         if not windows:
             raise ConfigurationError("no windows to fit on")
         ns = len(robot.servos)
+        #: servo index → the kernel vector it keeps whatever the candidate (another
+        #: actuator type's servos, fitted before or given)
+        self.held = {int(k): np.asarray(v, dtype=float) for k, v in (held or {}).items()}
+        if any(not 0 <= k < ns or v.shape != (layout.THETA_SIZE,)
+               for k, v in self.held.items()):
+            raise ConfigurationError(f"held servos: indices in 0..{ns - 1} with a kernel vector "
+                                     f"of {layout.THETA_SIZE} each")
         for w in windows:
             if w.goals.shape[1] != ns:
                 raise ConfigurationError(f"window {w.name}: {w.goals.shape[1]} servo columns, the robot "
@@ -152,7 +160,8 @@ class RobotWindows:
                 raise ConfigurationError(f"scales must be (candidates, servos, {len(SCALES)}), "
                                          f"got {scales.shape}")
             return self._errors(candidates, nets, "exact", scales)
-        if not self.reuse or np.any(nets) or np.any(candidates[:, layout.BACKLASH] > 0.0):
+        if not self.reuse or np.any(nets) or np.any(candidates[:, layout.BACKLASH] > 0.0) \
+                or any(v[layout.BACKLASH] > 0.0 for v in self.held.values()):
             return self._errors(candidates, nets, "exact")
         if self.reference is None:
             self._refresh(candidates[:1], nets[:1])
@@ -230,8 +239,11 @@ class RobotWindows:
             theta = candidates[c, :layout.THETA_SIZE]
             offsets = candidates[c, layout.THETA_SIZE:]
             thetas = np.ascontiguousarray(np.broadcast_to(theta, (ns, theta.size)))
-            if scales is not None:
+            if self.held or scales is not None:
                 thetas = thetas.copy()
+            for k, kept in self.held.items():
+                thetas[k] = kept
+            if scales is not None:
                 scale_thetas(thetas, scales[c])
             servo_nets = np.ascontiguousarray(np.broadcast_to(nets[c], (ns, nets.shape[1])))
             goals = window.goals + offsets

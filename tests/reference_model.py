@@ -44,6 +44,7 @@ ACTUATORS: dict[str, dict] = {
     "mx106": dict(law="voltage", vin=15.0, kp=32.0, error_gain=0.158, max_pwm=0.9625),
     "xl320": dict(law="voltage", vin=7.5, kp=32.0, error_gain=0.05048199, max_pwm=1.0),
     "xl330": dict(law="voltage", vin=7.5, kp=400.0, error_gain=_XL330_GAIN, max_pwm=1.0),
+    "xl430": dict(law="voltage", vin=11.1, kp=800.0, error_gain=_XL330_GAIN, max_pwm=1.0),
     "sts3215": dict(
         law="voltage", vin=7.4, kp=32.0, error_gain=0.166, max_pwm=0.97, limiter=True
     ),

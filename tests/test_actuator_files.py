@@ -59,7 +59,7 @@ def test_the_built_in_actuators_are_declaration_files():
     files = sorted(p.stem for p in BUILTIN_DIR.glob("*.toml"))
     assert files == sorted(schema.ACTUATORS) == ["erob80_100", "erob80_50", "mx106", "mx64",
                                                  "sts3215", "sts3215_12v", "sts3215_7v4",
-                                                 "xl320", "xl330"]
+                                                 "xl320", "xl330", "xl430"]
     xl330 = schema.ACTUATORS["xl330"]
     assert xl330.error_gain == (4096 / (2 * math.pi)) / (256 * 885)  # docs/model.md §3, to the bit
     assert xl330.hardware.model_numbers == (1200, 1190) and xl330.hardware.family == "dynamixel"

@@ -185,8 +185,8 @@ def test_unknown_model(tmp_path):
 
 
 def test_unknown_actuator(tmp_path):
-    path = params_file(tmp_path, {"model": "m1", "actuator": "xl430", "kt": 1.0})
-    with pytest.raises(ParameterFileError, match="xl430"):
+    path = params_file(tmp_path, {"model": "m1", "actuator": "xl440", "kt": 1.0})
+    with pytest.raises(ParameterFileError, match="xl440"):
         load_params(path)
 
 

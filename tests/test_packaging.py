@@ -110,8 +110,12 @@ def test_the_wheel_installs_one_top_level_package(wheel_env):
     # every module and data file of the four folders, at its place in the one namespace
     sources = {f"{package.replace('.', '/')}/{path.relative_to(ROOT / folder).as_posix()}"
                for folder, package in FOLDERS.items() for path in (ROOT / folder).rglob("*")
-               if path.suffix in (".py", ".toml") and "__pycache__" not in path.parts}
+               if (path.suffix in (".py", ".toml", ".xml") or path.name in (
+                   "SOURCES.md", "LICENSE-Apache-2.0")) and "__pycache__" not in path.parts}
     assert "frictionsim/actuators/xl330.toml" in sources
+    # the built-in robots' MJCFs, with where they come from and their licence
+    assert {"frictionsim/robots/so100/so_arm100.xml", "frictionsim/robots/SOURCES.md",
+            "frictionsim/robots/LICENSE-Apache-2.0"} <= sources
     assert sources - set(names) == set()
 
 

@@ -108,8 +108,8 @@ def test_the_built_in_so101_file():
     assert (pitch.kp, pitch.kd, pitch.torque_limit) == (16.0, 32.0, 0.0)
     assert pitch.acceleration == 0.0  # LeRobot's 254 predicts these recordings worse (README)
     assert robot.joint("gripper").firmware.torque_limit == 0.5
-    with pytest.raises(RobotFileError, match="unknown robot 'so100'.*so101"):
-        get_robot("so100")
+    with pytest.raises(RobotFileError, match="unknown robot 'so102'.*so101"):
+        get_robot("so102")
 
 
 BASE = '''name = "arm"
@@ -196,10 +196,14 @@ def test_a_d_coefficient_counts_only_on_an_actuator_with_a_d_term(tmp_path):
     from frictionsim.solvers.robot import JointServo
 
     path = tmp_path / "arm.toml"
+    # a Dynamixel's registers have their own names: the Feetech ones on an XL330 are refused
     path.write_text(BASE + "[joints.B]\nmjcf = \"b\"\nactuator = \"xl330\"\n")
-    robot = load_robot_file(path)  # the registers are what the bus wrote: not refused
-    fw = robot.joint("B").firmware
-    assert fw.kd == 32.0
+    with pytest.raises(RobotFileError, match=r"firmware\.P_Coefficient: not a register of "
+                                             r"xl330's servo \(a Dynamixel: Position_P_Gain"):
+        load_robot_file(path)
+    path.write_text(BASE)
+    fw = load_robot_file(path).joint("A").firmware
+    assert fw.kd == 32.0  # the same registers on a servo without a D term: the kernel ignores kd
     plain = JointServo("b", ParameterSet.defaults("m1", "xl330"), kp=fw.kp, kd=fw.kd)
     assert plain.firmware(0.002)[layout.KD] == 0.0  # the xl330 has no D term: it is ignored
     feetech = JointServo("a", ParameterSet.defaults("m1", "sts3215_12v"), kp=fw.kp, kd=fw.kd)

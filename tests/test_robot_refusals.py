@@ -29,7 +29,9 @@ def work(tmp_path, monkeypatch):
 
 
 def simulate(work: Path, *extra: str) -> list[str]:
-    return ["robot", "simulate", "--robot", "so101", "--data", str(DATA), "--params",
+    # --data finds the MJCF, unless --mjcf gives it (then --data would do nothing: refused)
+    data = [] if "--mjcf" in extra else ["--data", str(DATA)]
+    return ["robot", "simulate", "--robot", "so101", *data, "--params",
             str(work / "p.json"), "--no-progress", *extra]
 
 
@@ -123,6 +125,7 @@ def test_variants_are_checked_before_any_replay(work, capsys, count, culprit):
 
 @pytest.mark.parametrize("extra, culprit", [
     (["--mjcf", "{w}"], "no MJCF file at"),
+    (["--mjcf", "{w}/bad.xml", "--data", "{w}"], "--mjcf gives it"),
     (["--engine", "mjcf", "--scheme", "reference"], "--scheme"),
 ])
 def test_simulate_options_that_cannot_apply_are_named(work, capsys, extra, culprit):

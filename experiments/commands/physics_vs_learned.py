@@ -26,6 +26,7 @@ from frictionsim.experiments.runner.arguments import (
     seed,
 )
 from frictionsim.limits import check_budget
+from frictionsim.robot_files import builtin_robots
 
 DESCRIPTION = (
     "Compare identified physical models (M1, M6) with a learned actuator network (an MLP on "
@@ -49,7 +50,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    help="processed bench logs, or directories of them (with --actuator)")
     robot = p.add_argument_group("a robot's recordings instead of bench logs")
     robot.add_argument("--robot", metavar="NAME|FILE",
-                       help="a built-in robot (so101) or a robot file (docs/model.md §12)")
+                       help=f"a built-in robot ({', '.join(builtin_robots())}) or a robot file "
+                            "(docs/model.md §12)")
     robot.add_argument("--recordings", nargs="+", type=Path, metavar="DIR",
                        help="the robot's recording folders, or folders of them")
     held = robot.add_mutually_exclusive_group()

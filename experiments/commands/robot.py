@@ -19,6 +19,7 @@ from frictionsim.experiments.runner.arguments import (
     seed,
 )
 from frictionsim.limits import check_budget, check_count
+from frictionsim.robot_files import builtin_robots
 from frictionsim.solvers.engines import engine_names
 
 DESCRIPTION = (
@@ -54,6 +55,14 @@ EXPORT = (
     "friction) is dropped and listed. With --validation, the exported file is replayed in "
     "plain MuJoCo on those recordings, beside frictionsim's own servos."
 )
+SYNTHESIZE = (
+    "Make recordings of the robot with frictionsim's own simulation of its servos (the fixed "
+    "step): every servo joint moves between set points drawn within the middle 60 %% of its "
+    "range and holds each, the robot starting at rest. The recordings are in the format robot "
+    "identify and robot simulate read, with the servos they were made with beside them "
+    "(truth.json): a fit of them should land on those servos, which tests the identification "
+    "of a robot before any real recording exists."
+)
 #: The engines a recording replays on, from the registry (frictionsim.solvers.engines), and
 #: those that replay many recordings at once, a world each.
 ENGINES = engine_names("robot")
@@ -62,10 +71,12 @@ BATCHED = engine_names("robot", batched=True)
 
 def _robot_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--robot", required=True, metavar="NAME|FILE",
-                   help="a built-in robot (so101) or a robot file (TOML, docs/model.md §12)")
+                   help=f"a built-in robot ({', '.join(builtin_robots())}) or a robot file "
+                        "(TOML, docs/model.md §12)")
     add_actuator_arguments(p)
     p.add_argument("--mjcf", type=Path, default=None, metavar="PATH",
-                   help="the robot's MJCF (default: the robot file's, in the data folder)")
+                   help="the robot's MJCF (default: the robot file's, beside it or in the "
+                        "data folder)")
     p.add_argument("--data", metavar="DIR", default=None,
                    help="the data folder the robot file's MJCF path is relative to (default: "
                         "$FRICTIONSIM_DATA, else ./shared/data or ../shared/data)")
@@ -79,7 +90,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     s.add_argument("--params", type=Path,
                    help="a robot parameter file (robot identify) or a plain parameter file "
                         "(docs/model.md §7) or learned actuator file (§13): every servo of "
-                        "its actuator gets it (required but with --engine mjcf)")
+                        "its actuator gets it (with --engine mjcf: none; default: the "
+                        "robot file's published servos where it names them, as the Open Duck "
+                        "Mini v2 and the SO-100 do)")
     s.add_argument("recordings", nargs="+", type=Path, metavar="RECORDING_DIR",
                    help="recording folders, or folders of them, or LeRobot dataset folders")
     s.add_argument("--engine", choices=ENGINES, default="fixed_step",
@@ -175,6 +188,11 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                         "per servo joint (the shared set's friction budget and armature times "
                         "each; 400 evaluations, about 90 s on the SO-101), written to the "
                         "parameter file's joint_scales")
+    i.add_argument("--hold", nargs="+", default=[], metavar="TYPE=FILE",
+                   help="on a robot of several actuator types (the Koch v1.1's xl430 and "
+                        "xl330): keep the servos of TYPE at its set in FILE (a robot parameter "
+                        "file, such as an earlier fit, or a plain parameter file) and fit the one "
+                        "type left; the saved files carry both")
     i.add_argument("--out", type=Path, default=Path("robot_identification"),
                    help="output directory (default ./robot_identification); a non-empty one "
                         "is refused unless --resume or --overwrite")
@@ -226,12 +244,74 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     add_progress_argument(e)
 
 
+    y = sub.add_parser("synthesize", help="recordings of the robot made by frictionsim's own "
+                       "simulation, to try robot identify on a known ground truth",
+                       description=SYNTHESIZE)
+    _robot_arguments(y)
+    y.add_argument("--params", type=Path, default=None,
+                   help="the servos to simulate (the ground truth): a robot parameter file or a "
+                        "plain parameter file (default: the robot file's published servos, "
+                        "where it names them)")
+    y.add_argument("--motions", type=int, default=6, help="recordings to make (default 6)")
+    y.add_argument("--seconds", type=float, default=20.0,
+                   help="length of each recording (default 20 s)")
+    y.add_argument("--seed", type=seed, default=0, help="seed of the set points (default 0)")
+    y.add_argument("--out", type=Path, required=True, metavar="DIR",
+                   help="the folder to write the recordings (motion_00, …) and the servos "
+                        "they were made with (truth.json) into; a non-empty one is refused "
+                        "unless --overwrite")
+    y.add_argument("--overwrite", action="store_true",
+                   help="replace the earlier recordings in --out")
+    add_progress_argument(y)
+
+
 def run(args: argparse.Namespace) -> int:
     if args.robot_command == "identify":
         return identify(args)
     if args.robot_command == "export-mjcf":
         return export_mjcf(args)
+    if args.robot_command == "synthesize":
+        return synthesize(args)
     return simulate(args)
+
+
+def synthesize(args: argparse.Namespace) -> int:
+    """``robot synthesize``: frictionsim's own simulation of the robot's servos, written as
+    recordings, with the servos it used (truth.json, a robot parameter file)."""
+    from frictionsim.atomic import write_json
+    from frictionsim.experiments.common.staging import StagedFolder
+    from frictionsim.experiments.robots.synthetic_motions import synthetic_recordings
+    from frictionsim.params import published_path
+    from frictionsim.robot_params import RobotParameters, load_robot_params
+    from frictionsim.robot_recordings import write_recording
+    from frictionsim.solvers.robot_servos import robot_spec
+
+    check_count("--motions", args.motions, 1, 10_000)
+    if not 0.1 <= args.seconds <= 3600:
+        raise ConfigurationError(f"--seconds {args.seconds:g}: a recording of 0.1 s to an hour")
+    robot, mjcf = load_robot(args)
+    if args.params is None:
+        if not robot.default_params:
+            raise ConfigurationError(f"{robot.name} ships no default servos: give --params (the "
+                                     "ground truth to simulate)")
+        args.params = published_path(robot.default_params)
+    truth = load_robot_params(args.params)
+    robot_with_offsets, sets = truth.for_robot(robot)
+    with StagedFolder(args.out, args.overwrite) as stage:
+        recordings = synthetic_recordings(robot_with_offsets, robot_spec(robot, mjcf), sets,
+                                          args.motions, args.seconds, args.seed,
+                                          not args.no_progress)
+        for rec in recordings:
+            write_recording(stage / rec.name, rec)
+        saved = RobotParameters(robot.name, dict(truth.servos), dict(truth.joint_offsets),
+                                {"synthesized": {"motions": args.motions, "seconds": args.seconds,
+                                                 "seed": args.seed, "from": str(args.params)}},
+                                joint_scales=dict(truth.joint_scales))
+        write_json(stage / "truth.json", saved.to_dict())
+    print(f"{args.motions} recordings of {args.seconds:g} s of {robot.title} in {args.out}, "
+          f"made with {args.params} (truth.json); fit them with: frictionsim robot identify "
+          f"--robot {args.robot} --recordings {args.out} --model …")
+    return 0
 
 
 def load_robot(args: argparse.Namespace):
@@ -241,8 +321,12 @@ def load_robot(args: argparse.Namespace):
 
     robot = get_robot(args.robot)
     data = None
-    if args.mjcf is None:
+    if args.mjcf is None and robot.mjcf_beside is None:
         data = shared_data(args.data)
+    elif args.data is not None:
+        raise ConfigurationError("--data is the folder the robot's MJCF is read from; "
+                                 + (f"{robot.name} ships its own ({robot.mjcf_beside})"
+                                    if args.mjcf is None else "--mjcf gives it"))
     return robot, robot.mjcf_path(data, args.mjcf)
 
 
@@ -350,8 +434,14 @@ def simulate(args: argparse.Namespace) -> int:
     if not plain:
         chosen.check_scheme(args.scheme)
     if not plain and args.params is None:
-        raise ConfigurationError(f"--engine {args.engine} needs --params (a robot parameter file or a "
-                                 "plain parameter file)")
+        if not robot.default_params:
+            raise ConfigurationError(f"--engine {args.engine} needs --params (a robot parameter "
+                                     f"file or a plain parameter file): {robot.name} ships none")
+        from frictionsim.params import published_path
+
+        args.params = published_path(robot.default_params)
+        print(f"no --params: {robot.name}'s default servos, the published "
+              f"{robot.default_params} (frictionsim/published/README.md)", flush=True)
     servos = {}
     if not plain:
         robot, sets = load_robot_params(args.params, args.extensions).for_robot(robot)
@@ -623,6 +713,34 @@ def _robot_uncertainty(args: argparse.Namespace, robot, mjcf, train: list, setti
     return result.interrupted
 
 
+def _held_sets(pairs: list[str], robot) -> dict:
+    """``--hold TYPE=FILE …`` → {actuator: ParameterSet}: each TYPE a servo type of the
+    robot, its set read from FILE (a robot parameter file or a plain one)."""
+    from frictionsim.robot_params import load_robot_params
+
+    out = {}
+    types = sorted({j.actuator for j in robot.servo_joints})
+    for pair in pairs:
+        kind, sep, path = pair.partition("=")
+        if not sep or not kind or not path:
+            raise ConfigurationError(f"--hold {pair}: expected TYPE=FILE (e.g. xl430=fit/m1.json)")
+        if kind not in types:
+            raise ConfigurationError(f"--hold {pair}: robot {robot.name} has no {kind} servo "
+                                     f"(its types: {', '.join(types)})")
+        if kind in out:
+            raise ConfigurationError(f"--hold {pair}: {kind} is held twice")
+        sets = load_robot_params(path).servos
+        if kind not in sets:
+            raise ConfigurationError(f"--hold {pair}: {path} has no {kind} set (it has "
+                                     f"{', '.join(sets) or 'none'})")
+        from frictionsim.learned_files import LearnedActuator
+
+        if isinstance(sets[kind], LearnedActuator):
+            raise ConfigurationError(f"--hold {pair}: a learned actuator; hold a physical set")
+        out[kind] = sets[kind]
+    return out
+
+
 def identify(args: argparse.Namespace) -> int:
     import sys
 
@@ -646,8 +764,14 @@ def identify(args: argparse.Namespace) -> int:
     from frictionsim.experiments.runner.arguments import net_settings
 
     robot, mjcf = load_robot(args)
-    actuator = actuator_of(robot)
+    held = _held_sets(args.hold, robot)
+    actuator = actuator_of(robot, held)
     models, learned = parse_models(args.model)
+    for option, given in (("--model net/hybrid", learned), ("--uncertainty", args.uncertainty),
+                          ("--cross-validate", args.cross_validate)):
+        if held and given:
+            raise ConfigurationError(f"--hold with {option}: not supported yet; fit the robot's "
+                                     "types in turn without it")
     if learned and args.cross_validate:
         raise ConfigurationError("--cross-validate motion decides the per-joint terms of the physical "
                                  "models; train learned actuators in the final fit (without it) or "
@@ -686,8 +810,10 @@ def identify(args: argparse.Namespace) -> int:
     settings = RobotFitSettings(tuple(models), FitSettings(args.budget, args.seed), extensions,
                                 fixed, args.per_joint, args.window, args.stride, args.threads,
                                 show, tuple(learned), learning,
-                                not args.exact_dynamics, args.joint_scales).resolved(robot, train)
-    print(f"{robot.name}: {len(robot.servo_joints)} servos ({actuator}); models "
+                                not args.exact_dynamics, args.joint_scales,
+                                held).resolved(robot, train)
+    kept = "".join(f"; {a} held at {p.source}" for a, p in held.items())
+    print(f"{robot.name}: {len(robot.servo_joints)} servos ({actuator}{kept}); models "
           f"{' '.join(models + learned)}; budget {args.budget} evaluations each"
           + (f"; with {' '.join(extensions)}" if extensions else ""))
     section = None

@@ -18,6 +18,7 @@ from frictionsim.experiments.runner.arguments import (
     seed,
 )
 from frictionsim.limits import check_budget, check_count
+from frictionsim.robot_files import builtin_robots
 
 DESCRIPTION = (
     "Why not just use MuJoCo? MuJoCo's <dcmotor> configured as the servo's firmware (exact: "
@@ -42,8 +43,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    help="processed training logs, or folders of them (bench; required without "
                         "--robot)")
     p.add_argument("--robot", metavar="NAME|FILE", default=None,
-                   help="compare on a robot's recordings instead: a built-in robot (so101) or a "
-                        "robot file")
+                   help="compare on a robot's recordings instead: a built-in robot "
+                        f"({', '.join(builtin_robots())}) or a robot file")
     p.add_argument("--mjcf", type=Path, default=None, metavar="PATH",
                    help="with --robot: the robot's MJCF (default: the robot file's)")
     p.add_argument("--data", metavar="DIR", default=None,

@@ -81,7 +81,7 @@ def check_directory(path: Path, overwrite: bool, flag: str = "--out") -> None:
 def write_json(path: str | os.PathLike, data) -> Path:
     """Write a result JSON atomically (non-finite numbers as null) and say where it went."""
     path = atomic.write_json(path, json_safe(data))
-    print(f"wrote {path}")
+    print(f"wrote {atomic.shown(path)}")
     return path
 
 
@@ -90,15 +90,20 @@ def save_figure(fig, path: str | os.PathLike) -> Path:
     import matplotlib.pyplot as plt
 
     path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(f".{path.stem}.tmp{path.suffix}")
     try:
+        path.parent.mkdir(parents=True, exist_ok=True)
         fig.savefig(tmp, dpi=120, bbox_inches="tight", format=path.suffix.lstrip(".") or "png")
         os.replace(tmp, path)
+    except OSError as e:
+        raise atomic.unwritable(path, e) from None
     finally:
-        tmp.unlink(missing_ok=True)
+        try:
+            tmp.unlink(missing_ok=True)
+        except OSError:
+            pass
         plt.close(fig)
-    print(f"wrote {path}")
+    print(f"wrote {atomic.shown(path)}")
     return path
 
 

@@ -86,6 +86,9 @@ class RobotFitSettings:
     joint_scales: bool = False
     """Fit each servo joint's friction and armature scales after each physical model
     (:mod:`~frictionsim.experiments.robots.joint_scale_fit`)."""
+    held: dict = field(default_factory=dict)
+    """Actuator name → the ParameterSet its servos keep (a robot of several actuator types
+    fits the one type not held, the others' servos simulated with these)."""
 
     def resolved(self, robot: RobotDescription, recordings: list[Recording]
                  ) -> RobotFitSettings:
@@ -96,13 +99,24 @@ class RobotFitSettings:
         return dataclasses.replace(self, stride=default_stride(robot, recordings, self.window))
 
 
-def actuator_of(robot: RobotDescription) -> str:
-    """The one actuator type of the robot's simulated servos (a fit shares its parameters)."""
+def actuator_of(robot: RobotDescription, held=()) -> str:
+    """The actuator type a fit shares its parameters over: the one type of the robot's
+    simulated servos that is not ``held`` (actuator names whose servos keep given sets)."""
     kinds = sorted({j.actuator for j in robot.servo_joints})
-    if len(kinds) != 1:
-        raise ConfigurationError(f"robot {robot.name}: its servos are of {len(kinds)} actuator types "
-                                 f"({', '.join(kinds)}); robot identify fits one type at a time")
-    return kinds[0]
+    foreign = [a for a in held if a not in kinds]
+    if foreign:
+        raise ConfigurationError(f"held servos of {foreign[0]}: robot {robot.name} has none "
+                                 f"(its servos: {', '.join(kinds)})")
+    free = [k for k in kinds if k not in held]
+    if len(free) != 1:
+        raise ConfigurationError(
+            f"robot {robot.name}: its servos are of {len(kinds)} actuator types "
+            f"({', '.join(kinds)}) and a fit shares its parameters over one: robot identify "
+            "fits one type at a time, the others held at a set of theirs (--hold TYPE=FILE)"
+            if free else
+            f"robot {robot.name}: --hold holds every actuator type ({', '.join(kinds)}): "
+            "nothing is left to fit")
+    return free[0]
 
 
 def recording_windows(robot: RobotDescription, recording: Recording, seconds: float,
@@ -166,9 +180,11 @@ def servo_space(model: str, actuator: str, settings: RobotFitSettings,
 
 
 def robot_parameters(robot: RobotDescription, point: RobotPoint, fit_info: dict,
-                     joint_scales: dict | None = None) -> RobotParameters:
-    """The robot parameter file of a point (docs/model.md §12), with how it was fitted."""
-    return RobotParameters(robot.name, {point.params.actuator: point.params},
+                     joint_scales: dict | None = None, held: dict | None = None
+                     ) -> RobotParameters:
+    """The robot parameter file of a point (docs/model.md §12), with how it was fitted;
+    ``held``: the other actuator types' sets, kept as they were given."""
+    return RobotParameters(robot.name, {**(held or {}), point.params.actuator: point.params},
                            dict(point.offsets), fit_info, joint_scales=dict(joint_scales or {}))
 
 
@@ -215,13 +231,17 @@ class RobotLearnedFit(HeldOutScores):
 
 
 def _evaluator(robot: RobotDescription, mjcf: Path, actuator: str,
-               windows: list[RecordedWindow], threads: int, reuse: bool = False
-               ) -> RobotWindows:
-    # the servos' firmware settings; their parameters come with each candidate
-    servos = joint_servos(robot, {actuator: ParameterSet.defaults("m1", actuator)})
+               windows: list[RecordedWindow], threads: int, reuse: bool = False,
+               held: dict | None = None) -> RobotWindows:
+    # the servos' firmware settings; the fitted type's parameters come with each candidate,
+    # the held types' stay theirs
+    held = {a: p.with_scheme(SCHEME) for a, p in (held or {}).items()}
+    servos = joint_servos(robot, {**held, actuator: ParameterSet.defaults("m1", actuator)})
     sim = Robot(robot_spec(robot, mjcf), servos, control_period=robot.control_period,
                 scheme=SCHEME)
-    return RobotWindows(sim, windows, threads, reuse and sim.nq == sim.nv)
+    kept = {i: servo.theta() for i, (servo, joint) in enumerate(zip(servos, robot.servo_joints))
+            if joint.actuator in held}
+    return RobotWindows(sim, windows, threads, reuse and sim.nq == sim.nv, kept)
 
 
 def exact_result(evaluator: RobotWindows, result: FitResult) -> tuple[FitResult, float | None]:
@@ -248,11 +268,12 @@ def fit_robot(robot: RobotDescription, mjcf: Path, train: list[Recording],
     each with its best so far), and the cost: seconds of window preparation and fitting,
     window count and control periods, peak memory (MiB).
     """
-    actuator = actuator_of(robot)
+    actuator = actuator_of(robot, settings.held)
     t0 = time.perf_counter()
     settings = settings.resolved(robot, train)
     windows = training_windows(robot, train, settings.window, settings.stride)
-    evaluator = _evaluator(robot, mjcf, actuator, windows, settings.threads, settings.reuse)
+    evaluator = _evaluator(robot, mjcf, actuator, windows, settings.threads, settings.reuse,
+                           settings.held)
     cost = {"windows": len(windows), "control_periods": evaluator.n_steps,
             "window_seconds": settings.window, "stride": settings.stride,
             "threads": settings.threads, "reused_dynamics": evaluator.reuse}
@@ -277,7 +298,8 @@ def fit_robot(robot: RobotDescription, mjcf: Path, train: list[Recording],
     for model, f in fits.items():
         if validation and not interrupted:
             f.validation = replay(robot, mjcf,
-                                  robot_parameters(robot, f.result.params, {}, f.joint_scales),
+                                  robot_parameters(robot, f.result.params, {}, f.joint_scales,
+                                                   settings.held),
                                   validation, "fixed_step",
                                   settings.progress, f"{model}: replaying held-out recordings")
         _save(path_of(out, model), robot, f, settings, train, cost)
@@ -323,7 +345,7 @@ def fit_models(robot: RobotDescription, evaluator: RobotWindows, settings: Robot
     written to ``out/<model>.json`` as it improves; whether Ctrl-C ended it. Each result's
     loss is the exact fixed step's; ``reuse_errors`` receives, per model, the largest
     difference reused dynamics made to a window's error of its best (:func:`exact_result`)."""
-    actuator = actuator_of(robot)
+    actuator = actuator_of(robot, settings.held)
     joints = tuple(j.name for j in robot.servo_joints)
     offset_joints = joints if settings.per_joint == "offsets" else ()
 
@@ -402,6 +424,7 @@ def _fit_info(f: RobotModelFit, settings: RobotFitSettings, train: list[Recordin
             "windows": cost["windows"], "window_seconds": settings.window,
             "stride": settings.stride, "seed": settings.fit.seed,
             "reuse_error_rad": f.reuse_error,
+            "held": {a: p.source for a, p in settings.held.items()} or None,
             "shared_window_loss_rad": f.shared_loss,
             "interrupted": f.result.interrupted}
 
@@ -410,7 +433,7 @@ def _save(path: Path, robot: RobotDescription, f: RobotModelFit, settings: Robot
           train: list[Recording], cost: dict) -> None:
     write_json(path, robot_parameters(robot, f.result.params,
                                       _fit_info(f, settings, train, cost),
-                                      f.joint_scales).to_dict())
+                                      f.joint_scales, settings.held).to_dict())
 
 
 def _fit_model(robot, model, actuator, joints, offset_joints, evaluator, settings, out,
@@ -436,7 +459,8 @@ def _fit_model(robot, model, actuator, joints, offset_joints, evaluator, setting
 
     def save(point: RobotPoint, loss: float) -> None:
         write_json(path, robot_parameters(robot, point, {
-            "model": model, "window_loss_rad": loss, "in_progress": True}).to_dict())
+            "model": model, "window_loss_rad": loss, "in_progress": True},
+            held=settings.held).to_dict())
 
     return fit_one_model(model, latency_tries(settings.extensions, settings.fixed), space_for,
                          start_in, evaluator, settings.fit, save, settings.progress)

@@ -94,6 +94,9 @@ class RecordedRun:
     motor_side: np.ndarray | None = None
     """With ``backlash`` (the fixed step): the motor side of each gear's gap, p = q + δ, in the
     recorded convention (rad); None otherwise."""
+    velocity: np.ndarray | None = None
+    """The simulated velocity at every recorded row (recorded convention, rad/s; the
+    one-world engines), beside ``predicted``."""
 
     @property
     def joint_mae(self) -> dict[str, float]:
@@ -156,6 +159,11 @@ class Replay:
         spec.option.timestep = self.timestep
         self._sim = chosen.robot(spec, servos, robot.control_period, scheme)
 
+    @property
+    def model(self):
+        """The compiled ``mujoco.MjModel`` the engine steps."""
+        return self._sim.model
+
     def run(self, recording: Recording) -> RecordedRun:
         """Simulate ``recording`` in closed loop from its first recorded state."""
         import time
@@ -179,10 +187,11 @@ class Replay:
         gap = getattr(run, "gap", None)
         motor_side = to_recorded(robot, q_model + gap[starts]) \
             if gap is not None and np.any(gap) else None
+        signs = np.array([j.sign for j in robot.servo_joints])
         return RecordedRun(recording.name, tuple(j.name for j in robot.servo_joints),
                            to_recorded(robot, q_model), recording.position[:, cols],
                            recording.goal[:, cols], recording.t, seconds, self.timestep,
-                           motor_side)
+                           motor_side, run.v[starts][:, sim.dofs] * signs)
 
 
 def replay_batched(robot: RobotDescription, spec, params: dict, recordings: list[Recording],

@@ -1,7 +1,7 @@
 """Control tables of the supported Dynamixel models and conversions to SI units.
 
 Addresses and sizes are from the ROBOTIS e-manual control tables
-(emanual.robotis.com/docs/en/dxl/...: x/xl330-m288, mx/mx-64, mx/mx-64-2,
+(emanual.robotis.com/docs/en/dxl/...: x/xl330-m288, x/xl430-w250, mx/mx-64, mx/mx-64-2,
 mx/mx-106, mx/mx-106-2, x/xl320), cross-checked against published driver
 tables (e.g. DynamixelSDK examples: X-series torque enable 64, goal position
 116, present position 132; MX protocol-1.0 torque enable 24, goal position 30,
@@ -25,15 +25,17 @@ _S = Encoding.SIGNED
 _SM = Encoding.SIGN_MAGNITUDE
 
 
-def _x_series(model: str, model_number: int, current_unit: float) -> ControlTable:
-    """Protocol 2.0 X-series layout shared by XL330 and MX(2.0) firmware."""
+def _x_series(model: str, model_number: int, current_unit: float | None) -> ControlTable:
+    """Protocol 2.0 X-series layout shared by XL330, XL430 and MX(2.0) firmware (the XL430
+    has no current sensor: its address 126 is Present Load, read as no current)."""
     return ControlTable(
         model=model, protocol=2, model_number=model_number,
         torque_enable=Register(64, 1), operating_mode=Register(11, 1),
         p_gain=Register(84, 2),  # Position P Gain
         goal_position=Register(116, 4, _S), present_position=Register(132, 4, _S),
         present_velocity=Register(128, 4, _S), present_load=None,
-        present_pwm=Register(124, 2, _S), present_current=Register(126, 2, _S),
+        present_pwm=Register(124, 2, _S),
+        present_current=None if current_unit is None else Register(126, 2, _S),
         present_input_voltage=Register(144, 2), present_temperature=Register(146, 1),
         position_centre=2048, position_max=4095, rad_per_count=2.0 * math.pi / 4096,
         velocity_unit=0.229, current_unit=current_unit,
@@ -59,6 +61,7 @@ def _mx_protocol1(model: str, model_number: int) -> ControlTable:
 
 XL330_M288 = _x_series("XL330-M288", 1200, current_unit=0.001)
 XL330_M077 = _x_series("XL330-M077", 1190, current_unit=0.001)
+XL430_W250 = _x_series("XL430-W250", 1060, current_unit=None)
 MX64_P2 = _x_series("MX-64(2.0)", 311, current_unit=0.00336)
 MX106_P2 = _x_series("MX-106(2.0)", 321, current_unit=0.00336)
 MX64_P1 = _mx_protocol1("MX-64", 310)
@@ -76,7 +79,8 @@ XL320 = ControlTable(
     firmware_register=Register(2, 1), id_register=Register(3, 1), p_gain_max=254,
 )
 
-TABLES: tuple[ControlTable, ...] = (XL330_M288, XL330_M077, MX64_P1, MX64_P2, MX106_P1, MX106_P2, XL320)
+TABLES: tuple[ControlTable, ...] = (XL330_M288, XL330_M077, XL430_W250, MX64_P1, MX64_P2,
+                                    MX106_P1, MX106_P2, XL320)
 
 
 def table_for(model: str, protocol: int) -> ControlTable:

@@ -1,0 +1,110 @@
+"""An output folder replaced whole or not at all.
+
+A command that writes a folder of results (``identify``, ``robot identify``, ``robot
+export-mjcf``, ``demo``, ``record-campaign``, ``robot synthesize``) writes them into a
+staging folder beside it (``.NAME.new-PID``) and swaps it in when it is done: until then,
+and whatever stops it (a full disk, a crash, an interrupt), the earlier result in the folder
+is untouched. An interrupted run's partial result (its files say so) takes the folder's
+place when there was nothing there to lose, and is kept beside it as ``NAME.interrupted``
+when there was.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import sys
+from pathlib import Path
+
+from frictionsim.atomic import STAGES
+from frictionsim.errors import ConfigurationError
+
+
+class StagedFolder:
+    """``with StagedFolder(out, overwrite) as stage:`` write into ``stage`` (a fresh folder
+    beside ``out``; with ``carry`` the earlier result copied in first, for ``--resume``; else
+    the earlier entries ``keep`` says are not the run's own); on a normal exit it replaces
+    ``out``. A command that catches the interrupt itself and returns sets
+    :attr:`interrupted`; :attr:`result` is then where the partial result went. ``out`` is
+    checked first: a file, or a non-empty folder without ``overwrite`` (or ``carry``), is
+    refused naming ``flag``. Messages naming a file inside the stage name it inside ``out``
+    (:func:`frictionsim.atomic.shown`)."""
+
+    def __init__(self, out: str | os.PathLike, overwrite: bool = False, flag: str = "--out",
+                 carry: bool = False, keep=None) -> None:
+        self.out = Path(out)
+        self.flag = flag
+        self.carry = carry
+        #: which of the earlier folder's entries (a Path → bool) the new one keeps: the
+        #: files a run does not write itself (a user's notes beside a fit); all with carry
+        self.keep = keep
+        self.interrupted = False
+        #: where the result lies once the ``with`` is left: ``out``, or beside it
+        self.result = self.out
+        if self.out.exists() and not self.out.is_dir():
+            raise ConfigurationError(f"{flag} {self.out} is a file; it must be a directory")
+        if self._earlier() and not (overwrite or carry):
+            raise ConfigurationError(f"{flag} {self.out} is not empty; pass --overwrite to "
+                                     "replace it, or choose another directory")
+        self.path = self.out.parent / f".{self.out.name}.new-{os.getpid()}"
+
+    def _earlier(self) -> bool:
+        return self.out.is_dir() and any(self.out.iterdir())
+
+    def __enter__(self) -> Path:
+        try:
+            self.out.parent.mkdir(parents=True, exist_ok=True)
+            if self.path.exists():
+                shutil.rmtree(self.path)
+            self.path.mkdir()
+            for entry in sorted(self.out.iterdir()) if self.out.is_dir() else ():
+                if self.carry or (self.keep is not None and self.keep(entry)):
+                    copy = self.path / entry.name
+                    if entry.is_dir() and not entry.is_symlink():
+                        shutil.copytree(entry, copy, symlinks=True)
+                    else:
+                        shutil.copy2(entry, copy, follow_symlinks=False)
+        except OSError as e:
+            shutil.rmtree(self.path, ignore_errors=True)
+            raise ConfigurationError(f"{self.flag} {self.out}: cannot write beside it "
+                                     f"({e.strerror or e})") from None
+        STAGES[self.path] = self.out
+        return self.path
+
+    def __exit__(self, kind, error, trace) -> bool:
+        STAGES.pop(self.path, None)
+        try:
+            if kind is KeyboardInterrupt or (kind is None and self.interrupted):
+                self._keep_partial()
+            elif kind is not None:
+                shutil.rmtree(self.path, ignore_errors=True)
+            else:
+                self._swap_in(self.out)
+        except OSError as e:
+            shutil.rmtree(self.path, ignore_errors=True)
+            if kind is None:
+                raise ConfigurationError(f"{self.flag} {self.out}: the new result could not "
+                                         f"take its place ({e.strerror or e}); the earlier "
+                                         "one is kept") from None
+        return False
+
+    def _keep_partial(self) -> None:
+        if not self._earlier():
+            self._swap_in(self.out)
+            return
+        beside = self.out.with_name(f"{self.out.name}.interrupted")
+        self._swap_in(beside)
+        self.result = beside
+        print(f"interrupted: {self.out} keeps the earlier result; this run's partial one is "
+              f"in {beside}", file=sys.stderr)
+
+    def _swap_in(self, target: Path) -> None:
+        """Rename the stage to ``target``, the folder there first renamed aside and removed
+        after: at every instant one of the two is complete on disk."""
+        old = target.parent / f".{target.name}.old-{os.getpid()}"
+        if target.exists():
+            if old.exists():
+                shutil.rmtree(old)
+            os.rename(target, old)
+        os.rename(self.path, target)
+        shutil.rmtree(old, ignore_errors=True)
