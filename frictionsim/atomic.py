@@ -52,9 +52,11 @@ def unwritable(path: str | os.PathLike, error: OSError) -> OutputError:
     return out
 
 
-def shown(path: str | os.PathLike) -> Path:
+def shown(path: str | os.PathLike | None) -> Path | None:
     """``path`` as the user knows it: inside an output folder being staged
-    (:mod:`frictionsim.experiments.common.staging`), the folder's own name."""
+    (:mod:`frictionsim.experiments.common.staging`), the folder's own name (None: None)."""
+    if path is None:
+        return None
     path = Path(path)
     for stage, final in STAGES.items():
         if path == stage or stage in path.parents:

@@ -3,7 +3,8 @@ its trunk), the SO-100 (six STS3215 at 7.4 V) and the Koch v1.1 (XL430 and XL330
 and its shipped MJCF are checked against their sources' promises, simulated in every engine
 (the fixed step and MuJoCo's step to round-off, the event-driven reference within a mrad on
 average, MJX in float64 and MuJoCo Warp in float32 to the one-world replay), and identified
-by ``robot identify`` from recordings ``robot synthesize`` made with a known ground truth."""
+by ``robot identify`` from recordings ``robot synthesize`` made with a known ground truth;
+MuJoCo's soft friction and the MJCF as shipped run them too."""
 
 from __future__ import annotations
 
@@ -126,6 +127,22 @@ def test_the_fixed_step_is_mujocos_step_and_near_the_event_driven_reference(ship
     # the fixed step's 2 ms against the exact stick-slip: 0.4-1.2 mrad on these set-point
     # motions with the default M6 (the SO-101 on the same kind of motion: 1.1)
     assert np.abs(exact.predicted - recordings[0].position).mean() < 2e-3
+
+
+def test_mujocos_soft_friction_and_the_mjcf_as_shipped_run_it_too(shipped, motions):
+    """The reference project's method (friction as MuJoCo's frictionloss rows) stays near the
+    budget's exact friction (0.7-3 mrad on these motions); the MJCF as shipped, its own
+    actuators without frictionsim's servos, replays the same goals."""
+    robot, spec = shipped
+    params, recordings = motions
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        soft = Replay(robot, spec, params, "mujoco_frictionloss").run(recordings[0])
+        shipped_model = Replay(robot, robot_spec(robot, robot.mjcf_path(None), plain=True), {},
+                               "mjcf").run(recordings[0])
+    assert np.abs(soft.predicted - recordings[0].position).mean() < 1e-2
+    assert np.all(np.isfinite(shipped_model.predicted))
+    assert np.abs(shipped_model.predicted - shipped_model.goal).mean() < 0.2
 
 
 @pytest.mark.parametrize("engine,tolerance", [("mjx", 1e-9), ("mjlab", 5e-4)])

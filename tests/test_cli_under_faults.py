@@ -135,7 +135,7 @@ def test_overwrite_removes_the_earlier_identification_only(folder, tmp_path, cap
     assert main(identify_argv(folder, out, "--model", "m1", "m3", "--budget", "100")) == 0
     (out / "notes.txt").write_text("mine")
     assert main(identify_argv(folder, out, "--model", "m1", "--budget", "50", "--overwrite")) == 0
-    assert "removed the earlier identification" in capsys.readouterr().out
+    assert "is replaced once this one is done" in capsys.readouterr().out
     assert not (out / "m3.json").exists()  # no stale model beside a report that omits it
     assert set(json.loads((out / "report.json").read_text())["models"]) == {"m1"}
     assert (out / "notes.txt").read_text() == "mine"

@@ -166,3 +166,45 @@ def test_a_campaign_stopped_while_the_arm_returns_counts_the_complete_log(tmp_pa
     err = capsys.readouterr()
     assert "log complete:" in err.err and "marked incomplete" not in err.err
     assert "campaign: 1 of 2 recordings complete" in err.out
+
+
+def test_a_campaign_on_a_disk_that_fills_keeps_what_it_recorded(tmp_path, virtual_port,
+                                                                 monkeypatch, capsys):
+    """A campaign only adds logs (each its own name): on a disk that fills during the second
+    one, the first stays complete, the earlier files untouched, and the error is one line
+    naming the log that could not be written."""
+    import errno
+
+    from frictionsim import atomic
+
+    _, port = virtual_port
+    (tmp_path / "earlier.json").write_text("{}")
+    real, state = atomic.os.fsync, {"full": False}
+
+    def fsync(fd):
+        if state["full"]:
+            raise OSError(errno.ENOSPC, "No space left on device")
+        return real(fd)
+
+    def fill_when_the_first_is_done(path):
+        state["full"] = True
+
+    from frictionsim.hw import recorder
+
+    record_new = recorder.record_new
+
+    def recorded(*args, on_complete=None, **kwargs):
+        return record_new(*args, on_complete=lambda p: (on_complete(p),
+                                                        fill_when_the_first_is_done(p)),
+                          **kwargs)
+
+    monkeypatch.setattr(atomic.os, "fsync", fsync)
+    monkeypatch.setattr(recorder, "record_new", recorded)
+    assert main(_campaign(port, tmp_path)) == 1
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "nothing_kp300_m0.3_l0.1.json: not written (No space left on " \
+        "device)" in err[0], err
+    first = json.loads((tmp_path / "steps_kp300_m0.3_l0.1.json").read_text())
+    assert "incomplete" not in first and len(first["entries"]) > 50
+    assert (tmp_path / "earlier.json").read_text() == "{}"
+    assert not list(tmp_path.glob(".*.tmp"))

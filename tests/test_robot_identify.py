@@ -243,9 +243,9 @@ def test_the_shipped_mjcf_is_the_baseline_engine(so101, tmp_path, monkeypatch, c
     assert "needs --params" in capsys.readouterr().err
 
 
-def test_overwrite_removes_only_what_a_robot_identification_writes(tmp_path):
+def test_overwrite_replaces_only_what_a_robot_identification_writes(tmp_path):
     from frictionsim.atomic import write_json
-    from frictionsim.experiments.robots.report import prepare_robot_out
+    from frictionsim.experiments.robots.report import not_ours, prepare_robot_out
 
     out = tmp_path / "fit"
     (out / "cross_validation" / "none").mkdir(parents=True)
@@ -256,8 +256,11 @@ def test_overwrite_removes_only_what_a_robot_identification_writes(tmp_path):
     with pytest.raises(ValueError, match="robot so101, not other"):
         prepare_robot_out(out, "other", resume=True)
     assert set(prepare_robot_out(out, "so101", resume=True)) == {"m1"}
+    # nothing is removed before the run: it replaces the folder when done, keeping the files
+    # that are not its own (tests/test_output_folders.py)
     assert prepare_robot_out(out, "so101", overwrite=True) == {}
-    assert sorted(p.name for p in out.iterdir()) == ["notes.txt"]
+    assert sorted(p.name for p in out.iterdir()) == ["cross_validation", "m1.json", "notes.txt"]
+    assert [p.name for p in out.iterdir() if not_ours(p)] == ["notes.txt"]
 
 
 def test_a_robot_fit_carries_its_uncertainty_to_every_randomisation(so101, tmp_path,

@@ -65,8 +65,9 @@ def parameter_recovery(fits, truth) -> dict:
 
 def run(args: argparse.Namespace) -> int:
     from frictionsim.experiments.analysis.comparison import compare, comparison_table
-    from frictionsim.experiments.common.output import check_directory, fresh_directory, table, write_json
+    from frictionsim.experiments.common.output import fresh_directory, table, write_json
     from frictionsim.experiments.common.plots import mae_boxplot, rollouts_figure
+    from frictionsim.experiments.common.staging import StagedFolder
     from frictionsim.experiments.identification.fitter import FitSettings
     from frictionsim.experiments.identification.pipeline import IdentifySettings, identify, prepare_out
     from frictionsim.experiments.identification.report import write_report
@@ -80,45 +81,49 @@ def run(args: argparse.Namespace) -> int:
         out = fresh_directory(DEFAULT_OUT)
     else:
         out = args.out
-        check_directory(out, args.overwrite)
     print(f"demo: results go to {out}")
-    raw = dataset(seed=args.seed, show_progress=not args.no_progress)
-    logs = write_dataset(raw, out)
-    train = [log for log in logs if log.kp != HELD_OUT_KP]
-    validation = [log for log in logs if log.kp == HELD_OUT_KP]
-    print(f"virtual bench: {len(logs)} logs in {out / 'processed'}; training on "
-          f"{len(train)}, validating on the {len(validation)} logs of gain {HELD_OUT_KP:g}")
-    save_params(out / "params" / "ground_truth_m6.json", GROUND_TRUTH)
-    save_params(out / "params" / "naive_m1.json", NAIVE_M1)
+    # written beside the folder and swapped in when done: an earlier demo stays intact
+    final = out
+    staged = StagedFolder(final, args.overwrite)
+    with staged as out:
+        raw = dataset(seed=args.seed, show_progress=not args.no_progress)
+        logs = write_dataset(raw, out)
+        train = [log for log in logs if log.kp != HELD_OUT_KP]
+        validation = [log for log in logs if log.kp == HELD_OUT_KP]
+        print(f"virtual bench: {len(logs)} logs in {final / 'processed'}; training on "
+              f"{len(train)}, validating on the {len(validation)} logs of gain {HELD_OUT_KP:g}")
+        save_params(out / "params" / "ground_truth_m6.json", GROUND_TRUTH)
+        save_params(out / "params" / "naive_m1.json", NAIVE_M1)
 
-    prepare_out(out / "identification", GROUND_TRUTH.actuator, overwrite=True)
-    settings = IdentifySettings(tuple(m for m in MODELS if m in args.models),
-                                GROUND_TRUTH.actuator, FitSettings(args.budget, args.seed),
-                                progress=not args.no_progress)
-    fits, interrupted = identify(train, validation, settings, out / "identification")
-    write_report(out / "identification", fits, train, validation, recorded(args), interrupted)
+        prepare_out(out / "identification", GROUND_TRUTH.actuator, overwrite=True)
+        settings = IdentifySettings(tuple(m for m in MODELS if m in args.models),
+                                    GROUND_TRUTH.actuator, FitSettings(args.budget, args.seed),
+                                    progress=not args.no_progress)
+        fits, interrupted = identify(train, validation, settings, out / "identification")
+        write_report(out / "identification", fits, train, validation, recorded(args), interrupted)
 
-    contenders = {"ground_truth_m6": GROUND_TRUTH, "naive_m1": NAIVE_M1,
-                  **{f"identified_{m}": f.result.params for m, f in fits.items()}}
-    results = compare(contenders, validation)
-    print(f"\nvalidation (gain {HELD_OUT_KP:g}, never seen by the fitter):")
-    print(comparison_table(results))
-    mae_boxplot({k: list(r["per_log"].values()) for k, r in results.items()},
-                out / "validation.png", f"Virtual MX-64, held-out gain {HELD_OUT_KP:g}")
-    shown = [log for log in validation if log.name.startswith("m1_l0.15")]
-    best = min(fits, key=lambda m: fits[m].validation_mae) if fits else None
-    for label, p in (("ground_truth_m6", GROUND_TRUTH), ("naive_m1", NAIVE_M1)) + (
-            ((f"identified_{best}", fits[best].result.params),) if best else ()):
-        rollouts_figure([simulate(log, p) for log in shown], out / f"simulate_{label}.png",
-                        f"{label} on held-out logs (1 kg, 0.15 m, kp {HELD_OUT_KP:g})")
+        contenders = {"ground_truth_m6": GROUND_TRUTH, "naive_m1": NAIVE_M1,
+                      **{f"identified_{m}": f.result.params for m, f in fits.items()}}
+        results = compare(contenders, validation)
+        print(f"\nvalidation (gain {HELD_OUT_KP:g}, never seen by the fitter):")
+        print(comparison_table(results))
+        mae_boxplot({k: list(r["per_log"].values()) for k, r in results.items()},
+                    out / "validation.png", f"Virtual MX-64, held-out gain {HELD_OUT_KP:g}")
+        shown = [log for log in validation if log.name.startswith("m1_l0.15")]
+        best = min(fits, key=lambda m: fits[m].validation_mae) if fits else None
+        for label, p in (("ground_truth_m6", GROUND_TRUTH), ("naive_m1", NAIVE_M1)) + (
+                ((f"identified_{best}", fits[best].result.params),) if best else ()):
+            rollouts_figure([simulate(log, p) for log in shown], out / f"simulate_{label}.png",
+                            f"{label} on held-out logs (1 kg, 0.15 m, kp {HELD_OUT_KP:g})")
 
-    recovery = parameter_recovery(fits, GROUND_TRUTH)
-    names = [n for n in GROUND_TRUTH.values if any(n in r for r in recovery.values())]
-    rows = [[n, f"{GROUND_TRUTH.values[n]:.4g}"]
-            + [f"{100 * recovery[m][n]:+.0f}%" if n in recovery[m] else "" for m in fits]
-            for n in names]
-    print("\nidentified parameters vs ground truth (relative error):")
-    print(table(["parameter", "truth", *fits], rows))
-    write_json(out / "demo.json", {"validation": results, "parameter_error": recovery})
-    print(f"\ndemo done in {time.perf_counter() - start:.0f} s; results in {out}")
+        recovery = parameter_recovery(fits, GROUND_TRUTH)
+        names = [n for n in GROUND_TRUTH.values if any(n in r for r in recovery.values())]
+        rows = [[n, f"{GROUND_TRUTH.values[n]:.4g}"]
+                + [f"{100 * recovery[m][n]:+.0f}%" if n in recovery[m] else "" for m in fits]
+                for n in names]
+        print("\nidentified parameters vs ground truth (relative error):")
+        print(table(["parameter", "truth", *fits], rows))
+        write_json(out / "demo.json", {"validation": results, "parameter_error": recovery})
+        staged.interrupted = interrupted
+    print(f"\ndemo done in {time.perf_counter() - start:.0f} s; results in {staged.result}")
     return 130 if interrupted else 0

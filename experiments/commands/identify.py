@@ -177,14 +177,14 @@ def run(args: argparse.Namespace) -> int:
     from frictionsim import schema
     from frictionsim.experiments.common.loading import load_logs, warn_motor_mismatch
     from frictionsim.experiments.common.output import write_json
+    from frictionsim.experiments.common.staging import StagedFolder
     from frictionsim.experiments.identification.fitter import FitSettings
     from frictionsim.experiments.identification.pipeline import (
         IdentifySettings,
-        identify,
+        not_ours,
         prepare_out,
         split_logs,
     )
-    from frictionsim.experiments.identification.report import write_report
     from frictionsim.experiments.identification.starts import check_init_bounds
     from frictionsim.params import load_params
 
@@ -239,39 +239,58 @@ def run(args: argparse.Namespace) -> int:
                                 progress=show, scheme=args.scheme,
                                 extensions=tuple(args.extensions), learned=tuple(learned),
                                 net=learning, coordinates=args.coordinates)
+    # written beside --out and swapped in when done: the earlier result is intact until then
+    staged = StagedFolder(args.out, overwrite=True, carry=args.resume, keep=not_ours)
+    with staged as out:
+        summary, interrupted, stage = _identify_into(out, args, train, validation, settings,
+                                                     earlier, learned, learning, actuator, show)
+        staged.interrupted = interrupted
+    if stage == "cross-validation":
+        print("interrupted during the cross-validation: each fold's best parameters so far "
+              f"are saved in {staged.result / 'cross_validation'}", file=sys.stderr)
+        return 130
+    if args.json and summary is not None:
+        write_json(args.json, summary)
+    if interrupted:
+        print(f"interrupted: the best parameters so far are saved in {staged.result}",
+              file=sys.stderr)
+        return 130
+    return 0
+
+
+def _identify_into(out, args, train, validation, settings, earlier, learned, learning,
+                   actuator, show):
+    """The identification written into ``out`` (the staged folder): (the summary, whether
+    Ctrl-C ended it, "cross-validation" when it ended there)."""
+    from frictionsim.experiments.identification.pipeline import identify
+    from frictionsim.experiments.identification.report import write_report
+
     section = None
     if args.cross_validate:
         from frictionsim.experiments.identification.cross_validation import cross_validate_by_gain
 
-        section, interrupted = cross_validate_by_gain(train, settings, args.out, args.resume,
+        section, interrupted = cross_validate_by_gain(train, settings, out, args.resume,
                                                       args.overwrite)
         if interrupted:
-            print("interrupted during the cross-validation: each fold's best parameters so far "
-                  f"are saved in {args.out / 'cross_validation'}", file=sys.stderr)
-            return 130
+            return None, True, "cross-validation"
         print(f"cross-validation done; fitting on all {len(train)} logs")
-    fits, interrupted = identify(train, validation, settings, args.out, earlier) if models \
-        else ({}, False)
+    fits, interrupted = identify(train, validation, settings, out, earlier) \
+        if settings.models else ({}, False)
     learned_fits = {}
     if learned and not interrupted:
         from frictionsim.experiments.identification.learned import fit_learned
 
         learned_fits = fit_learned(tuple(learned), train, validation,
                                    {m: f.result.params for m, f in fits.items()}, actuator,
-                                   args.out, learning, show)
+                                   out, learning, show)
     uncertainty = None
     if args.uncertainty and fits and not interrupted:
         uncertainty = _uncertainty(args, train, settings, fits)
         interrupted = uncertainty.interrupted
     from frictionsim.experiments.identification.identifiability import analyse
 
-    summary = write_report(args.out, fits, train, validation, recorded(args), interrupted,
+    summary = write_report(out, fits, train, validation, recorded(args), interrupted,
                            cross_validation=section, learned=learned_fits,
                            identifiability=analyse(fits, train, settings),
                            uncertainty=uncertainty.summary() if uncertainty else None)
-    if args.json:
-        write_json(args.json, summary)
-    if interrupted:
-        print(f"interrupted: the best parameters so far are saved in {args.out}", file=sys.stderr)
-        return 130
-    return 0
+    return summary, interrupted, "fit"

@@ -583,6 +583,7 @@ def export_mjcf(args: argparse.Namespace) -> int:
     if out.exists() and any(out.iterdir()) and not args.overwrite:
         raise ConfigurationError(f"--out {out} is not an empty folder: pass --overwrite to "
                                  "replace an earlier export, or another --out")
+    from frictionsim.experiments.common.staging import StagedFolder
     check_budget(args.budget)
     show = not args.no_progress
     check_lerobot_options(args, args.recordings, args.validation)
@@ -616,7 +617,10 @@ def export_mjcf(args: argparse.Namespace) -> int:
               f"{args.target} actuators at the control period "
               f"{1e3 * robot.control_period:g} ms.\nNot carried: " +
               ("; ".join(export.dropped) or "nothing") + ".")
-    path = write_export(export, mjcf, out, robot.name, header)
+    # written beside --out and swapped in whole: an earlier export stays intact until then
+    with StagedFolder(out, args.overwrite) as stage:
+        write_export(export, mjcf, stage, robot.name, header)
+    path = out / f"{robot.name}.xml"
     print(f"wrote {path}")
     print(table(["joint", "armature (kg·m²)", "damping (N·m·s/rad)", "frictionloss (N·m)",
                  "kp (N·m/rad)", "kv (N·m·s/rad)", "force limit (N·m)"],
@@ -751,16 +755,13 @@ def identify(args: argparse.Namespace) -> int:
         parse_models,
     )
     from frictionsim.experiments.common.output import write_json
+    from frictionsim.experiments.common.staging import StagedFolder
     from frictionsim.experiments.identification.fitter import FitSettings
     from frictionsim.experiments.robots.identify import (
         RobotFitSettings,
         actuator_of,
-        fit_robot,
     )
-    from frictionsim.experiments.robots.report import (
-        prepare_robot_out,
-        write_robot_report,
-    )
+    from frictionsim.experiments.robots.report import not_ours, prepare_robot_out
     from frictionsim.experiments.runner.arguments import net_settings
 
     robot, mjcf = load_robot(args)
@@ -806,7 +807,7 @@ def identify(args: argparse.Namespace) -> int:
     same_rate(robot, held_robot, "--validation")
     _check_apart(train, validation)
     check_out_apart(args.out, train + validation)
-    earlier = prepare_robot_out(args.out, robot.name, args.resume, args.overwrite)
+    earlier = prepare_robot_out(args.out, robot.name, args.resume, args.overwrite, extensions)
     settings = RobotFitSettings(tuple(models), FitSettings(args.budget, args.seed), extensions,
                                 fixed, args.per_joint, args.window, args.stride, args.threads,
                                 show, tuple(learned), learning,
@@ -816,35 +817,53 @@ def identify(args: argparse.Namespace) -> int:
     print(f"{robot.name}: {len(robot.servo_joints)} servos ({actuator}{kept}); models "
           f"{' '.join(models + learned)}; budget {args.budget} evaluations each"
           + (f"; with {' '.join(extensions)}" if extensions else ""))
+    # written beside --out and swapped in when done: the earlier result is intact until then
+    staged = StagedFolder(args.out, overwrite=True, carry=args.resume, keep=not_ours)
+    with staged as out:
+        summary, interrupted, stage = _robot_identify_into(
+            out, args, robot, mjcf, train, validation, settings, earlier)
+        staged.interrupted = interrupted
+    if stage == "cross-validation":
+        print("interrupted during the cross-validation: each fold's best so far is saved "
+              f"in {staged.result / 'cross_validation'}", file=sys.stderr)
+        return 130
+    print((staged.result / "report.md").read_text())
+    if args.json:
+        write_json(args.json, summary)
+    if interrupted:
+        print(f"interrupted: the best parameters so far are saved in {staged.result}",
+              file=sys.stderr)
+        return 130
+    return 130 if stage == "uncertainty" else 0
+
+
+def _robot_identify_into(out, args, robot, mjcf, train, validation, settings, earlier):
+    """The robot identification written into ``out`` (the staged folder): (the summary,
+    whether Ctrl-C ended the fit, and where the run ended: "cross-validation" when it was
+    cut short there, "uncertainty" when the bootstrap was, else "fit")."""
+    import dataclasses
+
+    from frictionsim.experiments.robots.identify import fit_robot
+    from frictionsim.experiments.robots.report import write_robot_report
+
     section = None
     if args.cross_validate:
-        import dataclasses
-
         from frictionsim.experiments.robots.cross_validation import (
             cross_validate_motions,
         )
 
-        section, interrupted = cross_validate_motions(robot, mjcf, train, settings, args.out,
+        section, interrupted = cross_validate_motions(robot, mjcf, train, settings, out,
                                                       args.folds, args.resume, args.overwrite)
         if interrupted:
-            print("interrupted during the cross-validation: each fold's best so far is saved "
-                  f"in {args.out / 'cross_validation'}", file=sys.stderr)
-            return 130
+            return None, True, "cross-validation"
         settings = dataclasses.replace(settings, per_joint=section["chosen"])
         print(f"cross-validation chose per joint: {section['chosen']}; fitting on all "
               f"{len(train)} recordings")
-    fits, interrupted, cost = fit_robot(robot, mjcf, train, validation, settings, args.out,
-                                        earlier)
+    fits, interrupted, cost = fit_robot(robot, mjcf, train, validation, settings, out, earlier)
     cut_short = False
     if args.uncertainty is not None and not interrupted:
         cut_short = _robot_uncertainty(args, robot, mjcf, train, settings, fits)
     joints = tuple(j.name for j in robot.servo_joints)
-    summary = write_robot_report(args.out, robot.name, fits, settings, train, validation, cost,
+    summary = write_robot_report(out, robot.name, fits, settings, train, validation, cost,
                                  joints, section, interrupted)
-    print((args.out / "report.md").read_text())
-    if args.json:
-        write_json(args.json, summary)
-    if interrupted:
-        print(f"interrupted: the best parameters so far are saved in {args.out}", file=sys.stderr)
-        return 130
-    return 130 if cut_short else 0
+    return summary, interrupted, "uncertainty" if cut_short else "fit"

@@ -15,7 +15,6 @@ from __future__ import annotations
 import hashlib
 import json
 import re
-import shutil
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -171,6 +170,12 @@ def check_resumable(path: Path, params: ParameterSet, scheme: str | None,
                                  f"--with {asked}; resume with the same settings or use another --out")
 
 
+def not_ours(entry: Path) -> bool:
+    """Whether an entry of an identification's folder is not one the identification writes
+    (a user's file beside the fit): it is kept when the folder is replaced."""
+    return not (OUTPUT_FILES.match(entry.name) or entry.name == FOLDS_DIR)
+
+
 def existing_outputs(out: Path, ours: re.Pattern) -> tuple[list[Path], list[Path]]:
     """What an output folder already holds (hidden files aside), and which of it a run writes
     (names matching ``ours``); ValueError when ``out`` is a file."""
@@ -186,9 +191,11 @@ def prepare_out(out: Path, actuator: str, resume: bool = False, overwrite: bool 
     """Make ``out`` ready; returns the saved parameters to resume from (model → set).
 
     A missing or empty ``out`` is used as is. Otherwise: ``resume`` loads its
-    ``m*.json`` (they must be for ``actuator``); ``overwrite`` removes the files an
-    identification writes (nothing else) and says so; neither is refused, with a
-    message saying which to pass. Never replaces anything unasked.
+    ``m*.json`` (they must be for ``actuator``); ``overwrite`` checks that what an
+    identification writes there is an identification's (the run replaces the folder when it
+    is done, :class:`~frictionsim.experiments.common.staging.StagedFolder`, keeping the
+    files that are not its own); neither is refused, with a message saying which to pass.
+    Never replaces anything unasked.
     """
     present, ours = existing_outputs(out, OUTPUT_FILES)
     if not present:
@@ -224,14 +231,11 @@ def prepare_out(out: Path, actuator: str, resume: bool = False, overwrite: bool 
             raise ConfigurationError(f"--overwrite: {foreign[0]} is not a file an identification "
                                      "writes; the cross-validation folder is not replaced (choose "
                                      "another --out)")
-        for p in ours:
-            p.unlink()
         if folds.is_dir():
-            shutil.rmtree(folds)
             ours.append(folds)
         if ours:
-            print(f"--overwrite: removed the earlier identification in {out} ("
-                  + ", ".join(p.name for p in ours) + ")")
+            print(f"--overwrite: the earlier identification in {out} ("
+                  + ", ".join(p.name for p in ours) + ") is replaced once this one is done")
         return {}
     shown = ", ".join(p.name for p in present[:6]) + (" …" if len(present) > 6 else "")
     raise ConfigurationError(

@@ -45,7 +45,7 @@ def summary_of(fits: dict[str, ModelFit], interrupted: bool = False) -> dict:
             "validation_mae": f.validation_mae,
             "seconds": f.result.seconds,
             "evaluations": f.result.evaluations,
-            "params_file": str(f.params_file),
+            "params_file": str(atomic.shown(f.params_file)),
             "restarts_confirmed": None if f.kept or not f.result.exploration.runs
             else f.result.exploration.confirmed(),
             "at_start": None if f.kept else f.result.at_start,
@@ -118,8 +118,8 @@ def write_report(out: Path, fits: dict[str, ModelFit], train: list[Log],
     for m, f in learned.items():
         summary["models"][m] = {"train_mae": f.train_mae, "validation_mae": f.validation_mae,
                                 "seconds": f.seconds, "evaluations": None,
-                                "params_file": str(f.params_file), "restarts_confirmed": None,
-                                "at_start": None, "learned": True}
+                                "params_file": str(atomic.shown(f.params_file)),
+                                "restarts_confirmed": None, "at_start": None, "learned": True}
     if cross_validation:
         summary["cross_validation"] = cross_validation
     detail = {
@@ -230,7 +230,7 @@ def write_report(out: Path, fits: dict[str, ModelFit], train: list[Log],
         md += _per_log_table(kind, logs, {**fits, **learned})
     md += ["## Figures", ""] + [f"![{p.stem}]({p.name})" for p in figures]
     atomic.write_text(out / "report.md", "\n".join(md) + "\n")
-    print(f"wrote {out / 'report.md'}")
+    print(f"wrote {atomic.shown(out / 'report.md')}")
     return summary
 
 

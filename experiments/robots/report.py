@@ -10,21 +10,20 @@ robot identification writes are removed, nothing else).
 from __future__ import annotations
 
 import re
-import shutil
 from pathlib import Path
 
 import numpy as np
 
-from frictionsim.atomic import write_json, write_text
+from frictionsim.atomic import shown, write_json, write_text
 from frictionsim.errors import ConfigurationError
-from frictionsim.experiments.identification.pipeline import existing_outputs
+from frictionsim.experiments.identification.pipeline import check_resumable, existing_outputs
 from frictionsim.experiments.robots.identify import (
     RobotFitSettings,
     RobotLearnedFit,
     RobotModelFit,
 )
 from frictionsim.experiments.robots.recorded import joint_means, mean_mae
-from frictionsim.params import ParameterFileError
+from frictionsim.params import ParameterFileError, ParameterSet
 from frictionsim.robot_params import RobotParameters, load_robot_params
 from frictionsim.robot_recordings import Recording
 
@@ -32,9 +31,17 @@ OUTPUT_FILES = re.compile(r"^((m[1-6]|net|hybrid)\.json|report\.(md|json)|valida
 FOLDS_DIR = "cross_validation"
 
 
-def prepare_robot_out(out: Path, robot: str, resume: bool = False, overwrite: bool = False
-                      ) -> dict[str, RobotParameters]:
-    """Make ``out`` ready; the saved fits to resume from (model → robot parameters)."""
+def not_ours(entry: Path) -> bool:
+    """Whether an entry of a robot identification's folder is not one it writes: kept when
+    the folder is replaced."""
+    return not (OUTPUT_FILES.match(entry.name) or entry.name == FOLDS_DIR)
+
+
+def prepare_robot_out(out: Path, robot: str, resume: bool = False, overwrite: bool = False,
+                      extensions: tuple[str, ...] | None = None) -> dict[str, RobotParameters]:
+    """Check ``out``; the saved fits to resume from (model → robot parameters). With
+    ``overwrite`` nothing is removed: the run replaces the folder when it is done
+    (:class:`~frictionsim.experiments.common.staging.StagedFolder`)."""
     present, ours = existing_outputs(out, OUTPUT_FILES)
     if not present:
         return {}
@@ -49,18 +56,18 @@ def prepare_robot_out(out: Path, robot: str, resume: bool = False, overwrite: bo
             if params.robot != robot:
                 raise ConfigurationError(f"{p} holds a fit of robot {params.robot or '(none)'}, not "
                                          f"{robot}; choose another --out")
+            if resume:  # a fit continued with other extensions would be misreported
+                for servo in params.servos.values():
+                    if isinstance(servo, ParameterSet):
+                        check_resumable(p, servo, None, extensions)
             saved[p.stem] = params
     if resume:
         print(f"resuming from {out}: saved {', '.join(sorted(saved)) or 'no model'}; each model "
               "keeps the better of its saved and its new parameters")
         return saved
     if overwrite:
-        folds = out / FOLDS_DIR
-        for p in ours:
-            p.unlink()
-        if folds.is_dir():
-            shutil.rmtree(folds)
-        print(f"--overwrite: removed the earlier robot identification in {out}")
+        print(f"--overwrite: the earlier robot identification in {out} is replaced once this "
+              "one is done")
         return {}
     shown = ", ".join(p.name for p in present[:6]) + (" …" if len(present) > 6 else "")
     raise ConfigurationError(f"--out {out} is not empty ({shown}): refusing to replace what it holds. "
@@ -149,7 +156,7 @@ def write_robot_report(out: Path, robot: str, fits: dict[str, RobotModelFit | Ro
 
 def _model_summary(f: RobotModelFit | RobotLearnedFit) -> dict:
     """A model's entry in report.json."""
-    common = {"file": str(f.path), "validation_mae_rad": f.validation_mae,
+    common = {"file": str(shown(f.path)), "validation_mae_rad": f.validation_mae,
               "validation_joint_mae_rad": joint_means(f.validation) if f.validation else None}
     if isinstance(f, RobotLearnedFit):
         return {**common, "learned": True, "window_loss_rad": f.window_loss,
