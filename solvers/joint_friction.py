@@ -38,9 +38,10 @@ from __future__ import annotations
 
 import numpy as np
 from numba import njit
+from numba.extending import overload
 
 from frictionsim.errors import ConfigurationError
-from frictionsim.vector_checks import check_float64
+from frictionsim.vector_checks import DTYPE_MESSAGE, check_float64
 
 #: Most joints a problem may have (scratch arrays are sized for it).
 MAX_JOINTS = 32
@@ -310,7 +311,6 @@ def _mass_matrix_problem(mass_matrix: np.ndarray) -> int:
     return 0
 
 
-@njit(cache=True)
 def clip_friction(mass_matrix: np.ndarray, tau: np.ndarray, v: np.ndarray, budget: np.ndarray,
                   dt: float) -> np.ndarray:
     """Friction torques τ_f (N·m, length n ≤ MAX_JOINTS = 32) of docs/model.md §10's box-constrained problem.
@@ -319,7 +319,28 @@ def clip_friction(mass_matrix: np.ndarray, tau: np.ndarray, v: np.ndarray, budge
     velocities (rad/s); budget: b_i ≥ 0 (N·m); dt: the step (s). Exact (see the module
     docstring); for n = 1 exactly docs/model.md §4's τ_f. ValueError when the sizes do not fit
     (n > 32, M not n × n…) or dt is not positive, and when the active set does not converge.
+    Called from Python, arrays other than float64 are refused by name (ConfigurationError);
+    called from a user's ``@njit`` code, it is the compiled solve itself.
     """
+    for name, array in (("mass_matrix", mass_matrix), ("tau", tau), ("v", v),
+                        ("budget", budget)):
+        if not (isinstance(array, np.ndarray) and array.dtype == np.float64):
+            got = array.dtype if isinstance(array, np.ndarray) else type(array).__name__
+            raise ConfigurationError(f"clip_friction: {name}: {DTYPE_MESSAGE}; got {got}")
+    return _clip_friction_checked(mass_matrix, tau, v, budget, dt)
+
+
+@overload(clip_friction, jit_options={"cache": True})
+def _clip_friction_compiled(mass_matrix, tau, v, budget, dt):
+    return lambda mass_matrix, tau, v, budget, dt: _clip_friction_checked(
+        mass_matrix, tau, v, budget, dt)
+
+
+@njit(cache=True)
+def _clip_friction_checked(mass_matrix: np.ndarray, tau: np.ndarray, v: np.ndarray,
+                           budget: np.ndarray, dt: float) -> np.ndarray:
+    """:func:`clip_friction`, compiled: the float64 check at compile time, the values' at run
+    time."""
     for array in (tau, v, budget):
         check_float64(array)
     check_float64(mass_matrix)

@@ -202,6 +202,13 @@ def reset_where(state: MjxServoState, mask, qpos, qvel, servos: MjxServos,
     first with ``mask`` (worlds,) and one ``key`` split among them."""
     jax, jnp, _ = import_jax()
     mask = jnp.asarray(mask, dtype=bool)
+    if mask.ndim > 1 or (mask.ndim == 1 and not np.shape(state.records)[0] == mask.shape[0]
+                         == np.shape(qpos)[0] == np.shape(qvel)[0]):
+        # shapes are static under jit: checked once when traced, never per step
+        raise ConfigurationError(
+            "reset_where: a mask of one entry per world, with the state, qpos and qvel worlds "
+            f"first (or one world's, unbatched); got mask {tuple(mask.shape)}, state of "
+            f"{np.shape(state.records)[0]} worlds, qpos {np.shape(qpos)}, qvel {np.shape(qvel)}")
     if mask.ndim == 1:
         keys = None if key is None else jax.random.split(key, mask.shape[0])
         return jax.vmap(lambda s, m, q, v, k: reset_where(s, m, q, v, servos, k),

@@ -72,9 +72,9 @@ def check_device(device: str) -> str:
 
 
 def world_ids(env_ids, nworld: int) -> np.ndarray | object:
-    """The worlds ``env_ids`` names (None: all): a sequence or array of indices in [0, nworld),
-    or a boolean mask of nworld entries; a CUDA tensor is taken as it is (checking it would
-    stop the GPU). ConfigurationError for anything else."""
+    """The worlds ``env_ids`` names (None: all; an empty list: none): a sequence or array of
+    distinct indices in [0, nworld), or a boolean mask of nworld entries; a CUDA tensor is taken
+    as it is (checking it would stop the GPU). ConfigurationError for anything else."""
     if env_ids is None:
         return np.arange(nworld, dtype=np.int32)
     if isinstance(env_ids, slice):
@@ -102,6 +102,11 @@ def world_ids(env_ids, nworld: int) -> np.ndarray | object:
     if ids.size and (ids.min() < 0 or ids.max() >= nworld):
         raise ConfigurationError(f"world ids must be in [0, {nworld}), got "
                                  f"{ids[(ids < 0) | (ids >= nworld)][:5].tolist()}")
+    unique, counts = np.unique(ids, return_counts=True)
+    if np.any(counts > 1):
+        # a world named twice would be reset twice in one launch, its threads racing
+        raise ConfigurationError(f"world ids must name each world once, got "
+                                 f"{unique[counts > 1][:5].tolist()} more than once")
     return ids.astype(np.int32)
 
 

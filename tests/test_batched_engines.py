@@ -177,7 +177,8 @@ def test_worlds_and_their_ids_are_checked(warp_robot):
 
     servos = warp_robot.servos
     for bad, match in (([-1], r"in \[0, 3\)"), ([3], r"in \[0, 3\)"),
-                       (np.array([True, False]), "3 entries"), ([0.5], "integers")):
+                       (np.array([True, False]), "3 entries"), ([0.5], "integers"),
+                       ([1, 2, 1], r"each world once, got \[1\] more than once")):
         with pytest.raises(ConfigurationError, match=match):
             servos.reset(bad)
     servos.reset([])  # nothing to reset
@@ -414,6 +415,10 @@ def test_mjx_worlds_draw_their_own_servos_and_a_subset_reset_restarts_them(jax):
     before_draw = mjx_servos.parameters(state, servos)
     after_draw = mjx_servos.parameters(again, servos)
     assert after_draw[0] == before_draw[0] and after_draw[1] != before_draw[1]
+    with pytest.raises(ConfigurationError, match=r"reset_where: a mask of one entry per "
+                                                 r"world.*got mask \(2,\), state of 3 worlds"):
+        mjx_servos.reset_where(state, mask[:2], blank.qpos[None].repeat(worlds, 0),
+                               blank.qvel[None].repeat(worlds, 0), servos, jax.random.key(7))
 
 
 def test_the_mjx_example_of_the_robots_page_runs_and_is_the_cpu_adapters(jax, monkeypatch,

@@ -94,3 +94,20 @@ def test_docstring_example_matches_rollout():
     # example's final state is the rollout's last recorded one
     q, v = my_loop(theta, bench, log.column("position")[0], v0, goal[:-1])
     assert (q, v) == (q_pkg[-1], v_pkg[-1])
+
+
+def test_clip_friction_is_the_compiled_solve_inside_a_users_njit_code():
+    """From Python it checks its arrays' type (one line naming the argument); from a user's
+    ``@njit`` function the same name compiles to the solve itself."""
+    import numpy as np
+    from numba import njit
+
+    from frictionsim.solvers.joint_friction import clip_friction
+
+    @njit
+    def rollout_friction(mass, tau, v, budget):
+        return clip_friction(mass, tau, v, budget, 0.001)
+
+    mass = np.array([[2.0, 0.3], [0.3, 1.0]])
+    args = (mass, np.array([0.4, -2.0]), np.array([0.0, 0.1]), np.array([1.0, 0.5]))
+    np.testing.assert_array_equal(rollout_friction(*args), clip_friction(*args, 0.001))
