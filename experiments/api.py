@@ -173,6 +173,13 @@ def identify(logs: Sequence[Log], *, actuator: str, models: Sequence[str] = ("m1
     for log in logs + validation:
         if not isinstance(log, Log):
             raise TypeError(f"identify takes Log objects, got {type(log).__name__}")
+    motors = sorted({str(log.header["motor"]) for log in logs + validation
+                     if log.header.get("motor") not in (None, actuator)})
+    if motors:  # the command line says it too (warn_motor_mismatch)
+        from frictionsim.plausibility import warn
+
+        warn(f"logs recorded with motor {', '.join(map(repr, motors))} are identified as "
+             f"{actuator!r}: the fit is of that servo's law on another servo's data")
     trained = {content_digest(log) for log in logs}  # by content: a copy is the same log
     for log in validation:
         if content_digest(log) in trained:

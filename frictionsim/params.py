@@ -100,6 +100,13 @@ class ParameterSet:
                 raise ParameterFileError(f"{self._where()}: ranges.{name} = {pair!r} must be "
                                          "[low, high], two finite numbers with low ≤ high")
             checked[name] = (float(pair[0]), float(pair[1]))
+            value = self.values[name]
+            if not pair[0] <= value <= pair[1]:
+                # possible (a skewed bootstrap), but a hand-edited range far from the set
+                # would draw every variant far from the fit without a word
+                plausibility.warn(f"{self._where()}: ranges.{name} = [{pair[0]:g}, {pair[1]:g}] "
+                                  f"does not contain the set's {name} = {value:g}: servos drawn "
+                                  "within it are not variants of this fit")
         self.ranges = checked
 
     def _check_physics(self) -> None:
@@ -152,6 +159,10 @@ class ParameterSet:
             raise ParameterFileError(f"{where}: ripple and backlash together are not modelled yet "
                                      "(the ripple would follow the motor side across the gap): "
                                      "use one of them")
+        for name in ("ripple_amplitude", "meshing_amplitude", "meshing_decay"):
+            if v.get(name, 0.0) < 0:  # a phase carries the sign; an amplitude is ≥ 0
+                raise ParameterFileError(f"{where}: {name} = {v[name]!r} must be ≥ 0 "
+                                         "(docs/model.md §15; its phase sets the sign)")
         if v.get("backlash", 0.0) > 0 and v["armature"] <= 0:
             raise ParameterFileError(f"{where}: backlash needs armature > 0: the rotor's inertia "
                                      "is the motor side of the gap (docs/model.md §14)")

@@ -242,6 +242,12 @@ class RobotDescription:
                                  f"{', '.join(j.name for j in self.joints)})")
 
     @property
+    def needs_data(self) -> bool:
+        """Whether the MJCF is found through the data folder (a relative path not beside
+        the robot file)."""
+        return not Path(self.mjcf).is_absolute() and self.mjcf_beside is None
+
+    @property
     def mjcf_beside(self) -> Path | None:
         """The MJCF when it lies beside the robot file (the built-in robots' own, or a relative
         path from a user's file), else None (an absolute path, or one in the data folder)."""

@@ -145,15 +145,23 @@ def _vectors(path: Path, rows: list[list[str]], column: int, name: str, n: int,
     return out
 
 
-def _check_bus_period(path: Path, t: np.ndarray, bus_period: float) -> None:
+def _check_bus_period(path: Path, t: np.ndarray, bus_period: float, robot: str = "") -> None:
     """The rows must come at the robot's bus period: a recording whose later timestamps are
-    in seconds or milliseconds, not µs, would otherwise replay 10⁶ or 10³ times too fast."""
+    in seconds or milliseconds, not µs, would otherwise replay 10⁶ or 10³ times too fast. A
+    spacing a few times off (not a power of 1000) is the robot file's bus period to fix."""
     spacing = float(np.median(np.diff(t)))
-    if not bus_period / BUS_PERIOD_FACTOR <= spacing <= bus_period * BUS_PERIOD_FACTOR:
+    if bus_period / BUS_PERIOD_FACTOR <= spacing <= bus_period * BUS_PERIOD_FACTOR:
+        return
+    ratio = spacing / bus_period
+    if 1.0 / 300.0 < ratio < 300.0:
         raise RecordingError(
             f"{path}: rows {1e3 * spacing:.4g} ms apart (median), but the robot's bus period "
-            f"is {1e3 * bus_period:g} ms: after the first row (the start, in seconds) the "
-            "timestamps must be µs since the start, not seconds or milliseconds")
+            f"is {1e3 * bus_period:g} ms: set bus_period in the robot file{robot} to the rate "
+            "the recording was made at")
+    raise RecordingError(
+        f"{path}: rows {1e3 * spacing:.4g} ms apart (median), but the robot's bus period "
+        f"is {1e3 * bus_period:g} ms: after the first row (the start, in seconds) the "
+        "timestamps must be µs since the start, not seconds or milliseconds")
 
 
 def _joint_names(path: Path) -> tuple[str, ...]:
@@ -168,10 +176,11 @@ def _joint_names(path: Path) -> tuple[str, ...]:
     return tuple(line.strip() for line in text.splitlines() if line.strip())
 
 
-def read_recording(folder: str | os.PathLike, bus_period: float | None = None) -> Recording:
+def read_recording(folder: str | os.PathLike, bus_period: float | None = None,
+                   robot_file: str = "") -> Recording:
     """Read one ``sage`` recording folder; :class:`RecordingError` naming file and row. With
-    ``bus_period`` (s, the robot file's) the rows' median spacing must be within a factor
-    :data:`BUS_PERIOD_FACTOR` of it."""
+    ``bus_period`` (s, the robot file's: ``robot_file``) the rows' median spacing must be
+    within a factor :data:`BUS_PERIOD_FACTOR` of it."""
     folder = Path(folder)
     if not folder.is_dir():
         raise RecordingError(f"{folder}: not a recording folder (joint_list.txt, control.csv, "
@@ -190,7 +199,7 @@ def read_recording(folder: str | os.PathLike, bus_period: float | None = None) -
                              f"state_motor.csv {len(state)}; one bus cycle writes one of each")
     t = _times(state_path, state)
     if bus_period is not None:
-        _check_bus_period(state_path, t, bus_period)
+        _check_bus_period(state_path, t, bus_period, f" ({robot_file})" if robot_file else "")
     tc = _times(control_path, control)
     apart = np.flatnonzero(np.abs(tc - t) > 1e-6)
     if apart.size:

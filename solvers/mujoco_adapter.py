@@ -543,12 +543,27 @@ def _install() -> None:
         # compiled here, not at import: a process that never builds a ServoModel never waits
         _CALLBACK = cfunc(types.void(types.voidptr, types.voidptr), cache=True)(servo_callback)
         _C_POINTER = ctypes.CFUNCTYPE(None, ctypes.c_void_p, ctypes.c_void_p)(_CALLBACK.address)
+    refuse_foreign_callback()
+    if mujoco.get_mjcb_control() is None:
+        mujoco.set_mjcb_control(_C_POINTER)
+
+
+class ForeignCallbackError(ConfigurationError, RuntimeError):
+    """Another ``mjcb_control`` is installed: the adapter needs MuJoCo's control callback."""
+
+
+def refuse_foreign_callback() -> None:
+    """ForeignCallbackError when a control callback other than the adapter's is installed (a
+    C function or a Python one): checked before the model is compiled, which would call it."""
     current = mujoco.get_mjcb_control()
     if current is None:
-        mujoco.set_mjcb_control(_C_POINTER)
-    elif ctypes.cast(current, ctypes.c_void_p).value != _CALLBACK.address:
-        raise RuntimeError("another mjcb_control callback is installed; the servo adapter needs "
-                           "MuJoCo's control callback (it is process-global)")
+        return
+    ours = (_CALLBACK is not None and isinstance(current, ctypes._CFuncPtr)
+            and ctypes.cast(current, ctypes.c_void_p).value == _CALLBACK.address)
+    if not ours:
+        raise ForeignCallbackError(
+            "another mjcb_control callback is installed; the servo adapter needs MuJoCo's "
+            "control callback (it is process-global): mujoco.set_mjcb_control(None) removes it")
 
 
 def _release(row: int, nets: np.ndarray | None = None) -> None:
@@ -577,6 +592,7 @@ class ServoModel:
             raise ConfigurationError(f"1 to {MAX_JOINTS} servos, got {len(servos)}")
         self.servos = list(servos)
         self.friction = friction
+        refuse_foreign_callback()  # before any compile: MuJoCo would call it
         self._warn_scheme()
         self._thetas = [semi_implicit_theta(s) for s in self.servos]
         if friction == "frictionloss":

@@ -175,13 +175,15 @@ def test_a_recording_written_reads_back(tmp_path, motions):
 
 def _fit(tmp_path, name: str, hold: str | None, capsys) -> dict:
     """robot synthesize with the ground truth, then robot identify (M1, R held at its true
-    value: from positions alone the back-EMF kt²/R and the viscous friction trade off)."""
+    value: from positions alone the back-EMF kt²/R and the viscous friction trade off); 3
+    motions of 6 s, 300 evaluations (the Koch's two XL430s: 8 s and 400)."""
     truth = truth_of(name)
     truth_file = tmp_path / "truth.json"
     truth_file.write_text(json.dumps(RobotParameters(name, truth).to_dict()))
     recordings = tmp_path / "recordings"
+    seconds, window, budget = ("8", "4", "400") if name == "koch_v1_1" else ("6", "3", "300")
     assert main(["robot", "synthesize", "--robot", name, "--params", str(truth_file),
-                 "--motions", "3", "--seconds", "8", "--out", str(recordings),
+                 "--motions", "3", "--seconds", seconds, "--out", str(recordings),
                  "--no-progress"]) == 0
     fitted = next(a for a in truth if a != hold)
     fixed = [f"R={truth[fitted].values['R']}"]
@@ -190,7 +192,7 @@ def _fit(tmp_path, name: str, hold: str | None, capsys) -> dict:
                   for k in ("max_velocity", "error_gain_ratio", "derivative_time")]
     out = tmp_path / "fit"
     argv = ["robot", "identify", "--robot", name, "--recordings", str(recordings),
-            "--model", "m1", "--budget", "400", "--window", "4", "--exact-dynamics",
+            "--model", "m1", "--budget", budget, "--window", window, "--exact-dynamics",
             "--out", str(out), "--no-progress", "--fix", *fixed]
     if hold:
         argv += ["--hold", f"{hold}={truth_file}"]
@@ -298,3 +300,24 @@ def test_data_with_a_robot_that_ships_its_mjcf_is_refused(tmp_path, capsys):
     assert main(["robot", "simulate", "--robot", "so100", "--data", str(tmp_path),
                  str(tmp_path), "--no-progress"]) == 1
     assert "so100 ships its own" in capsys.readouterr().err
+
+
+def test_a_robot_file_whose_bus_period_the_recordings_contradict_is_named(tmp_path, capsys,
+                                                                          monkeypatch):
+    """An absolute MJCF path needs no data folder; a bus period a few times off is the robot
+    file's to fix (a factor of 1000 would be the recording's timestamps)."""
+    monkeypatch.chdir(tmp_path)  # no shared/data below: the MJCF path alone finds the model
+    monkeypatch.delenv("FRICTIONSIM_DATA", raising=False)
+    text = (BUILTIN_DIR / "so100.toml").read_text()
+    mjcf = get_robot("so100").mjcf_beside
+    robot_file = tmp_path / "slow.toml"
+    robot_file.write_text(text.replace('mjcf = "so100/so_arm100.xml"', f'mjcf = "{mjcf}"')
+                          .replace("bus_period = 0.02 ", "bus_period = 0.1  "))
+    recordings = tmp_path / "recordings"
+    assert main(["robot", "synthesize", "--robot", "so100", "--motions", "1", "--seconds", "1",
+                 "--out", str(recordings), "--no-progress"]) == 0
+    capsys.readouterr()
+    assert main(["robot", "simulate", "--robot", str(robot_file), str(recordings),
+                 "--no-progress"]) == 1
+    err = capsys.readouterr().err
+    assert f"set bus_period in the robot file ({robot_file})" in err and "µs" not in err, err

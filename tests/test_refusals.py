@@ -197,8 +197,23 @@ def test_a_validation_log_that_is_a_training_log_under_another_name_is_refused(h
       "--kp", "400", "--trajectory", "sin_sin", "--logdir", "{w}/rec", "--rate", "1e-300"],
      "--rate"),
     (["run", "drive-backdrive", "--params", "{w}/m1.json", "--points", "100000000"], "--points"),
+    # the learned actuators' options without a learned actuator to train
+    (["identify", "--actuator", "xl330", "--model", "m1", "--logs", "{w}/l.json",
+      "--rollout-epochs", "2", "--out", "{w}/fit"], "--rollout-epochs trains a learned actuator"),
+    (["identify", "--actuator", "xl330", "--model", "m1", "net", "--logs", "{w}/l.json",
+      "--hybrid-budget", "50", "--out", "{w}/fit"], "--hybrid-budget trains a learned actuator"),
+    (["robot", "identify", "--robot", "so100", "--recordings", "{w}", "--model", "m1",
+      "--max-epochs", "3", "--out", "{w}/fit"], "--max-epochs trains a learned actuator"),
+    # another servo's parameters fitted to, and scored on, these logs
+    (["export-mjcf", "--target", "dcmotor", "--params", "{w}/mx64_m6.json", "--logs",
+      "{w}/l.json", "--budget", "20", "--out", "{w}/o.xml"],
+     "recorded with motor 'xl330', but {w}/mx64_m6.json is for 'mx64'"),
+    # --data where the robot ships its MJCF
+    (["robot", "simulate", "--robot", "so100", "--data", "{w}", "{w}"], "so100 ships its own"),
 ])
 def test_an_option_that_would_do_nothing_or_never_end_is_refused(argv, culprit, work, capsys):
+    shutil.copy(DATA / "params" / "mx64" / "m6.json", work / "mx64_m6.json")
+    culprit = culprit.format(w=work)
     run_refused([a.format(w=work) for a in argv], culprit, capsys)
     assert not (work / "rec").exists() and not (work / "fit").exists()
 
@@ -402,3 +417,34 @@ def test_every_dcmotor_export_is_well_formed_xml(work, capsys):
 
     assert main(["export-mjcf", "--target", "dcmotor", "--params", str(work / "m1.json")]) == 0
     minidom.parseString(capsys.readouterr().out)
+
+
+def test_an_amplitude_of_the_ripple_below_zero_is_refused(work, capsys):
+    data = json.loads((work / "m1.json").read_text())
+    (work / "r.json").write_text(json.dumps({**data, "ripple_amplitude": -0.05}))
+    run_refused(["simulate", "--params", str(work / "r.json"), str(work / "l.json"), "--with",
+                 "ripple"], "ripple_amplitude = -0.05 must be ≥ 0", capsys)
+
+
+def test_ranges_that_miss_their_own_value_are_named(work):
+    from frictionsim.params import load_params
+    from frictionsim.plausibility import PlausibilityWarning
+
+    data = json.loads((work / "m1.json").read_text())
+    (work / "w.json").write_text(json.dumps({**data, "ranges": {"kt": [100, 200]}}))
+    with pytest.warns(PlausibilityWarning, match=r"ranges.kt = \[100, 200\] does not contain "
+                                                 r"the set's kt"):
+        load_params(work / "w.json")
+
+
+def test_the_python_identify_names_logs_of_another_motor(work):
+    import warnings
+
+    import frictionsim as fs
+    from frictionsim.plausibility import PlausibilityWarning
+
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        fs.identify([fs.load_log(work / "l.json")], actuator="mx64", models=["m1"], budget=10)
+    assert any(issubclass(w.category, PlausibilityWarning) and "recorded with motor 'xl330' "
+               "are identified as 'mx64'" in str(w.message) for w in caught)

@@ -13,6 +13,7 @@ import pytest
 
 mujoco = pytest.importorskip("mujoco")
 
+from frictionsim.errors import ConfigurationError  # noqa: E402
 from frictionsim.experiments.robots import arm2r  # noqa: E402
 from frictionsim.experiments.runner.cli import main  # noqa: E402
 from frictionsim.layout import SERVO_U  # noqa: E402
@@ -233,14 +234,17 @@ def test_a_foreign_control_callback_is_not_replaced(data):
 
     foreign = ctypes.CFUNCTYPE(None, ctypes.c_void_p, ctypes.c_void_p)(lambda m, d: None)
     previous = mujoco.get_mjcb_control()
-    mujoco.set_mjcb_control(foreign)
-    try:
-        with pytest.raises(RuntimeError, match="another mjcb_control"), \
-                warnings.catch_warnings():
-            warnings.simplefilter("ignore", SchemeWarning)
-            ServoModel(data / "arm2r" / "mx_arm.xml", arm_servos(data))
-    finally:
-        mujoco.set_mjcb_control(previous)
+    # a C callback, or a Python one (which compiling the model would call): refused by name
+    for callback in (foreign, lambda m, d: None):
+        mujoco.set_mjcb_control(callback)
+        try:
+            with pytest.raises(ConfigurationError, match="another mjcb_control.*set_mjcb_control"
+                                                         r"\(None\) removes it"), \
+                    warnings.catch_warnings():
+                warnings.simplefilter("ignore", SchemeWarning)
+                ServoModel(data / "arm2r" / "mx_arm.xml", arm_servos(data))
+        finally:
+            mujoco.set_mjcb_control(previous)
 
 
 def test_a_missing_joint_is_named(data):

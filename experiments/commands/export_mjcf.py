@@ -90,7 +90,7 @@ def _dcmotor(args: argparse.Namespace, params, export_dcmotor) -> str:
         raise ConfigurationError(f"{args.params}: model {params.model}'s friction has no MuJoCo "
                                  "attribute; name --logs to fit and measure the closest native M1 on")
     if args.logs:
-        from frictionsim.experiments.common.loading import load_logs
+        from frictionsim.experiments.common.loading import load_logs, refuse_motor_mismatch
         from frictionsim.experiments.common.output import write_json
         from frictionsim.experiments.identification.native_export import (
             closest_native,
@@ -98,6 +98,7 @@ def _dcmotor(args: argparse.Namespace, params, export_dcmotor) -> str:
         )
 
         logs = load_logs(args.logs, processed=True, show_progress=not args.no_progress)
+        refuse_motor_mismatch(logs, params.actuator, str(args.params))
         native, candidates = closest_native(params, logs, args.budget,
                                             progress=not args.no_progress)
         fid = native_fidelity(params, candidates, logs)

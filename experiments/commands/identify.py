@@ -18,6 +18,7 @@ from frictionsim.experiments.runner.arguments import (
     add_progress_argument,
     add_scheme_argument,
     add_workers_argument,
+    check_learning_use,
     net_settings,
     recorded,
     seed,
@@ -192,6 +193,7 @@ def run(args: argparse.Namespace) -> int:
     if args.dask is not None and not args.dask.strip():
         raise ConfigurationError("--dask: empty address; give the scheduler's, e.g. tcp://host:8786")
     models, learned = parse_models(args.model)
+    check_learning_use(args, learned)
     fixed = parse_fixed(args.fix)
     check_fixed(fixed, models, actuator, args.extensions)
     learning = net_settings(args, 2000)

@@ -321,12 +321,14 @@ def load_robot(args: argparse.Namespace):
 
     robot = get_robot(args.robot)
     data = None
-    if args.mjcf is None and robot.mjcf_beside is None:
+    if args.mjcf is None and robot.needs_data:
         data = shared_data(args.data)
     elif args.data is not None:
         raise ConfigurationError("--data is the folder the robot's MJCF is read from; "
-                                 + (f"{robot.name} ships its own ({robot.mjcf_beside})"
-                                    if args.mjcf is None else "--mjcf gives it"))
+                                 + ("--mjcf gives it" if args.mjcf is not None else
+                                    f"{robot.name} ships its own ({robot.mjcf_beside})"
+                                    if robot.mjcf_beside is not None else
+                                    f"{robot.name}'s is at {robot.mjcf}"))
     return robot, robot.mjcf_path(data, args.mjcf)
 
 
@@ -364,7 +366,7 @@ def read_recordings(paths, show_progress: bool, robot, args: argparse.Namespace 
                                      f"{', '.join(map(str, paths))} is a LeRobot dataset "
                                      "(meta/info.json)")
         folders = recording_folders(paths)
-        return robot, [read_recording(f, robot.bus_period)
+        return robot, [read_recording(f, robot.bus_period, robot.source)
                        for f in progress(folders, desc="reading recordings", enabled=show_progress)]
     out, rate = [], None
     for path in datasets:
@@ -762,12 +764,13 @@ def identify(args: argparse.Namespace) -> int:
         actuator_of,
     )
     from frictionsim.experiments.robots.report import not_ours, prepare_robot_out
-    from frictionsim.experiments.runner.arguments import net_settings
+    from frictionsim.experiments.runner.arguments import check_learning_use, net_settings
 
     robot, mjcf = load_robot(args)
     held = _held_sets(args.hold, robot)
     actuator = actuator_of(robot, held)
     models, learned = parse_models(args.model)
+    check_learning_use(args, learned)
     for option, given in (("--model net/hybrid", learned), ("--uncertainty", args.uncertainty),
                           ("--cross-validate", args.cross_validate)):
         if held and given:

@@ -73,6 +73,18 @@ def check_quality(logs: list[Log]) -> None:
         print(f"warning: {summary}", file=sys.stderr)
 
 
+def refuse_motor_mismatch(logs: list[Log], actuator: str, what: str) -> None:
+    """ConfigurationError naming the first log whose ``motor`` field names another actuator
+    than ``actuator`` (``what``: the file that says so): a fit or a score of one servo's
+    parameters on another servo's logs is no one's result."""
+    for log in logs:
+        motor = log.header.get("motor")
+        if motor is not None and motor != actuator:
+            raise ConfigurationError(f"{log.name} was recorded with motor {motor!r}, but {what} "
+                                     f"is for {actuator!r}: give logs of that servo, or a "
+                                     f"parameter file of {motor!r}")
+
+
 def warn_motor_mismatch(logs: list[Log], actuator: str) -> None:
     """Warn (stderr) about logs whose informative ``motor`` field names another actuator: one
     line per motor named, however many logs name it."""

@@ -78,6 +78,23 @@ def add_learning_arguments(p: argparse.ArgumentParser, hybrid_budget: str,
                         "compute grows with it)")
 
 
+def check_learning_use(args: argparse.Namespace, learned) -> None:
+    """The learned actuators' options act on ``--model net`` and ``hybrid`` only: each given
+    without the model it shapes is refused (it would do nothing)."""
+    kinds = set(learned)
+    given = [("--hybrid-budget", args.hybrid_budget is not None, {"hybrid"}),
+             ("--max-epochs", args.max_epochs != 200, {"net", "hybrid"}),
+             ("--rollout-epochs", getattr(args, "rollout_epochs", None) is not None,
+              {"net", "hybrid"}),
+             ("--rollout-horizon", getattr(args, "rollout_horizon", None) is not None,
+              {"net", "hybrid"})]
+    for option, used, models in given:
+        if used and not kinds & models:
+            raise ConfigurationError(f"{option} trains a learned actuator: add "
+                                     f"{' or '.join(sorted(models))} to --model (it does "
+                                     "nothing to the physical models)")
+
+
 def net_settings(args: argparse.Namespace, hybrid_budget: int):
     """The :class:`~frictionsim.experiments.identification.learned.NetSettings` of
     :func:`add_learning_arguments`' options (``hybrid_budget``: the default) and ``--seed``;
