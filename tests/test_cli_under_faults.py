@@ -399,3 +399,66 @@ def test_a_ctrl_c_right_after_the_temporary_file_is_made_leaves_nothing(tmp_path
     with pytest.raises(KeyboardInterrupt):
         atomic.write_json(tmp_path / "out.json", {"a": 1})
     assert list(tmp_path.iterdir()) == []
+
+
+def test_an_interrupt_held_by_a_compile_past_the_grace_leaves_with_the_folders_settled(
+        tmp_path, monkeypatch, capsys):
+    """A signal that lands while Numba compiles is held back (an exception raised in the
+    compiler crashes the process later); once it has waited COMPILE_GRACE the program leaves
+    at once, never re-entering the compiler: the folders being written are settled as an
+    interrupt settles them, and one line is said. In-process (a test), it never leaves."""
+    import signal
+
+    from frictionsim.experiments.common import staging
+    from frictionsim.experiments.runner import cli
+
+    out = tmp_path / "fit"
+    out.mkdir()
+    (out / "m1.json").write_text("earlier")
+    staged = staging.StagedFolder(out, overwrite=True)
+    stage = staged.__enter__()
+    (stage / "m1.json").write_text("best so far")
+    left = {}
+
+    def leave(code):
+        left["code"] = code
+        raise SystemExit(code)
+
+    monkeypatch.setattr(cli.os, "_exit", leave)
+    monkeypatch.setattr(cli, "_deliver_later", lambda signum: None)
+    monkeypatch.setattr(cli, "_inside_the_compiler", lambda frame: True)
+    monkeypatch.setattr(cli, "_SIGNALLED", None)
+    monkeypatch.setattr(cli, "_PENDING", [])
+    monkeypatch.setattr(cli, "_COMMAND", ["frictionsim identify"])
+    clock = {"t": 100.0}
+    monkeypatch.setattr(cli.time, "monotonic", lambda: clock["t"])
+    # in-process (main called by a test): held back however long the compile takes
+    monkeypatch.setattr(cli, "_MAY_LEAVE", {"program": False, "command": True})
+    cli._on_signal(signal.SIGINT, None)
+    clock["t"] += 10.0
+    cli._on_signal(signal.SIGINT, None)
+    assert not left and len(cli._PENDING) == 2
+    # the program, a command that holds no servo: within the grace still held ...
+    monkeypatch.setattr(cli, "_MAY_LEAVE", {"program": True, "command": True})
+    monkeypatch.setattr(cli, "_PENDING", [])
+    cli._on_signal(signal.SIGINT, None)
+    clock["t"] += 0.2
+    cli._on_signal(signal.SIGINT, None)
+    assert not left
+    # ... past it, it leaves: 130, the earlier result kept, the partial one beside it
+    clock["t"] += cli.COMPILE_GRACE
+    with pytest.raises(SystemExit):
+        cli._on_signal(signal.SIGINT, None)
+    assert left["code"] == 130
+    assert (out / "m1.json").read_text() == "earlier"
+    assert (tmp_path / "fit.interrupted" / "m1.json").read_text() == "best so far"
+    assert not staging.ACTIVE and not any(".new-" in p.name for p in tmp_path.iterdir())
+    assert "frictionsim identify: interrupted (while kernels compiled" in capsys.readouterr().err
+    # a command that holds a servo's torque always unwinds
+    monkeypatch.setattr(cli, "_MAY_LEAVE", {"program": True, "command": False})
+    monkeypatch.setattr(cli, "_PENDING", [])
+    left.clear()
+    cli._on_signal(signal.SIGINT, None)
+    clock["t"] += 60.0
+    cli._on_signal(signal.SIGINT, None)
+    assert not left

@@ -69,10 +69,13 @@ class StagedFolder:
             raise ConfigurationError(f"{self.flag} {self.out}: cannot write beside it "
                                      f"({e.strerror or e})") from None
         STAGES[self.path] = self.out
+        ACTIVE.append(self)
         return self.path
 
     def __exit__(self, kind, error, trace) -> bool:
         STAGES.pop(self.path, None)
+        if self in ACTIVE:
+            ACTIVE.remove(self)
         try:
             if kind is KeyboardInterrupt or (kind is None and self.interrupted):
                 self._keep_partial()
@@ -108,3 +111,20 @@ class StagedFolder:
             os.rename(target, old)
         os.rename(self.path, target)
         shutil.rmtree(old, ignore_errors=True)
+
+
+#: The folders being written (entered, not yet left), innermost last.
+ACTIVE: list[StagedFolder] = []
+
+
+def settle_interrupted() -> None:
+    """Settle every folder being written as an interrupt does (:meth:`StagedFolder.__exit__`
+    with Ctrl-C), for a program that leaves without unwinding (an interrupt during a compile:
+    :func:`frictionsim.experiments.runner.cli._leave_during_compile`)."""
+    while ACTIVE:
+        staged = ACTIVE.pop()
+        STAGES.pop(staged.path, None)
+        try:
+            staged._keep_partial()
+        except OSError:
+            pass

@@ -111,6 +111,18 @@ class Terminated(KeyboardInterrupt):
 _SIGNALLED: int | None = None
 #: Signals held back while Numba compiled (:func:`_inside_the_compiler`), not yet raised.
 _PENDING: list[int] = []
+#: How long (s) a signal that landed in a compile waits for it to end: a cold compile under
+#: load takes 5-15 s, and an interrupt is honoured within a second. Past it the program
+#: leaves at once (:func:`_leave_during_compile`), never returning into the compiler.
+COMPILE_GRACE = 0.5
+#: When the first held-back signal arrived (time.monotonic), and whether this process may
+#: leave without unwinding: the ``frictionsim`` program (not ``main`` called in-process, a
+#: test say), and a command that drives no servo (whose torque its unwinding releases).
+_HELD_SINCE: list[float] = []
+_MAY_LEAVE = {"program": False, "command": True}
+_COMMAND = ["frictionsim"]
+#: Commands that hold a servo's torque: their interrupt always unwinds.
+HARDWARE_COMMANDS = ("record", "record-campaign", "virtual-servo")
 _NAMES = {signal.SIGINT: "interrupted", signal.SIGTERM: "terminated (SIGTERM)",
           signal.SIGHUP: "terminated (SIGHUP)"}
 
@@ -150,11 +162,36 @@ def _on_signal(signum, frame) -> None:
     if _SIGNALLED is not None:
         return
     if _inside_the_compiler(frame):
+        if not _PENDING:
+            _HELD_SINCE[:] = [time.monotonic()]
+        elif all(_MAY_LEAVE.values()) and time.monotonic() - _HELD_SINCE[0] > COMPILE_GRACE:
+            _leave_during_compile(signum)
         _PENDING.append(signum)  # counted at the end if the command ends first
         _deliver_later(signum)
         return
     _SIGNALLED = signum
     raise KeyboardInterrupt if signum == signal.SIGINT else Terminated
+
+
+def _leave_during_compile(signum: int) -> None:
+    """Leave now, from inside a compile that would outlast the grace: the output folders
+    being written are settled as an interrupt settles them (the earlier result kept, this
+    run's partial one kept beside it or in its place:
+    :func:`~frictionsim.experiments.common.staging.settle_interrupted`), one line said, and
+    the process ends without unwinding (the compiler is never re-entered)."""
+    global _SIGNALLED
+    _SIGNALLED = signum
+    staging = sys.modules.get("frictionsim.experiments.common.staging")
+    if staging is not None:
+        staging.settle_interrupted()
+    print(f"{_COMMAND[0]}: {_NAMES.get(signum, 'interrupted')} (while kernels compiled: what "
+          "was saved so far is kept)", file=sys.stderr)
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except (OSError, ValueError):
+            pass
+    os._exit(128 + int(signum))
 
 
 def _quiet_unraisable(unraisable) -> None:
@@ -231,6 +268,7 @@ def main(argv: list[str] | None = None) -> int:
     from frictionsim.startup import command_name
 
     command = command_name(argv)  # named before parsing: an interrupt may land there
+    _COMMAND[0] = command
     previous = _install_signals()
     try:
         warnings.showwarning = _show_warning
@@ -239,12 +277,13 @@ def main(argv: list[str] | None = None) -> int:
         if args.command is None:
             parser.print_help()
             return 0
-        command = f"frictionsim {args.command}"
+        command = _COMMAND[0] = f"frictionsim {args.command}"
+        _MAY_LEAVE["command"] = args.command not in HARDWARE_COMMANDS
         if args.command == "run":
             if args.experiment_name is None:
                 list_experiments()
                 return 0
-            command = f"frictionsim run {args.experiment_name}"
+            command = _COMMAND[0] = f"frictionsim run {args.experiment_name}"
         from frictionsim.experiments.runner.arguments import prepare
 
         prepare(args)
@@ -284,6 +323,7 @@ def entry() -> None:
     """The ``frictionsim`` command. After a signal the process ends at once, once its outputs
     are written or removed and its streams flushed: the interpreter's teardown would run the
     finalisers of a kernel whose compilation the signal cut short, and those can crash."""
+    _MAY_LEAVE["program"] = True  # the program itself: it may end without unwinding
     code = main()
     for sig in _NAMES:  # a signal held back and re-sent now must not interrupt the exit
         signal.signal(sig, signal.SIG_IGN)
