@@ -216,8 +216,13 @@ def _bundle_assets(spec, mjcf: Path, assets: Path) -> None:
             source = base / item.file
             if source.is_file():  # else MuJoCo names what is missing when it loads
                 target = assets / item.file
-                target.parent.mkdir(parents=True, exist_ok=True)
-                shutil.copy2(source, target)
+                try:
+                    target.parent.mkdir(parents=True, exist_ok=True)
+                    shutil.copy2(source, target)
+                except OSError as e:
+                    from frictionsim.atomic import unwritable
+
+                    raise unwritable(target, e) from None
         setattr(spec, attr, assets.name)
 
 
