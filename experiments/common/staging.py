@@ -1,8 +1,9 @@
 """An output folder replaced whole or not at all.
 
 A command that writes a folder of results (``identify``, ``robot identify``, ``robot
-export-mjcf``, ``demo``, ``record-campaign``, ``robot synthesize``) writes them into a
-staging folder beside it (``.NAME.new-PID``) and swaps it in when it is done: until then,
+export-mjcf``, ``robot synthesize``, ``demo``) writes them into a staging folder beside it
+(``.NAME.new-PID``) and swaps it in when it is done (``record-campaign`` only adds logs, each
+under a new name, and needs none): until then,
 and whatever stops it (a full disk, a crash, an interrupt), the earlier result in the folder
 is untouched. An interrupted run's partial result (its files say so) takes the folder's
 place when there was nothing there to lose, and is kept beside it as ``NAME.interrupted``
@@ -77,7 +78,9 @@ class StagedFolder:
         if self in ACTIVE:
             ACTIVE.remove(self)
         try:
-            if kind is KeyboardInterrupt or (kind is None and self.interrupted):
+            # SIGTERM and SIGHUP arrive as KeyboardInterrupt's subclass (the runner's)
+            if (kind is not None and issubclass(kind, KeyboardInterrupt)) or \
+                    (kind is None and self.interrupted):
                 self._keep_partial()
             elif kind is not None:
                 shutil.rmtree(self.path, ignore_errors=True)
