@@ -184,8 +184,8 @@ def _leave_during_compile(signum: int) -> None:
     staging = sys.modules.get("frictionsim.experiments.common.staging")
     if staging is not None:
         staging.settle_interrupted()
-    print(f"{_COMMAND[0]}: {_NAMES.get(signum, 'interrupted')} (while kernels compiled: what "
-          "was saved so far is kept)", file=sys.stderr)
+    # the one line every interrupt says: what was saved so far is kept, as always
+    print(f"{_COMMAND[0]}: {_NAMES.get(signum, 'interrupted')}", file=sys.stderr)
     for stream in (sys.stdout, sys.stderr):
         try:
             stream.flush()
