@@ -101,14 +101,18 @@ def test_simulate_prints_mae_and_plots(tmp_path, capsys):
     assert (tmp_path / "sim.png").stat().st_size > 10_000
 
 
-def test_simulate_warns_on_motor_mismatch(tmp_path, capsys):
+def test_simulate_refuses_logs_of_another_motor_unless_asked(tmp_path, capsys):
     data = need_shared()
     params = json.loads((data / "params" / "m1.json").read_text())
     params.pop("kt"), params.pop("R"), params.pop("armature")
     params["actuator"] = "mx64"
     (tmp_path / "mx.json").write_text(json.dumps(params))
     log = data / "processed" / "2026-01-15_10h28m42.json"
-    assert main(["simulate", "--params", str(tmp_path / "mx.json"), str(log)]) == 0
+    # refused unless asked for on purpose, then said
+    assert main(["simulate", "--params", str(tmp_path / "mx.json"), str(log)]) == 1
+    assert "recorded with motor 'xl330'" in capsys.readouterr().err
+    assert main(["simulate", "--params", str(tmp_path / "mx.json"), str(log),
+                 "--other-motor"]) == 0
     assert "warning" in capsys.readouterr().err
 
 
@@ -209,6 +213,7 @@ def test_compare_takes_an_identify_output_folder_for_its_fits(tmp_path, capsys):
 def test_a_warning_about_many_logs_is_one_line(capsys):
     data = need_shared()
     mx64 = data.parent / "params" / "mx64" / "m1.json"
-    assert main(["simulate", "--params", str(mx64), str(data / "processed")]) == 0
+    assert main(["simulate", "--params", str(mx64), str(data / "processed"),
+                 "--other-motor"]) == 0
     warnings = [line for line in capsys.readouterr().err.splitlines() if "recorded with" in line]
     assert len(warnings) == 1 and "12 logs" in warnings[0]

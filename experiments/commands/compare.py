@@ -10,6 +10,7 @@ from frictionsim.experiments.runner.arguments import (
     JSON,
     add_actuator_arguments,
     add_extensions_argument,
+    add_other_motor_argument,
     add_output_argument,
     add_progress_argument,
     add_scheme_argument,
@@ -35,12 +36,13 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     add_scheme_argument(p)
     add_extensions_argument(p)
     add_actuator_arguments(p)
+    add_other_motor_argument(p)
     add_progress_argument(p)
 
 
 def run(args: argparse.Namespace) -> int:
     from frictionsim.experiments.analysis.comparison import compare, comparison_table, labels
-    from frictionsim.experiments.common.loading import load_logs, warn_motor_mismatch
+    from frictionsim.experiments.common.loading import check_motor_match, load_logs
     from frictionsim.experiments.common.output import write_json
     from frictionsim.learned_files import load_servo_model
     from frictionsim.params import parameter_files
@@ -50,7 +52,7 @@ def run(args: argparse.Namespace) -> int:
               for label, f in zip(labels(files), files)}
     logs = load_logs(args.logs, processed=True, show_progress=not args.no_progress)
     for actuator in {p.actuator for p in params.values()}:
-        warn_motor_mismatch(logs, actuator)
+        check_motor_match(logs, actuator, "the parameter files", args.other_motor)
     results = compare(params, logs)
     print(f"{len(params)} parameter files × {len(logs)} logs")
     print(comparison_table(results))

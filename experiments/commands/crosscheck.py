@@ -11,6 +11,7 @@ from frictionsim.experiments.runner.arguments import (
     JSON,
     add_actuator_arguments,
     add_extensions_argument,
+    add_other_motor_argument,
     add_output_argument,
     add_progress_argument,
     add_scheme_argument,
@@ -42,6 +43,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     add_scheme_argument(p)
     add_extensions_argument(p)
     add_actuator_arguments(p)
+    add_other_motor_argument(p)
     add_progress_argument(p)
 
 
@@ -52,7 +54,7 @@ def run(args: argparse.Namespace) -> int:
         order_entries,
         plot_crosscheck,
     )
-    from frictionsim.experiments.common.loading import load_logs, warn_motor_mismatch
+    from frictionsim.experiments.common.loading import check_motor_match, load_logs
     from frictionsim.experiments.common.output import table, write_json
     from frictionsim.params import load_params
     from frictionsim.solvers.event_driven import Tolerances
@@ -60,7 +62,7 @@ def run(args: argparse.Namespace) -> int:
     params = load_params(args.params, args.extensions).with_scheme(args.scheme)
     tolerances = Tolerances(args.method, args.rtol, args.atol)
     logs = load_logs(args.logs, processed=True, show_progress=not args.no_progress)
-    warn_motor_mismatch(logs, params.actuator)
+    check_motor_match(logs, params.actuator, str(args.params), args.other_motor)
     result = crosscheck(params, logs, args.dts, tolerances, show_progress=not args.no_progress)
     print(f"{params.model}/{params.actuator} on {len(logs)} logs; reference: event-driven "
           f"{tolerances.method}, rtol {tolerances.rtol:g}, atol {tolerances.atol:g}")

@@ -14,6 +14,7 @@ from frictionsim.experiments.runner.arguments import (
     add_actuator_arguments,
     add_extensions_argument,
     add_learning_arguments,
+    add_other_motor_argument,
     add_output_argument,
     add_progress_argument,
     add_scheme_argument,
@@ -40,6 +41,7 @@ DESCRIPTION = (
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
     add_actuator_arguments(p, actuator=True)
+    add_other_motor_argument(p)
     p.add_argument("--model", nargs="+", required=True, metavar="MODEL",
                    help="friction models to fit: m1 … m6, or all; and learned actuators "
                         "trained after them: net (an MLP on the error and velocity history, "
@@ -176,7 +178,7 @@ def _uncertainty(args: argparse.Namespace, train, settings, fits):
 
 def run(args: argparse.Namespace) -> int:
     from frictionsim import schema
-    from frictionsim.experiments.common.loading import load_logs, warn_motor_mismatch
+    from frictionsim.experiments.common.loading import check_motor_match, load_logs
     from frictionsim.experiments.common.output import write_json
     from frictionsim.experiments.common.staging import StagedFolder
     from frictionsim.experiments.identification.fitter import FitSettings
@@ -218,7 +220,8 @@ def run(args: argparse.Namespace) -> int:
         raise ConfigurationError(f"--uncertainty resamples the training logs; {len(train)} "
                                  "training log gives every bootstrap replicate the same data "
                                  "(give two logs or more)")
-    warn_motor_mismatch(train + validation, actuator)
+    check_motor_match(train + validation, actuator, f"--actuator {actuator}",
+                      args.other_motor)
     if args.overwrite and args.out.is_dir():
         from frictionsim.experiments.identification.pipeline import OUTPUT_FILES
         from frictionsim.experiments.runner.arguments import check_not_an_input, input_paths

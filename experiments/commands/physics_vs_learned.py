@@ -21,6 +21,7 @@ from frictionsim.experiments.runner.arguments import (
     add_actuator_arguments,
     add_extensions_argument,
     add_learning_arguments,
+    add_other_motor_argument,
     add_output_argument,
     add_progress_argument,
     seed,
@@ -46,6 +47,7 @@ DESCRIPTION = (
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
     add_actuator_arguments(p, actuator=True)
+    add_other_motor_argument(p)
     p.add_argument("--logs", nargs="+", type=Path, metavar="LOG",
                    help="processed bench logs, or directories of them (with --actuator)")
     robot = p.add_argument_group("a robot's recordings instead of bench logs")
@@ -157,6 +159,9 @@ def _robot_run(args: argparse.Namespace) -> tuple[dict, bool]:
     )
     from frictionsim.experiments.robots.report import prepare_robot_out
 
+    if args.other_motor:
+        raise ConfigurationError("--other-motor takes bench logs of another servo; a robot's "
+                                 "recordings name no motor")
     robot, mjcf = load_robot(args)
     show = not args.no_progress
     as_filed = robot
@@ -187,7 +192,7 @@ def _robot_run(args: argparse.Namespace) -> tuple[dict, bool]:
 def _bench_run(args: argparse.Namespace) -> tuple[dict, bool]:
     """The bench's table: {SPLIT: {MODEL: {train_mae, validation_mae}}} for the splits the
     logs' headers allow."""
-    from frictionsim.experiments.common.loading import load_logs, warn_motor_mismatch
+    from frictionsim.experiments.common.loading import check_motor_match, load_logs
     from frictionsim.experiments.identification.fitter import FitSettings
     from frictionsim.experiments.identification.physics_vs_learned import (
         PHYSICAL_CHAIN,
@@ -200,7 +205,7 @@ def _bench_run(args: argparse.Namespace) -> tuple[dict, bool]:
 
     actuator = actuator_name(args)
     logs = load_logs(args.logs, processed=True, show_progress=not args.no_progress)
-    warn_motor_mismatch(logs, actuator)
+    check_motor_match(logs, actuator, f"--actuator {actuator}", args.other_motor)
     splits, why = held_out_splits(logs)
     if args.splits:
         refused = [f"{s} ({why[s]})" for s in args.splits if s in why]

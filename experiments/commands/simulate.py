@@ -11,6 +11,7 @@ from frictionsim.experiments.runner.arguments import (
     JSON,
     add_actuator_arguments,
     add_extensions_argument,
+    add_other_motor_argument,
     add_output_argument,
     add_progress_argument,
     add_scheme_argument,
@@ -44,13 +45,14 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    help="with --engine mujoco: frictionsim's exact budget (default) or the "
                         "reference project's frictionloss/damping method")
     add_actuator_arguments(p)
+    add_other_motor_argument(p)
     add_progress_argument(p)
 
 
 def run(args: argparse.Namespace) -> int:
     import numpy as np
 
-    from frictionsim.experiments.common.loading import load_logs, warn_motor_mismatch
+    from frictionsim.experiments.common.loading import check_motor_match, load_logs
     from frictionsim.experiments.common.output import table, write_json
     from frictionsim.learned_files import LearnedActuator, load_servo_model
     from frictionsim.solvers.engines import get_engine
@@ -62,7 +64,7 @@ def run(args: argparse.Namespace) -> int:
     params = load_servo_model(args.params, args.extensions).with_scheme(args.scheme)
     learned = isinstance(params, LearnedActuator)
     logs = load_logs(args.logs, processed=True, show_progress=not args.no_progress)
-    warn_motor_mismatch(logs, params.actuator)
+    check_motor_match(logs, params.actuator, str(args.params), args.other_motor)
     if args.friction is not None and args.engine != "mujoco":
         raise ConfigurationError(f"--friction {args.friction} applies to --engine mujoco only (the fixed "
                                  "step always clips by the friction budget)")

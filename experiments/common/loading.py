@@ -81,8 +81,19 @@ def refuse_motor_mismatch(logs: list[Log], actuator: str, what: str) -> None:
         motor = log.header.get("motor")
         if motor is not None and motor != actuator:
             raise ConfigurationError(f"{log.name} was recorded with motor {motor!r}, but {what} "
-                                     f"is for {actuator!r}: give logs of that servo, or a "
-                                     f"parameter file of {motor!r}")
+                                     f"is for {actuator!r}: give logs of that servo, a "
+                                     f"parameter file of {motor!r}, or --other-motor to take "
+                                     "them on purpose")
+
+
+def check_motor_match(logs: list[Log], actuator: str, what: str, other_motor: bool) -> None:
+    """Logs of another motor than ``actuator`` (``what``: where it comes from): refused
+    (:func:`refuse_motor_mismatch`), or with ``other_motor`` (``--other-motor``) taken on
+    purpose and said (:func:`warn_motor_mismatch`)."""
+    if other_motor:
+        warn_motor_mismatch(logs, actuator)
+    else:
+        refuse_motor_mismatch(logs, actuator, what)
 
 
 def warn_motor_mismatch(logs: list[Log], actuator: str) -> None:

@@ -136,6 +136,14 @@ def add_actuator_arguments(p: argparse.ArgumentParser, actuator: bool = False) -
                         "option for several")
 
 
+def add_other_motor_argument(p: argparse.ArgumentParser) -> None:
+    """``--other-motor``: take logs recorded with another motor than the parameter file's
+    (or ``--actuator``) on purpose; without it they are refused."""
+    p.add_argument("--other-motor", action="store_true", dest="other_motor",
+                   help="take logs whose 'motor' names another servo than the parameters' "
+                        "(a deliberate cross-servo comparison; without it they are refused)")
+
+
 SCHEMES = ("reference", "semi_implicit")  # frictionsim.layout.SCHEMES, without importing numpy
 
 
