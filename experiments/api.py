@@ -173,9 +173,10 @@ def identify(logs: Sequence[Log], *, actuator: str, models: Sequence[str] = ("m1
     for log in logs + validation:
         if not isinstance(log, Log):
             raise TypeError(f"identify takes Log objects, got {type(log).__name__}")
-    motors = sorted({str(log.header["motor"]) for log in logs + validation
-                     if log.header.get("motor") not in (None, actuator)})
-    if motors:  # the command line says it too (warn_motor_mismatch)
+    from frictionsim.experiments.common.loading import other_motors
+
+    motors = sorted(other_motors(logs + validation, actuator))
+    if motors:  # the command line refuses them unless --other-motor
         from frictionsim.plausibility import warn
 
         warn(f"logs recorded with motor {', '.join(map(repr, motors))} are identified as "

@@ -25,6 +25,9 @@ SCALES = ("friction", "armature")
 #: The friction budget's coefficients in ``theta`` that the friction scale multiplies.
 FRICTION_TERMS = (layout.K_C, layout.K_CS, layout.K_L, layout.K_LS, layout.K_M, layout.K_E,
                   layout.K_MS, layout.K_ES, layout.K_MQ, layout.K_EQ, layout.K_V)
+#: The same coefficients by their parameter names.
+FRICTION_NAMES = frozenset(name for name, i in layout.THETA_INDEX.items()
+                           if i in FRICTION_TERMS)
 #: The largest (and 1/ the smallest) scale a parameter file may hold.
 MAX_SCALE = 20.0
 
@@ -38,9 +41,8 @@ def scale_thetas(thetas: np.ndarray, scales: np.ndarray) -> None:
 def scaled_values(values: dict[str, float], friction: float, armature: float
                   ) -> dict[str, float]:
     """A parameter set's named values with the joint's scales applied."""
-    terms = {name for name, i in layout.THETA_INDEX.items() if i in FRICTION_TERMS}
-    return {name: v * friction if name in terms else v * armature if name == "armature" else v
-            for name, v in values.items()}
+    return {name: v * friction if name in FRICTION_NAMES else
+            v * armature if name == "armature" else v for name, v in values.items()}
 
 
 def check_scales(entry, where: str, error: type[Exception]) -> dict[str, float]:

@@ -543,8 +543,7 @@ def _install() -> None:
         # compiled here, not at import: a process that never builds a ServoModel never waits
         _CALLBACK = cfunc(types.void(types.voidptr, types.voidptr), cache=True)(servo_callback)
         _C_POINTER = ctypes.CFUNCTYPE(None, ctypes.c_void_p, ctypes.c_void_p)(_CALLBACK.address)
-    refuse_foreign_callback()
-    if mujoco.get_mjcb_control() is None:
+    if mujoco.get_mjcb_control() is None:  # a foreign one was refused before the compile
         mujoco.set_mjcb_control(_C_POINTER)
 
 

@@ -238,9 +238,7 @@ class RobotWindows:
             window = self.windows[w]
             theta = candidates[c, :layout.THETA_SIZE]
             offsets = candidates[c, layout.THETA_SIZE:]
-            thetas = np.ascontiguousarray(np.broadcast_to(theta, (ns, theta.size)))
-            if self.held or scales is not None:
-                thetas = thetas.copy()
+            thetas = np.tile(theta, (ns, 1))  # each servo's row, its own to overwrite
             for k, kept in self.held.items():
                 thetas[k] = kept
             if scales is not None:

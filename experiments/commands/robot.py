@@ -281,7 +281,6 @@ def synthesize(args: argparse.Namespace) -> int:
     from frictionsim.atomic import write_json
     from frictionsim.experiments.common.staging import StagedFolder
     from frictionsim.experiments.robots.synthetic_motions import synthetic_recordings
-    from frictionsim.params import published_path
     from frictionsim.robot_params import RobotParameters, load_robot_params
     from frictionsim.robot_recordings import write_recording
     from frictionsim.solvers.robot_servos import robot_spec
@@ -291,10 +290,7 @@ def synthesize(args: argparse.Namespace) -> int:
         raise ConfigurationError(f"--seconds {args.seconds:g}: a recording of 0.1 s to an hour")
     robot, mjcf = load_robot(args)
     if args.params is None:
-        if not robot.default_params:
-            raise ConfigurationError(f"{robot.name} ships no default servos: give --params (the "
-                                     "ground truth to simulate)")
-        args.params = published_path(robot.default_params)
+        args.params = default_params(robot, "give --params (the ground truth to simulate)")
     truth = load_robot_params(args.params)
     robot_with_offsets, sets = truth.for_robot(robot)
     with StagedFolder(args.out, args.overwrite) as stage:
@@ -312,6 +308,18 @@ def synthesize(args: argparse.Namespace) -> int:
           f"made with {args.params} (truth.json); fit them with: frictionsim robot identify "
           f"--robot {args.robot} --recordings {args.out} --model …")
     return 0
+
+
+def default_params(robot, refusal: str) -> Path:
+    """The published parameter file the robot file names for its servos, said; without one,
+    ConfigurationError: ``refusal`` and that the robot ships none."""
+    from frictionsim.params import published_path
+
+    if not robot.default_params:
+        raise ConfigurationError(f"{refusal}: {robot.name} ships no default servos")
+    print(f"no --params: {robot.name}'s default servos, the published "
+          f"{robot.default_params} (frictionsim/published/README.md)", flush=True)
+    return published_path(robot.default_params)
 
 
 def load_robot(args: argparse.Namespace):
@@ -436,14 +444,8 @@ def simulate(args: argparse.Namespace) -> int:
     if not plain:
         chosen.check_scheme(args.scheme)
     if not plain and args.params is None:
-        if not robot.default_params:
-            raise ConfigurationError(f"--engine {args.engine} needs --params (a robot parameter "
-                                     f"file or a plain parameter file): {robot.name} ships none")
-        from frictionsim.params import published_path
-
-        args.params = published_path(robot.default_params)
-        print(f"no --params: {robot.name}'s default servos, the published "
-              f"{robot.default_params} (frictionsim/published/README.md)", flush=True)
+        args.params = default_params(robot, f"--engine {args.engine} needs --params (a robot "
+                                            "parameter file or a plain parameter file)")
     servos = {}
     if not plain:
         robot, sets = load_robot_params(args.params, args.extensions).for_robot(robot)
@@ -722,6 +724,7 @@ def _robot_uncertainty(args: argparse.Namespace, robot, mjcf, train: list, setti
 def _held_sets(pairs: list[str], robot) -> dict:
     """``--hold TYPE=FILE …`` → {actuator: ParameterSet}: each TYPE a servo type of the
     robot, its set read from FILE (a robot parameter file or a plain one)."""
+    from frictionsim.learned_files import LearnedActuator
     from frictionsim.robot_params import load_robot_params
 
     out = {}
@@ -739,8 +742,6 @@ def _held_sets(pairs: list[str], robot) -> dict:
         if kind not in sets:
             raise ConfigurationError(f"--hold {pair}: {path} has no {kind} set (it has "
                                      f"{', '.join(sets) or 'none'})")
-        from frictionsim.learned_files import LearnedActuator
-
         if isinstance(sets[kind], LearnedActuator):
             raise ConfigurationError(f"--hold {pair}: a learned actuator; hold a physical set")
         out[kind] = sets[kind]

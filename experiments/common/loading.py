@@ -73,17 +73,26 @@ def check_quality(logs: list[Log]) -> None:
         print(f"warning: {summary}", file=sys.stderr)
 
 
+def other_motors(logs: list[Log], actuator: str) -> dict[str, list[str]]:
+    """The logs whose informative ``motor`` field names another actuator than ``actuator``:
+    {motor: [log names]}, in the logs' order."""
+    by_motor: dict[str, list[str]] = {}
+    for log in logs:
+        motor = log.header.get("motor")
+        if motor is not None and motor != actuator:
+            by_motor.setdefault(str(motor), []).append(log.name)
+    return by_motor
+
+
 def refuse_motor_mismatch(logs: list[Log], actuator: str, what: str) -> None:
     """ConfigurationError naming the first log whose ``motor`` field names another actuator
     than ``actuator`` (``what``: the file that says so): a fit or a score of one servo's
     parameters on another servo's logs is no one's result."""
-    for log in logs:
-        motor = log.header.get("motor")
-        if motor is not None and motor != actuator:
-            raise ConfigurationError(f"{log.name} was recorded with motor {motor!r}, but {what} "
-                                     f"is for {actuator!r}: give logs of that servo, a "
-                                     f"parameter file of {motor!r}, or --other-motor to take "
-                                     "them on purpose")
+    for motor, names in other_motors(logs, actuator).items():
+        raise ConfigurationError(f"{names[0]} was recorded with motor {motor!r}, but {what} "
+                                 f"is for {actuator!r}: give logs of that servo, a "
+                                 f"parameter file of {motor!r}, or --other-motor to take "
+                                 "them on purpose")
 
 
 def check_motor_match(logs: list[Log], actuator: str, what: str, other_motor: bool) -> None:
@@ -99,12 +108,7 @@ def check_motor_match(logs: list[Log], actuator: str, what: str, other_motor: bo
 def warn_motor_mismatch(logs: list[Log], actuator: str) -> None:
     """Warn (stderr) about logs whose informative ``motor`` field names another actuator: one
     line per motor named, however many logs name it."""
-    by_motor: dict[str, list[str]] = {}
-    for log in logs:
-        motor = log.header.get("motor")
-        if motor is not None and motor != actuator:
-            by_motor.setdefault(str(motor), []).append(log.name)
-    for motor, names in by_motor.items():
+    for motor, names in other_motors(logs, actuator).items():
         which = names[0] if len(names) == 1 else (
             f"{len(names)} logs ({', '.join(names[:3])}{', …' if len(names) > 3 else ''})")
         print(f"warning: {which} {'was' if len(names) == 1 else 'were'} recorded with motor "
