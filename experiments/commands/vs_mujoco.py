@@ -151,6 +151,10 @@ def run(args: argparse.Namespace) -> int:
     return 130 if len(section) < len(folds) else 0
 
 
+#: What ``--robot`` writes in --out: frictionsim's fits, the export, the summary.
+OURS = ("frictionsim", "export", "vs_mujoco.json")
+
+
 def _check_sysid() -> None:
     try:
         from mujoco import sysid
@@ -171,6 +175,7 @@ def run_robot(args: argparse.Namespace) -> int:
         same_rate,
     )
     from frictionsim.experiments.common.output import table, write_json
+    from frictionsim.experiments.common.staging import StagedFolder
     from frictionsim.experiments.robots.peer import MODELS, compare_robot
     from frictionsim.experiments.robots.physics_vs_learned import held_out_motions
 
@@ -207,19 +212,18 @@ def run_robot(args: argparse.Namespace) -> int:
         same_rate(robot, held_robot, "--validation")
         _check_apart(train, held)
     check_out_apart(args.out, train + held)
-    if args.out.is_dir() and any(args.out.iterdir()) and not args.overwrite:
-        raise ConfigurationError(f"--out {args.out} holds an earlier run; pass --overwrite to "
-                                 "replace it, or another --out")
-    if args.out.is_dir() and args.overwrite:  # only what this command writes there
-        import shutil
-
-        for name in ("frictionsim", "export"):
-            shutil.rmtree(args.out / name, ignore_errors=True)
-        (args.out / "vs_mujoco.json").unlink(missing_ok=True)
+    # written beside --out and swapped in when done, the user's own files in it kept: the
+    # earlier run stays intact until then
+    staged = StagedFolder(args.out, args.overwrite, keep=lambda entry: entry.name not in OURS)
     print(f"{robot.name}: {len(train)} training recordings, {len(held)} held out; frictionsim "
           f"budget {budget}, mujoco.sysid {max_iters} iterations", flush=True)
-    rows = compare_robot(robot, mjcf, train, held, args.out, budget, seed=args.seed,
-                         max_iters=max_iters, progress=show)
+    with staged as out:
+        rows = compare_robot(robot, mjcf, train, held, out, budget, seed=args.seed,
+                             max_iters=max_iters, progress=show)
+        summary = {"robot": robot.name, "training": [r.name for r in train],
+                   "held_out": [r.name for r in held], "budget": budget,
+                   "max_iters": max_iters, "models": rows}
+        write_json(out / "vs_mujoco.json", summary)
     labels = {"mujoco_sysid_native": "mujoco.sysid: native per joint + delay (plain MuJoCo)",
               "m1": "frictionsim M1 (fixed step)", "m6": "frictionsim M6 (fixed step)",
               "m6_export_native": "M6 exported, native refit (plain MuJoCo)",
@@ -234,10 +238,6 @@ def run_robot(args: argparse.Namespace) -> int:
         ratio = rows[name]["validation_mae"] / m6
         print(f"{labels[name]}: {ratio:.2f}x M6's held-out error"
               + ("" if ratio >= 1 else " (the native model is ahead)"))
-    summary = {"robot": robot.name, "training": [r.name for r in train],
-               "held_out": [r.name for r in held], "budget": budget, "max_iters": max_iters,
-               "models": rows}
-    write_json(args.out / "vs_mujoco.json", summary)
     if args.json:
         write_json(args.json, summary)
     if args.plot:

@@ -1,11 +1,11 @@
 """An output folder replaced whole or not at all.
 
 A command that writes a folder of results (``identify``, ``robot identify``, ``robot
-export-mjcf``, ``robot synthesize``, ``demo``) writes them into a staging folder beside it
-(``.NAME.new-PID``) and swaps it in when it is done (``record-campaign`` only adds logs, each
-under a new name, and needs none): until then,
-and whatever stops it (a full disk, a crash, an interrupt), the earlier result in the folder
-is untouched. An interrupted run's partial result (its files say so) takes the folder's
+export-mjcf``, ``robot synthesize``, ``demo``, ``run vs-mujoco --robot``) writes them into
+a staging folder beside it (``.NAME.new-PID``) and swaps it in when it is done
+(``record-campaign`` only adds logs, each under a new name, and needs none): until then, and
+whatever stops it (a full disk, a crash, an interrupt), the earlier result in the folder is
+untouched. An interrupted run's partial result (its files say so) takes the folder's
 place when there was nothing there to lose, and is kept beside it as ``NAME.interrupted``
 when there was.
 """
