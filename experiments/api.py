@@ -63,7 +63,7 @@ def load_actuator(path: str | os.PathLike) -> schema.Actuator:
 
 
 def simulate(logs: Log | Sequence[Log], params: ParameterSet | str | os.PathLike, *,
-             scheme: str | None = None, engine: str = "fixed_step"):
+             scheme: str | None = None, engine: str = "fixed_step", other_motor: bool = False):
     """Simulate processed logs with a parameter set (a ParameterSet or a file's path).
 
     ``scheme``: ``"reference"`` or ``"semi_implicit"`` (default: the parameter set's);
@@ -73,6 +73,9 @@ def simulate(logs: Log | Sequence[Log], params: ParameterSet | str | os.PathLike
     with the servo adapter; needs the ``mujoco`` extra, semi-implicit scheme). Returns a
     :class:`~frictionsim.solvers.rollouts.Rollout` (``.q``, ``.v``, ``.mae``…) for one log, a
     list of them for several; SimulationError naming the log when a rollout diverges.
+    Logs recorded with another motor than the parameters' actuator are refused
+    (ConfigurationError) unless ``other_motor`` takes them on purpose (then warned about),
+    as on the command line.
     """
     from frictionsim.solvers.engines import get_engine
 
@@ -82,13 +85,30 @@ def simulate(logs: Log | Sequence[Log], params: ParameterSet | str | os.PathLike
         params = params.with_scheme(scheme)
     chosen = get_engine(engine, "bench")
     single = isinstance(logs, Log)
-    runs = []
-    for log in [logs] if single else list(logs):
+    items = [logs] if single else list(logs)
+    for log in items:
         if not isinstance(log, Log):
             raise TypeError(f"simulate takes Log objects (frictionsim.load_log), got "
                             f"{type(log).__name__}")
-        runs.append(chosen.bench(log, params))
+    _motor_check(items, params.actuator, "the parameters", other_motor)
+    runs = [chosen.bench(log, params) for log in items]
     return runs[0] if single else runs
+
+
+def _motor_check(logs: list[Log], actuator: str, what: str, other_motor: bool) -> None:
+    """Logs of another motor than ``actuator``: refused as the command line refuses them,
+    or with ``other_motor`` taken and warned about (a PlausibilityWarning)."""
+    from frictionsim.experiments.common.loading import other_motors, refuse_motor_mismatch
+
+    if not other_motor:
+        refuse_motor_mismatch(logs, actuator, what, "other_motor=True")
+        return
+    motors = sorted(other_motors(logs, actuator))
+    if motors:
+        from frictionsim.plausibility import warn
+
+        warn(f"logs recorded with motor {', '.join(map(repr, motors))} are taken as "
+             f"{actuator!r}: that servo's law on another servo's data")
 
 
 @dataclass(frozen=True)
@@ -145,7 +165,7 @@ def identify(logs: Sequence[Log], *, actuator: str, models: Sequence[str] = ("m1
              validation: Sequence[Log] = (), budget: int = 3000, seed: int = 0,
              extensions: Sequence[str] = (), scheme: str = "reference",
              fixed: dict[str, float] | None = None, init: ParameterSet | None = None,
-             progress: bool = False) -> Identification:
+             progress: bool = False, other_motor: bool = False) -> Identification:
     """Identify friction models from processed bench logs (the fitter of ``frictionsim
     identify``: independent CMA-ES explorations, refinement, each richer model started from
     the simpler one it contains).
@@ -153,7 +173,9 @@ def identify(logs: Sequence[Log], *, actuator: str, models: Sequence[str] = ("m1
     ``actuator``: a built-in name or a registered declaration (:func:`load_actuator`);
     ``models``: some of m1–m6; ``validation``: held-out logs (never training ones);
     ``budget``: loss evaluations per model; ``extensions``: electrical extensions to fit with
-    (``supply``, ``current_limit``, ``latency``…); ``fixed``: parameters held at a value.
+    (``supply``, ``current_limit``, ``latency``…); ``fixed``: parameters held at a value;
+    ``other_motor``: take logs recorded with another motor than ``actuator`` on purpose
+    (warned about; refused otherwise, ConfigurationError, as on the command line).
     Returns an :class:`Identification`; writes nothing (the command line writes files).
     """
     from frictionsim.experiments.identification.pipeline import IdentifySettings, content_digest
@@ -173,14 +195,7 @@ def identify(logs: Sequence[Log], *, actuator: str, models: Sequence[str] = ("m1
     for log in logs + validation:
         if not isinstance(log, Log):
             raise TypeError(f"identify takes Log objects, got {type(log).__name__}")
-    from frictionsim.experiments.common.loading import other_motors
-
-    motors = sorted(other_motors(logs + validation, actuator))
-    if motors:  # the command line refuses them unless --other-motor
-        from frictionsim.plausibility import warn
-
-        warn(f"logs recorded with motor {', '.join(map(repr, motors))} are identified as "
-             f"{actuator!r}: the fit is of that servo's law on another servo's data")
+    _motor_check(logs + validation, actuator, f"actuator={actuator!r}", other_motor)
     trained = {content_digest(log) for log in logs}  # by content: a copy is the same log
     for log in validation:
         if content_digest(log) in trained:

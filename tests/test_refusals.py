@@ -16,6 +16,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from frictionsim.errors import ConfigurationError
 from frictionsim.experiments.runner.cli import main
 from frictionsim.logs import LogError, load_log, load_logs
 from frictionsim.params import ParameterFileError, load_params
@@ -437,14 +438,23 @@ def test_ranges_that_miss_their_own_value_are_named(work):
         load_params(work / "w.json")
 
 
-def test_the_python_identify_names_logs_of_another_motor(work):
+def test_the_python_api_refuses_logs_of_another_motor_unless_asked(work):
     import warnings
 
     import frictionsim as fs
     from frictionsim.plausibility import PlausibilityWarning
 
+    log = fs.load_log(work / "l.json")
+    shutil.copy(DATA / "params" / "mx64" / "m6.json", work / "mx64_m6.json")
+    with pytest.raises(ConfigurationError, match="recorded with motor 'xl330', but "
+                       "actuator='mx64' is for 'mx64'.*other_motor=True"):
+        fs.identify([log], actuator="mx64", models=["m1"], budget=10)
+    with pytest.raises(ConfigurationError, match="recorded with motor 'xl330', but the "
+                       "parameters is for 'mx64'.*other_motor=True"):
+        fs.simulate(log, work / "mx64_m6.json")
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        fs.identify([fs.load_log(work / "l.json")], actuator="mx64", models=["m1"], budget=10)
-    assert any(issubclass(w.category, PlausibilityWarning) and "recorded with motor 'xl330' "
-               "are identified as 'mx64'" in str(w.message) for w in caught)
+        fs.identify([log], actuator="mx64", models=["m1"], budget=10, other_motor=True)
+        fs.simulate(log, work / "mx64_m6.json", other_motor=True)
+    said = [str(w.message) for w in caught if issubclass(w.category, PlausibilityWarning)]
+    assert sum("recorded with motor 'xl330' are taken as 'mx64'" in m for m in said) == 2

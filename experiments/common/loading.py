@@ -84,14 +84,16 @@ def other_motors(logs: list[Log], actuator: str) -> dict[str, list[str]]:
     return by_motor
 
 
-def refuse_motor_mismatch(logs: list[Log], actuator: str, what: str) -> None:
+def refuse_motor_mismatch(logs: list[Log], actuator: str, what: str,
+                          option: str = "--other-motor") -> None:
     """ConfigurationError naming the first log whose ``motor`` field names another actuator
-    than ``actuator`` (``what``: the file that says so): a fit or a score of one servo's
-    parameters on another servo's logs is no one's result."""
+    than ``actuator`` (``what``: the file that says so; ``option``: what takes them on
+    purpose): a fit or a score of one servo's parameters on another servo's logs is no one's
+    result."""
     for motor, names in other_motors(logs, actuator).items():
         raise ConfigurationError(f"{names[0]} was recorded with motor {motor!r}, but {what} "
                                  f"is for {actuator!r}: give logs of that servo, a "
-                                 f"parameter file of {motor!r}, or --other-motor to take "
+                                 f"parameter file of {motor!r}, or {option} to take "
                                  "them on purpose")
 
 

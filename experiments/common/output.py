@@ -47,7 +47,17 @@ def check_writable(path: Path, overwrite: bool) -> None:
     if not folder.is_dir():
         raise ConfigurationError(f"{path}: {folder} is a file, not a folder")
     if not os.access(folder, os.W_OK | os.X_OK):
-        raise ConfigurationError(f"{path}: cannot write in {folder} (permission denied)")
+        why = "read-only file system" if read_only(folder) else "permission denied"
+        raise ConfigurationError(f"{path}: cannot write in {folder} ({why})")
+
+
+def read_only(folder: Path) -> bool:
+    """Whether ``folder`` lies on a file system mounted read-only (no write is possible there,
+    whatever the permissions say)."""
+    try:
+        return bool(os.statvfs(folder).f_flag & os.ST_RDONLY)
+    except OSError:
+        return False
 
 
 def check_figure_path(path: Path) -> None:
