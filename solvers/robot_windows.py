@@ -144,7 +144,8 @@ class RobotWindows:
         With ``reuse``, physics candidates without a gear gap reuse the reference's terms
         (the module docstring), the one that becomes the reference its exact errors.
         ``scales``: per candidate, each servo's friction and armature scales (candidates ×
-        servos × 2, :mod:`frictionsim.joint_scales`); those candidates run exact."""
+        servos × 2, :mod:`frictionsim.joint_scales`), reused like the rest (a scaled
+        candidate may become the reference)."""
         candidates = np.atleast_2d(np.asarray(candidates, dtype=float))
         if candidates.shape[1] != self.width:
             raise ConfigurationError(f"candidates need {self.width} columns (theta and one offset per "
@@ -154,52 +155,79 @@ class RobotWindows:
         nets = np.atleast_2d(np.asarray(nets, dtype=float))
         if len(nets) != len(candidates):
             raise ConfigurationError(f"{len(nets)} networks for {len(candidates)} candidates")
-        if scales is not None:
-            scales = np.asarray(scales, dtype=float)
-            if scales.shape != (len(candidates), len(self.robot.servos), len(SCALES)):
-                raise ConfigurationError(f"scales must be (candidates, servos, {len(SCALES)}), "
-                                         f"got {scales.shape}")
+        scales = self._checked_scales(scales, len(candidates))
+        if not self._reusable(candidates, nets):
             return self._errors(candidates, nets, "exact", scales)
-        if not self.reuse or np.any(nets) or np.any(candidates[:, layout.BACKLASH] > 0.0) \
-                or any(v[layout.BACKLASH] > 0.0 for v in self.held.values()):
-            return self._errors(candidates, nets, "exact")
+
+        def one(i: int) -> np.ndarray | None:
+            return None if scales is None else scales[i:i + 1]
+
         if self.reference is None:
-            self._refresh(candidates[:1], nets[:1])
-        out = self._errors(candidates, nets, "reuse")
+            self._refresh(candidates[:1], nets[:1], one(0))
+        out = self._errors(candidates, nets, "reuse", scales)
         best = int(np.argmin(out.mean(axis=1)))
         self._since += len(candidates)
         reference = self.reference_errors.mean()
         if out[best].mean() < (1.0 - REFRESH) * reference or (
                 self._since >= REFRESH_EVERY and out[best].mean() < reference):
             reused = out[best].copy()
-            out[best] = self._refresh(candidates[best:best + 1], nets[best:best + 1])
+            out[best] = self._refresh(candidates[best:best + 1], nets[best:best + 1], one(best))
             finite = np.isfinite(reused) & np.isfinite(out[best])
             if finite.any():
                 self.refresh_errors.append(float(np.abs(reused - out[best])[finite].max()))
         return out
 
-    def exact_errors(self, candidates: np.ndarray, nets: np.ndarray | None = None
-                     ) -> np.ndarray:
+    def _reusable(self, candidates: np.ndarray, nets: np.ndarray | None = None) -> bool:
+        """Whether these candidates may reuse a reference's terms: physics without a
+        network and without a gear gap (theirs or a held servo's)."""
+        return self.reuse and not (nets is not None and np.any(nets)) \
+            and not np.any(candidates[:, layout.BACKLASH] > 0.0) \
+            and not any(v[layout.BACKLASH] > 0.0 for v in self.held.values())
+
+    def reference_at(self, candidate: np.ndarray) -> None:
+        """Make ``candidate`` (one row, physics) the reference, unless it is already, or
+        it may not reuse (:meth:`errors`'s rule)."""
+        candidate = np.atleast_2d(np.asarray(candidate, dtype=float))
+        if not self._reusable(candidate) or (
+                self.reference is not None and np.array_equal(self.reference, candidate[0])):
+            return
+        self._refresh(candidate, np.zeros((1, 1)))
+
+    def exact_errors(self, candidates: np.ndarray, nets: np.ndarray | None = None,
+                     scales: np.ndarray | None = None) -> np.ndarray:
         """:meth:`errors` with MuJoCo's terms at every physics step, whatever ``reuse``."""
         candidates = np.atleast_2d(np.asarray(candidates, dtype=float))
         nets = np.zeros((len(candidates), 1)) if nets is None else np.atleast_2d(nets)
-        return self._errors(candidates, nets, "exact")
+        return self._errors(candidates, nets, "exact",
+                            self._checked_scales(scales, len(candidates)))
 
-    def reused_errors(self, candidates: np.ndarray) -> np.ndarray:
+    def reused_errors(self, candidates: np.ndarray, scales: np.ndarray | None = None
+                      ) -> np.ndarray:
         """:meth:`errors` with the terms of the present reference, whatever the losses (no
         refresh); physics candidates only (no networks)."""
         if self.reference is None:
             raise ConfigurationError("no reference yet: evaluate candidates with errors() first")
         candidates = np.atleast_2d(np.asarray(candidates, dtype=float))
-        return self._errors(candidates, np.zeros((len(candidates), 1)), "reuse")
+        return self._errors(candidates, np.zeros((len(candidates), 1)), "reuse",
+                            self._checked_scales(scales, len(candidates)))
 
-    def _refresh(self, candidate: np.ndarray, net: np.ndarray) -> np.ndarray:
-        """Make ``candidate`` (one row) the reference: its exact run, the terms recorded
-        along it; its errors."""
+    def _checked_scales(self, scales: np.ndarray | None, n: int) -> np.ndarray | None:
+        if scales is None:
+            return None
+        scales = np.asarray(scales, dtype=float)
+        if scales.shape != (n, len(self.robot.servos), len(SCALES)):
+            raise ConfigurationError(f"scales must be (candidates, servos, {len(SCALES)}), "
+                                     f"got {scales.shape}")
+        return scales
+
+    def _refresh(self, candidate: np.ndarray, net: np.ndarray,
+                 scales: np.ndarray | None = None) -> np.ndarray:
+        """Make ``candidate`` (one row, with its joint ``scales`` if any) the reference: its
+        exact run, the terms recorded along it; its errors."""
         if self._paths is None:
             rows = [len(w.goals) * self.robot.substeps for w in self.windows]
             self._paths = [np.empty((n, width(self.robot.nv))) for n in rows]
-        out = self._errors(candidate, net, "record")
+        out = self._errors(candidate, net, "record", scales)
         self._since = 0
         self.references += 1
         self.reference = candidate[0].copy()
@@ -213,9 +241,21 @@ class RobotWindows:
             return NO_PATH
         return self._paths[w]
 
+    def joint_errors(self, candidates: np.ndarray) -> np.ndarray:
+        """Each candidate's mean absolute position error (rad) per window and servo joint:
+        (candidates, windows, servos), +inf where the run failed; with the present reference's
+        terms where there is one (no refresh), else exact. The residuals of a local polish
+        (:mod:`frictionsim.experiments.identification.polish`): the mean over the last two
+        axes is :meth:`errors`'s mean over windows."""
+        candidates = np.atleast_2d(np.asarray(candidates, dtype=float))
+        reuse = self.reference is not None and self._reusable(candidates)
+        return self._errors(candidates, np.zeros((len(candidates), 1)),
+                            "reuse" if reuse else "exact", per_joint=True)
+
     def _errors(self, candidates: np.ndarray, nets: np.ndarray, mode: str,
-                scales: np.ndarray | None = None) -> np.ndarray:
-        out = np.full((len(candidates), len(self.windows)), np.inf)
+                scales: np.ndarray | None = None, per_joint: bool = False) -> np.ndarray:
+        shape = (len(candidates), len(self.windows))
+        out = np.full(shape + ((len(self.robot.servos),) if per_joint else ()), np.inf)
         jobs = [(c, w) for c in range(len(candidates)) for w in range(len(self.windows))]
         if self.threads == 1:
             self._run(self._data[0], candidates, nets, jobs, out, mode, scales)
@@ -258,6 +298,6 @@ class RobotWindows:
             if failed >= 0:
                 continue
             predicted = out_q[window.rows[1:]][:, r.qadr] - offsets
-            err = float(np.abs(predicted - window.measured[1:]).mean())
-            if np.isfinite(err):
-                out[c, w] = err
+            err = np.abs(predicted - window.measured[1:]).mean(axis=0)
+            if np.all(np.isfinite(err)):
+                out[c, w] = err if out.ndim == 3 else float(err.mean())

@@ -49,6 +49,19 @@ def shared() -> Path:
     return require_shared()
 
 
+@pytest.fixture(scope="module")
+def so101():
+    """The built-in SO-101 robot and its MJCF path; skips without MuJoCo or the recordings."""
+    pytest.importorskip("mujoco")
+    data = SHARED.parent
+    if not (data / "so101" / "recordings").is_dir():
+        pytest.skip(f"SO-101 recordings not found at {data / 'so101' / 'recordings'}")
+    from frictionsim.robot_files import get_robot
+
+    robot = get_robot("so101")
+    return robot, robot.mjcf_path(data)
+
+
 @pytest.fixture
 def mlp_interrupted_at(monkeypatch):
     """``mlp_interrupted_at(k)``: scikit-learn's MLP gets a KeyboardInterrupt in its k-th

@@ -78,15 +78,6 @@ def test_bad_joint_scales_are_refused(tmp_path, scales, message):
         load_robot_params(path).for_robot(get_robot("so101"))
 
 
-@pytest.fixture(scope="module")
-def so101():
-    pytest.importorskip("mujoco")
-    if not RECORDINGS.is_dir():
-        pytest.skip(f"SO-101 recordings not found at {RECORDINGS}")
-    robot = get_robot("so101")
-    return robot, robot.mjcf_path(DATA)
-
-
 def test_the_evaluator_scales_as_the_replay_does(so101, tmp_path):
     """A window covering a recording's start, scored by the evaluator with scales, equals the
     fixed-step replay of the same stretch with a parameter file carrying them."""
@@ -128,7 +119,8 @@ def test_the_evaluator_scales_as_the_replay_does(so101, tmp_path):
     assert abs(scaled - shared) > 1e-5  # the scales change the motion
 
 
-def test_the_scales_never_lose_to_the_shared_set(so101):
+def test_the_scales_never_lose_to_the_shared_set_and_their_loss_is_exact(so101):
+    """The scales' search reuses the dynamics along a reference; what it returns is exact."""
     from frictionsim.experiments.robots import identify as rid
     from frictionsim.experiments.robots.joint_scale_fit import fit_joint_scales
     from frictionsim.robot_recordings import read_recording
@@ -136,12 +128,18 @@ def test_the_scales_never_lose_to_the_shared_set(so101):
     robot, mjcf = so101
     rec = read_recording(RECORDINGS / "friction_gravity", robot.bus_period)
     windows = rid.recording_windows(robot, rec, 2.0, 20)[:3]
-    evaluator = rid._evaluator(robot, mjcf, "sts3215_12v", windows, 2)
+    evaluator = rid._evaluator(robot, mjcf, "sts3215_12v", windows, 2, reuse=True)
     params = ParameterSet("m6", "sts3215_12v", M6, scheme="semi_implicit")
     row = np.concatenate([params.theta(), np.zeros(5)])
-    scales, loss, shared = fit_joint_scales(evaluator, row, seed=0, budget=60)
+    scales, loss, shared, reuse_error = fit_joint_scales(evaluator, row, seed=0, budget=60)
     assert loss <= shared and scales.shape == (5, 2)
-    assert loss == pytest.approx(evaluator.errors(row[None], scales=scales[None])[0].mean())
+    assert shared == evaluator.exact_errors(row[None])[0].mean()
+    exact = evaluator.exact_errors(row[None], scales=scales[None])[0]
+    assert loss == exact.mean()  # the loss reported is the exact fixed step's
+    assert evaluator.references >= 1 and reuse_error is not None
+    reused = evaluator.reused_errors(row[None], scales[None])[0]
+    assert reuse_error == pytest.approx(np.abs(reused - exact).max())
+    assert reuse_error < 0.05e-3  # the scales stay near the reference's run
     assert np.all((scales >= np.exp(-1.5) - 1e-12) & (scales <= np.exp(1.5) + 1e-12))
 
 

@@ -183,10 +183,14 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                         "candidate (default: candidates reuse them along a reference "
                         "candidate's run, with a first-order correction, and each model's "
                         "final loss is the exact one; the fit reports what reuse moved)")
+    i.add_argument("--no-polish", action="store_false", dest="polish",
+                   help="leave each physical model where CMA-ES ends (default: polished by "
+                        "Gauss-Newton steps on each window's and joint's error, 150-550 "
+                        "evaluations, kept only if its exact loss is lower; docs/model.md §12)")
     i.add_argument("--joint-scales", action="store_true", dest="joint_scales",
                    help="after each physical model, fit a friction scale and an armature scale "
                         "per servo joint (the shared set's friction budget and armature times "
-                        "each; 400 evaluations, about 90 s on the SO-101), written to the "
+                        "each; 400 evaluations, about 50 s on the SO-101's 25 recordings), written to the "
                         "parameter file's joint_scales")
     i.add_argument("--hold", nargs="+", default=[], metavar="TYPE=FILE",
                    help="on a robot of several actuator types (the Koch v1.1's xl430 and "
@@ -781,6 +785,12 @@ def identify(args: argparse.Namespace) -> int:
         raise ConfigurationError("--cross-validate motion decides the per-joint terms of the physical "
                                  "models; train learned actuators in the final fit (without it) or "
                                  "compare them with 'frictionsim run physics-vs-learned --robot'")
+    if not models:
+        for option, given in (("--no-polish", not args.polish),
+                              ("--joint-scales", args.joint_scales)):
+            if given:
+                raise ConfigurationError(f"{option} acts on the physical models (m1 … m6), "
+                                         "and --model names none")
     learning = net_settings(args, 600)
     extensions = schema.check_extensions(args.extensions)
     fixed = parse_fixed(args.fix)
@@ -816,7 +826,7 @@ def identify(args: argparse.Namespace) -> int:
                                 fixed, args.per_joint, args.window, args.stride, args.threads,
                                 show, tuple(learned), learning,
                                 not args.exact_dynamics, args.joint_scales,
-                                held).resolved(robot, train)
+                                held, args.polish).resolved(robot, train)
     kept = "".join(f"; {a} held at {p.source}" for a, p in held.items())
     print(f"{robot.name}: {len(robot.servo_joints)} servos ({actuator}{kept}); models "
           f"{' '.join(models + learned)}; budget {args.budget} evaluations each"

@@ -26,6 +26,7 @@ from frictionsim.atomic import write_json
 from frictionsim.errors import ConfigurationError
 from frictionsim.experiments.identification.fitter import FitResult, FitSettings
 from frictionsim.experiments.identification.learned import NetSettings
+from frictionsim.experiments.identification.polish import polish
 from frictionsim.experiments.identification.search_space import CONTAINS, SearchSpace
 from frictionsim.experiments.identification.starts import (
     Start,
@@ -89,6 +90,10 @@ class RobotFitSettings:
     held: dict = field(default_factory=dict)
     """Actuator name → the ParameterSet its servos keep (a robot of several actuator types
     fits the one type not held, the others' servos simulated with these)."""
+    polish: bool = True
+    """Polish each physical model's result after CMA-ES
+    (:mod:`~frictionsim.experiments.identification.polish`: Gauss–Newton steps on the
+    residuals of each window and joint)."""
 
     def resolved(self, robot: RobotDescription, recordings: list[Recording]
                  ) -> RobotFitSettings:
@@ -321,14 +326,16 @@ def _fit_scales(robot: RobotDescription, evaluator: RobotWindows, settings: Robo
     for model, f in fits.items():
         start = time.perf_counter()
         try:
-            scales, loss, shared = fit_joint_scales(evaluator, f.result.params.theta(),
-                                                    settings.fit.seed)
+            scales, loss, shared, reuse_error = fit_joint_scales(
+                evaluator, f.result.params.theta(), settings.fit.seed)
         except KeyboardInterrupt:
             return True
         f.joint_scales = {j.name: {"friction": float(s[0]), "armature": float(s[1])}
                           for j, s in zip(robot.servo_joints, scales)}
         f.shared_loss = shared
         f.result = dataclasses.replace(f.result, loss=loss)
+        if reuse_error is not None:  # the model's best is now the scaled one
+            f.reuse_error = reuse_error
         print(f"{model}: joint scales (friction, armature) "
               + ", ".join(f"{j} {v['friction']:.2f}/{v['armature']:.2f}"
                           for j, v in f.joint_scales.items())
@@ -358,9 +365,12 @@ def fit_models(robot: RobotDescription, evaluator: RobotWindows, settings: Robot
                    (simpler.offsets if simpler else {}).items()}
         saved_offsets = {f"offset:{j}": v for j, v in
                          (saved.joint_offsets if saved is not None else {}).items()}
-        result, reuse_error = exact_result(evaluator, _fit_model(
-            robot, model, actuator, joints, offset_joints, evaluator, settings, out, start,
-            offsets, saved_offsets))
+        result = _fit_model(robot, model, actuator, joints, offset_joints, evaluator, settings,
+                            out, start, offsets, saved_offsets)
+        result, reuse_error = exact_result(evaluator, result)
+        if settings.polish and not result.interrupted:
+            result, reuse_error = _polished(robot, model, actuator, joints, offset_joints,
+                                            evaluator, settings, out, result, reuse_error)
         if reuse_errors is not None:
             reuse_errors[model] = reuse_error
         return result
@@ -464,6 +474,42 @@ def _fit_model(robot, model, actuator, joints, offset_joints, evaluator, setting
 
     return fit_one_model(model, latency_tries(settings.extensions, settings.fixed), space_for,
                          start_in, evaluator, settings.fit, save, settings.progress)
+
+
+def _polished(robot, model, actuator, joints, offset_joints, evaluator: RobotWindows,
+              settings: RobotFitSettings, out: Path, result: FitResult,
+              reuse_error: float | None) -> tuple[FitResult, float | None]:
+    """``result`` (its loss exact) polished (:func:`polish`, from a reference at its point),
+    kept only if the polished point's exact loss is lower; the polish's evaluations and time
+    added, its best saved to ``out/<model>.json``; with the reuse error of the one kept."""
+    point = result.params
+    held = {k: point.params.values[k] for k in schema.DISCRETE
+            if k in point.params.values and k not in settings.fixed}
+    space = RobotSearchSpace(servo_space(model, actuator, settings, held), joints,
+                             offset_joints)
+    row = point.theta()[None, :]
+    if settings.progress:
+        print(f"{model}: polishing (Gauss-Newton steps on {evaluator.n_logs} windows × "
+              f"{len(joints)} joints)", flush=True)
+    evaluator.reference_at(row)
+    done = polish(space.point(point.values),
+                  lambda xs: evaluator.joint_errors(space.thetas(xs)).reshape(len(xs), -1))
+    polished = dataclasses.replace(
+        result, params=space.parameter_set(done.x), evaluations=result.evaluations
+        + done.evaluations, seconds=result.seconds + done.seconds, interrupted=done.interrupted)
+    polished, polished_error = exact_result(evaluator, polished)
+    if done.evaluations > 1:
+        print(f"{model}: polished, window loss {1e3 * result.loss:.3f} → "
+              f"{1e3 * polished.loss:.3f} mrad ({done.evaluations} evaluations, "
+              f"{done.seconds:.0f} s)", flush=True)
+    if not polished.loss < result.loss:
+        return dataclasses.replace(result, evaluations=polished.evaluations,
+                                   seconds=polished.seconds,
+                                   interrupted=done.interrupted), reuse_error
+    write_json(path_of(out, model), robot_parameters(robot, polished.params, {
+        "model": model, "window_loss_rad": polished.loss, "in_progress": True},
+        held=settings.held).to_dict())
+    return polished, polished_error
 
 
 def _own(space: RobotSearchSpace, names, values: dict) -> dict:
