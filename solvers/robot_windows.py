@@ -241,16 +241,19 @@ class RobotWindows:
             return NO_PATH
         return self._paths[w]
 
-    def joint_errors(self, candidates: np.ndarray) -> np.ndarray:
-        """Each candidate's mean absolute position error (rad) per window and servo joint:
-        (candidates, windows, servos), +inf where the run failed; with the present reference's
-        terms where there is one (no refresh), else exact. The residuals of a local polish
+    def joint_errors(self, candidates: np.ndarray, scales: np.ndarray | None = None
+                     ) -> np.ndarray:
+        """Each candidate's (with its joint ``scales``, as :meth:`errors` takes them) mean
+        absolute position error (rad) per window and servo joint: (candidates, windows,
+        servos), +inf where the run failed; with the present reference's terms where there is
+        one (no refresh), else exact. The residuals of a local polish
         (:mod:`frictionsim.experiments.identification.polish`): the mean over the last two
         axes is :meth:`errors`'s mean over windows."""
         candidates = np.atleast_2d(np.asarray(candidates, dtype=float))
         reuse = self.reference is not None and self._reusable(candidates)
         return self._errors(candidates, np.zeros((len(candidates), 1)),
-                            "reuse" if reuse else "exact", per_joint=True)
+                            "reuse" if reuse else "exact",
+                            self._checked_scales(scales, len(candidates)), per_joint=True)
 
     def _errors(self, candidates: np.ndarray, nets: np.ndarray, mode: str,
                 scales: np.ndarray | None = None, per_joint: bool = False) -> np.ndarray:

@@ -247,6 +247,7 @@ def test_default_servos_where_the_robot_file_names_them(tmp_path, capsys):
     ([], r"robot identify fits one type at a time.*--hold TYPE=FILE"),
     (["--hold", "xl430={truth}", "xl330={truth}"], "nothing is left to fit"),
     (["--hold", "xl430={truth}", "--uncertainty", "3"], "--hold with --uncertainty"),
+    (["--hold", "xl430={truth}", "--joint-scales"], "--joint-scales with --hold"),
 ])
 def test_robot_identify_on_several_actuator_types_says_how(tmp_path, capsys, argv, culprit):
     truth = tmp_path / "truth.json"

@@ -131,7 +131,9 @@ def test_the_scales_never_lose_to_the_shared_set_and_their_loss_is_exact(so101):
     evaluator = rid._evaluator(robot, mjcf, "sts3215_12v", windows, 2, reuse=True)
     params = ParameterSet("m6", "sts3215_12v", M6, scheme="semi_implicit")
     row = np.concatenate([params.theta(), np.zeros(5)])
-    scales, loss, shared, reuse_error = fit_joint_scales(evaluator, row, seed=0, budget=60)
+    scales, loss, shared, reuse_error, evaluations = fit_joint_scales(evaluator, row,
+                                                                      max_steps=8)
+    assert 1 < evaluations <= 8 * (1 + 11)  # the steps and their Jacobians (10 scales)
     assert loss <= shared and scales.shape == (5, 2)
     assert shared == evaluator.exact_errors(row[None])[0].mean()
     exact = evaluator.exact_errors(row[None], scales=scales[None])[0]
@@ -154,16 +156,16 @@ def test_the_export_carries_a_joint_own_set(so101, tmp_path):
     assert elbow.armature == pytest.approx(0.5 * pan.armature, rel=1e-9)
 
 
-def test_robot_identify_fits_and_saves_joint_scales(so101, tmp_path, monkeypatch, capsys):
+def test_robot_identify_fits_and_saves_joint_scales_by_default(so101, tmp_path, monkeypatch, capsys):
     from frictionsim.experiments.robots import joint_scale_fit
     from frictionsim.experiments.runner.cli import main
 
     monkeypatch.chdir(tmp_path)
-    monkeypatch.setattr(joint_scale_fit, "BUDGET", 40)  # the command's path, not its optimum
+    monkeypatch.setattr(joint_scale_fit, "STEPS", 3)  # the command's path, not its optimum
     out = tmp_path / "fit"
     assert main(["robot", "identify", "--robot", "so101", "--data", str(DATA), "--recordings",
                  str(RECORDINGS / "friction_gravity"), "--model", "m1", "--budget", "12",
-                 "--window", "3", "--stride", "10", "--joint-scales", "--validation",
+                 "--window", "3", "--stride", "10", "--validation",
                  str(RECORDINGS / "slow_precision"), "--out", str(out), "--no-progress"]) == 0
     saved = load_robot_params(out / "m1.json")
     assert set(saved.joint_scales) == {j.name for j in get_robot("so101").servo_joints}

@@ -128,10 +128,12 @@ def test_the_search_space_folds_offsets_into_their_bounds_and_round_trips(so101)
 
 
 def _identify(out: Path, *extra: str) -> list[str]:
+    """A short robot identify of the shared set alone (the joint scales have their own
+    tests, test_joint_scales.py)."""
     return ["robot", "identify", "--robot", "so101", "--data", str(DATA), "--recordings",
             str(RECORDINGS / "friction_gravity"), str(RECORDINGS / "multisine"),
             "--model", "m1", "--budget", "12", "--window", "3", "--stride", "10",
-            "--out", str(out), "--no-progress", *extra]
+            "--out", str(out), "--no-progress", "--no-joint-scales", *extra]
 
 
 def test_robot_identify_writes_files_robot_simulate_reads(so101, tmp_path, monkeypatch, capsys):

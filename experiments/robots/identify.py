@@ -326,8 +326,8 @@ def _fit_scales(robot: RobotDescription, evaluator: RobotWindows, settings: Robo
     for model, f in fits.items():
         start = time.perf_counter()
         try:
-            scales, loss, shared, reuse_error = fit_joint_scales(
-                evaluator, f.result.params.theta(), settings.fit.seed)
+            scales, loss, shared, reuse_error, evaluations = fit_joint_scales(
+                evaluator, f.result.params.theta())
         except KeyboardInterrupt:
             return True
         f.joint_scales = {j.name: {"friction": float(s[0]), "armature": float(s[1])}
@@ -340,7 +340,7 @@ def _fit_scales(robot: RobotDescription, evaluator: RobotWindows, settings: Robo
               + ", ".join(f"{j} {v['friction']:.2f}/{v['armature']:.2f}"
                           for j, v in f.joint_scales.items())
               + f"; window loss {1e3 * shared:.2f} → {1e3 * loss:.2f} mrad "
-              f"({time.perf_counter() - start:.0f} s)", flush=True)
+              f"({evaluations} evaluations, {time.perf_counter() - start:.0f} s)", flush=True)
     return False
 
 
