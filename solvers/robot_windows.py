@@ -115,6 +115,7 @@ class RobotWindows:
         self._paths: list[np.ndarray] | None = None
         #: the candidate row the paths follow, and its exact errors per window
         self.reference: np.ndarray | None = None
+        self.reference_scales: np.ndarray | None = None
         self.reference_errors: np.ndarray | None = None
         #: references made so far, and per refresh after the first, the largest |reused −
         #: exact| of a window's error of the new reference (rad), under the one before it
@@ -184,14 +185,19 @@ class RobotWindows:
             and not np.any(candidates[:, layout.BACKLASH] > 0.0) \
             and not any(v[layout.BACKLASH] > 0.0 for v in self.held.values())
 
-    def reference_at(self, candidate: np.ndarray) -> None:
-        """Make ``candidate`` (one row, physics) the reference, unless it is already, or
-        it may not reuse (:meth:`errors`'s rule)."""
+    def reference_at(self, candidate: np.ndarray, scales: np.ndarray | None = None) -> None:
+        """Make ``candidate`` (one row, physics, with its joint ``scales`` if any) the
+        reference, unless it is already, or it may not reuse (:meth:`errors`'s rule)."""
         candidate = np.atleast_2d(np.asarray(candidate, dtype=float))
+        scales = self._checked_scales(scales, 1)
+        same_scales = (scales is None and self.reference_scales is None) or (
+            scales is not None and self.reference_scales is not None
+            and np.array_equal(scales[0], self.reference_scales))
         if not self._reusable(candidate) or (
-                self.reference is not None and np.array_equal(self.reference, candidate[0])):
+                self.reference is not None and np.array_equal(self.reference, candidate[0])
+                and same_scales):
             return
-        self._refresh(candidate, np.zeros((1, 1)))
+        self._refresh(candidate, np.zeros((1, 1)), scales)
 
     def exact_errors(self, candidates: np.ndarray, nets: np.ndarray | None = None,
                      scales: np.ndarray | None = None) -> np.ndarray:
@@ -231,6 +237,7 @@ class RobotWindows:
         self._since = 0
         self.references += 1
         self.reference = candidate[0].copy()
+        self.reference_scales = None if scales is None else scales[0].copy()
         self.reference_errors = out[0].copy()
         return out[0]
 

@@ -127,3 +127,33 @@ def test_joint_errors_average_to_the_windows_errors(so101):
     reused = evaluator.joint_errors(rows)
     assert np.allclose(reused.mean(axis=2), evaluator.reused_errors(rows), rtol=1e-13, atol=0)
     assert np.array_equal(reused[0], exact[0])  # the reference's own run is exact
+
+
+def test_the_reference_moves_to_a_polish_that_ended_far_from_it(so101, monkeypatch):
+    from frictionsim.experiments.robots import identify as rid
+    from frictionsim.experiments.robots import reference_polish
+    from frictionsim.experiments.robots.search_space import RobotSearchSpace
+    from frictionsim.params import ParameterSet
+    from frictionsim.robot_recordings import read_recording
+
+    robot, mjcf = so101
+    rec = read_recording(RECORDINGS / "friction_gravity", robot.bus_period)
+    windows = rid.recording_windows(robot, rec, 2.0, 20)[:3]
+    settings = rid.RobotFitSettings(("m1",))
+    space = RobotSearchSpace(rid.servo_space("m1", "sts3215_12v", settings),
+                             tuple(j.name for j in robot.servo_joints))
+    x0 = space.point(ParameterSet.defaults("m1", "sts3215_12v").values)
+
+    def run(tolerance: float):
+        monkeypatch.setattr(reference_polish, "REUSE_TOLERANCE", tolerance)
+        evaluator = rid._evaluator(robot, mjcf, "sts3215_12v", windows, 2, reuse=True)
+        done, exact, reuse_error = reference_polish.polish_on_reference(
+            evaluator, x0, lambda xs: (space.thetas(xs), None), max_steps=4)
+        assert done.loss == exact.mean() == evaluator.exact_errors(
+            space.thetas(done.x[None]))[0].mean()
+        return evaluator.references, reuse_error
+
+    references, reuse_error = run(1.0)  # anything goes: one round, one reference
+    assert references == 1 and reuse_error is not None
+    references, _ = run(-1.0)  # nothing goes: every round moves the reference
+    assert references == reference_polish.ROUNDS

@@ -26,7 +26,6 @@ from frictionsim.atomic import write_json
 from frictionsim.errors import ConfigurationError
 from frictionsim.experiments.identification.fitter import FitResult, FitSettings
 from frictionsim.experiments.identification.learned import NetSettings
-from frictionsim.experiments.identification.polish import polish
 from frictionsim.experiments.identification.search_space import CONTAINS, SearchSpace
 from frictionsim.experiments.identification.starts import (
     Start,
@@ -43,6 +42,7 @@ from frictionsim.experiments.robots.recorded import (
     recorded_arrays,
     replay,
 )
+from frictionsim.experiments.robots.reference_polish import polish_on_reference
 from frictionsim.experiments.robots.search_space import RobotPoint, RobotSearchSpace
 from frictionsim.learned_files import LearnedActuator
 from frictionsim.params import ParameterSet
@@ -479,25 +479,24 @@ def _fit_model(robot, model, actuator, joints, offset_joints, evaluator, setting
 def _polished(robot, model, actuator, joints, offset_joints, evaluator: RobotWindows,
               settings: RobotFitSettings, out: Path, result: FitResult,
               reuse_error: float | None) -> tuple[FitResult, float | None]:
-    """``result`` (its loss exact) polished (:func:`polish`, from a reference at its point),
-    kept only if the polished point's exact loss is lower; the polish's evaluations and time
-    added, its best saved to ``out/<model>.json``; with the reuse error of the one kept."""
+    """``result`` (its loss exact) polished (:func:`polish_on_reference`: from a reference
+    at its point, moved where the polish ends far from it), kept only if the polished
+    point's exact loss is lower; the polish's evaluations and time added, its best saved to
+    ``out/<model>.json``; with the reuse error of the one kept."""
     point = result.params
     held = {k: point.params.values[k] for k in schema.DISCRETE
             if k in point.params.values and k not in settings.fixed}
     space = RobotSearchSpace(servo_space(model, actuator, settings, held), joints,
                              offset_joints)
-    row = point.theta()[None, :]
     if settings.progress:
         print(f"{model}: polishing (Gauss-Newton steps on {evaluator.n_logs} windows × "
               f"{len(joints)} joints)", flush=True)
-    evaluator.reference_at(row)
-    done = polish(space.point(point.values),
-                  lambda xs: evaluator.joint_errors(space.thetas(xs)).reshape(len(xs), -1))
+    done, _, polished_error = polish_on_reference(
+        evaluator, space.point(point.values), lambda xs: (space.thetas(xs), None))
     polished = dataclasses.replace(
-        result, params=space.parameter_set(done.x), evaluations=result.evaluations
-        + done.evaluations, seconds=result.seconds + done.seconds, interrupted=done.interrupted)
-    polished, polished_error = exact_result(evaluator, polished)
+        result, params=space.parameter_set(done.x), loss=done.loss,
+        evaluations=result.evaluations + done.evaluations,
+        seconds=result.seconds + done.seconds, interrupted=done.interrupted)
     if done.evaluations > 1:
         print(f"{model}: polished, window loss {1e3 * result.loss:.3f} → "
               f"{1e3 * polished.loss:.3f} mrad ({done.evaluations} evaluations, "

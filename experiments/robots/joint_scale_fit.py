@@ -12,7 +12,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from frictionsim.experiments.identification.polish import MAX_STEPS, polish
+from frictionsim.experiments.identification.polish import MAX_STEPS
+from frictionsim.experiments.robots.reference_polish import polish_on_reference
 from frictionsim.joint_scales import SCALES
 from frictionsim.solvers.robot_windows import RobotWindows
 
@@ -39,21 +40,15 @@ def fit_joint_scales(evaluator: RobotWindows, row: np.ndarray, max_steps: int | 
         z = np.clip(np.atleast_2d(z), -LOG_BOUND, LOG_BOUND)
         return np.exp(z).reshape(len(z), len(SCALES), ns).transpose(0, 2, 1)
 
-    def errors_of(z: np.ndarray) -> np.ndarray:
-        rows = np.repeat(row, len(z), axis=0)
-        return evaluator.joint_errors(rows, scales_of(z)).reshape(len(z), -1)
+    def candidates_of(z: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        return np.repeat(row, len(z), axis=0), scales_of(z)
 
     shared = float(evaluator.exact_errors(row)[0].mean())
-    evaluator.reference_at(row)
-    done = polish(np.zeros(len(SCALES) * ns), errors_of,
-                  max_steps=STEPS if max_steps is None else max_steps)
+    done, exact, reuse_error = polish_on_reference(
+        evaluator, np.zeros(len(SCALES) * ns), candidates_of,
+        STEPS if max_steps is None else max_steps)
     if done.interrupted:
         raise KeyboardInterrupt
-    best = scales_of(done.x)
-    exact = evaluator.exact_errors(row, scales=best)[0]
-    reuse_error = None
-    if evaluator.reference is not None:
-        reuse_error = float(np.abs(evaluator.reused_errors(row, best)[0] - exact).max())
-    if not exact.mean() < shared:
+    if not done.loss < shared:
         return np.ones((ns, len(SCALES))), shared, shared, reuse_error, done.evaluations
-    return best[0], float(exact.mean()), shared, reuse_error, done.evaluations
+    return scales_of(done.x)[0], done.loss, shared, reuse_error, done.evaluations
