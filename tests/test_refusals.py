@@ -210,6 +210,8 @@ def test_a_validation_log_that_is_a_training_log_under_another_name_is_refused(h
       "--no-polish", "--out", "{w}/fit"], "--no-polish acts on the physical models"),
     (["robot", "identify", "--robot", "so100", "--recordings", "{w}", "--model", "net",
       "--joint-scales", "--out", "{w}/fit"], "--joint-scales acts on the physical models"),
+    (["robot", "identify", "--robot", "so100", "--recordings", "{w}", "--model", "m6",
+      "hybrid", "--joint-scales", "--out", "{w}/fit"], "--joint-scales with --model net/hybrid"),
     # another servo's parameters fitted to, and scored on, these logs
     (["export-mjcf", "--target", "dcmotor", "--params", "{w}/mx64_m6.json", "--logs",
       "{w}/l.json", "--budget", "20", "--out", "{w}/o.xml"],

@@ -194,7 +194,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                         "each; Gauss-Newton steps, about 250 evaluations and 50 s on the "
                         "SO-101's 25 recordings), written to the parameter file's "
                         "joint_scales. On by default (better held out in every fold of a "
-                        "cross-validation by motion, docs/results.md); off with --hold")
+                        "cross-validation by motion, docs/results.md); off with --hold and "
+                        "with a learned --model")
     i.add_argument("--hold", nargs="+", default=[], metavar="TYPE=FILE",
                    help="on a robot of several actuator types (the Koch v1.1's xl430 and "
                         "xl330): keep the servos of TYPE at its set in FILE (a robot parameter "
@@ -797,7 +798,11 @@ def identify(args: argparse.Namespace) -> int:
     if held and args.joint_scales:
         raise ConfigurationError("--joint-scales with --hold: not supported yet (the scales would "
                                  "move the held servos too); fit the robot's types without it")
-    joint_scales = bool(models) and not held and args.joint_scales is not False
+    if learned and args.joint_scales:
+        raise ConfigurationError("--joint-scales with --model net/hybrid: not supported yet (a "
+                                 "learned actuator is trained over the shared set); fit the "
+                                 "scales in a run without them")
+    joint_scales = bool(models) and not held and not learned and args.joint_scales is not False
     learning = net_settings(args, 600)
     extensions = schema.check_extensions(args.extensions)
     fixed = parse_fixed(args.fix)
