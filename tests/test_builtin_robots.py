@@ -193,7 +193,7 @@ def _fit(tmp_path, name: str, hold: str | None, capsys) -> dict:
     out = tmp_path / "fit"
     argv = ["robot", "identify", "--robot", name, "--recordings", str(recordings),
             "--model", "m1", "--budget", budget, "--window", window, "--exact-dynamics",
-            "--out", str(out), "--no-progress", "--fix", *fixed]
+            "--no-joint-scales", "--out", str(out), "--no-progress", "--fix", *fixed]
     if hold:
         argv += ["--hold", f"{hold}={truth_file}"]
     assert main(argv) == 0

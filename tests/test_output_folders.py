@@ -156,7 +156,8 @@ def test_robot_identify_export_and_synthesize_keep_theirs_through_a_full_disk(
 
     fit = tmp_path / "fit"
     base = ["robot", "identify", "--robot", "so100", "--recordings", str(recordings),
-            "--window", "1", "--budget", "6", "--out", str(fit), "--no-progress"]
+            "--window", "1", "--budget", "6", "--out", str(fit), "--no-progress",
+            "--no-joint-scales"]
     _run_twice(tmp_path, capsys, disk_fills_after, base + ["--model", "m1"],
                base + ["--model", "m1", "--overwrite"], 1, fit)
     monkeypatch.undo()
@@ -186,7 +187,8 @@ def test_an_interrupted_overwrite_keeps_the_earlier_fit_and_puts_its_own_beside(
                  "2", "--out", str(recordings), "--no-progress"]) == 0
     fit = tmp_path / "fit"
     base = ["robot", "identify", "--robot", "so100", "--recordings", str(recordings),
-            "--window", "1", "--model", "m1", "--out", str(fit), "--no-progress"]
+            "--window", "1", "--model", "m1", "--out", str(fit), "--no-progress",
+            "--no-joint-scales"]
     assert main(base + ["--budget", "6"]) == 0
     before = snapshot(fit)
     calls = {"n": 0}

@@ -78,7 +78,8 @@ def so101_servos(tmp_path_factory) -> Path:
     """A robot parameter file for the SO-101 (a short fit: only its format matters here)."""
     out = tmp_path_factory.mktemp("so101-fit") / "fit"
     assert main(["robot", "identify", "--robot", "so101", "--recordings", str(_recording()),
-                 "--model", "m1", "--budget", "12", "--out", str(out), "--no-progress"]) == 0
+                 "--model", "m1", "--budget", "12", "--out", str(out), "--no-progress",
+                 "--no-joint-scales"]) == 0
     return out / "m1.json"
 
 
@@ -108,7 +109,7 @@ COMMANDS = [
                                "{rec}", "--json", "{D}/o.json"]),
     ("robot identify --out", ["robot", "identify", "--robot", "so101", "--recordings",
                               "{rec}", "--model", "m1", "--budget", "12", "--out", "{D}/fit",
-                              "--no-progress"]),
+                              "--no-progress", "--no-joint-scales"]),
     ("robot synthesize --out", ["robot", "synthesize", "--robot", "so101", "--params", "{S}",
                                 "--motions", "1", "--seconds", "2", "--out", "{D}/syn",
                                 "--no-progress"]),

@@ -185,7 +185,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                         "final loss is the exact one; the fit reports what reuse moved)")
     i.add_argument("--no-polish", action="store_false", dest="polish",
                    help="leave each physical model where CMA-ES ends (default: polished by "
-                        "Gauss-Newton steps on each window's and joint's error, 150-550 "
+                        "Gauss-Newton steps on each window's and joint's error, 100-550 "
                         "evaluations, kept only if its exact loss is lower; docs/model.md §12)")
     i.add_argument("--joint-scales", action=argparse.BooleanOptionalAction, default=None,
                    dest="joint_scales",
