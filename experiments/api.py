@@ -98,17 +98,17 @@ def simulate(logs: Log | Sequence[Log], params: ParameterSet | str | os.PathLike
 def _motor_check(logs: list[Log], actuator: str, what: str, other_motor: bool) -> None:
     """Logs of another motor than ``actuator``: refused as the command line refuses them,
     or with ``other_motor`` taken and warned about (a PlausibilityWarning)."""
-    from frictionsim.experiments.common.loading import other_motors, refuse_motor_mismatch
+    from frictionsim.experiments.common.loading import check_motor_match, other_motors
 
-    if not other_motor:
-        refuse_motor_mismatch(logs, actuator, what, "other_motor=True")
-        return
-    motors = sorted(other_motors(logs, actuator))
-    if motors:
-        from frictionsim.plausibility import warn
+    def say(logs: list[Log], actuator: str) -> None:
+        motors = sorted(other_motors(logs, actuator))
+        if motors:
+            from frictionsim.plausibility import warn
 
-        warn(f"logs recorded with motor {', '.join(map(repr, motors))} are taken as "
-             f"{actuator!r}: that servo's law on another servo's data")
+            warn(f"logs recorded with motor {', '.join(map(repr, motors))} are taken as "
+                 f"{actuator!r}: that servo's law on another servo's data")
+
+    check_motor_match(logs, actuator, what, other_motor, "other_motor=True", say)
 
 
 @dataclass(frozen=True)

@@ -190,9 +190,8 @@ class RobotWindows:
         reference, unless it is already, or it may not reuse (:meth:`errors`'s rule)."""
         candidate = np.atleast_2d(np.asarray(candidate, dtype=float))
         scales = self._checked_scales(scales, 1)
-        same_scales = (scales is None and self.reference_scales is None) or (
-            scales is not None and self.reference_scales is not None
-            and np.array_equal(scales[0], self.reference_scales))
+        same_scales = (scales is None) == (self.reference_scales is None) and (
+            scales is None or np.array_equal(scales[0], self.reference_scales))
         if not self._reusable(candidate) or (
                 self.reference is not None and np.array_equal(self.reference, candidate[0])
                 and same_scales):

@@ -31,14 +31,6 @@ RECORDINGS = DATA / "so101" / "recordings"
 
 
 @pytest.fixture(scope="module")
-def so101():
-    if not RECORDINGS.is_dir():
-        pytest.skip(f"SO-101 recordings not found at {RECORDINGS}")
-    robot = get_robot("so101")
-    return robot, robot.mjcf_path(DATA)
-
-
-@pytest.fixture(scope="module")
 def recording(so101):
     return read_recording(RECORDINGS / "friction_gravity")
 

@@ -119,7 +119,6 @@ COMMANDS = [
                                     "{D}/o.json"]),
     ("run jitter --plot", ["run", "jitter", "{raw}", "--plot", "{D}/o.png"]),
 ]
-ROBOT_CASES = {case for case, argv in COMMANDS if "{S}" in argv or "{rec}" in argv}
 
 
 def _argv(template: list[str], folder: Path, request) -> list[str]:

@@ -789,19 +789,17 @@ def identify(args: argparse.Namespace) -> int:
         raise ConfigurationError("--cross-validate motion decides the per-joint terms of the physical "
                                  "models; train learned actuators in the final fit (without it) or "
                                  "compare them with 'frictionsim run physics-vs-learned --robot'")
-    scales_said = {True: "--joint-scales", False: "--no-joint-scales"}.get(args.joint_scales)
-    if not models:
-        for option, given in (("--no-polish", not args.polish), (scales_said, scales_said)):
-            if given:
-                raise ConfigurationError(f"{option} acts on the physical models (m1 … m6), "
-                                         "and --model names none")
-    if held and args.joint_scales:
-        raise ConfigurationError("--joint-scales with --hold: not supported yet (the scales would "
-                                 "move the held servos too); fit the robot's types without it")
-    if learned and args.joint_scales:
-        raise ConfigurationError("--joint-scales with --model net/hybrid: not supported yet (a "
-                                 "learned actuator is trained over the shared set); fit the "
-                                 "scales in a run without them")
+    if not models and (not args.polish or args.joint_scales is not None):
+        option = "--no-polish" if not args.polish else \
+            "--joint-scales" if args.joint_scales else "--no-joint-scales"
+        raise ConfigurationError(f"{option} acts on the physical models (m1 … m6), and --model "
+                                 "names none")
+    for option, given, why in (("--hold", held, "the scales would move the held servos too"),
+                               ("--model net/hybrid", learned,
+                                "a learned actuator is trained over the shared set")):
+        if given and args.joint_scales:
+            raise ConfigurationError(f"--joint-scales with {option}: not supported yet ({why}); "
+                                     "fit the scales in a run without it")
     joint_scales = bool(models) and not held and not learned and args.joint_scales is not False
     learning = net_settings(args, 600)
     extensions = schema.check_extensions(args.extensions)

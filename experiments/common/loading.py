@@ -97,14 +97,16 @@ def refuse_motor_mismatch(logs: list[Log], actuator: str, what: str,
                                  "them on purpose")
 
 
-def check_motor_match(logs: list[Log], actuator: str, what: str, other_motor: bool) -> None:
+def check_motor_match(logs: list[Log], actuator: str, what: str, other_motor: bool,
+                      option: str = "--other-motor", say=None) -> None:
     """Logs of another motor than ``actuator`` (``what``: where it comes from): refused
-    (:func:`refuse_motor_mismatch`), or with ``other_motor`` (``--other-motor``) taken on
-    purpose and said (:func:`warn_motor_mismatch`)."""
+    (:func:`refuse_motor_mismatch`, naming ``option``), or with ``other_motor`` taken on
+    purpose and said by ``say(logs, actuator)`` (default :func:`warn_motor_mismatch`, on
+    stderr; the Python API warns instead)."""
     if other_motor:
-        warn_motor_mismatch(logs, actuator)
+        (say or warn_motor_mismatch)(logs, actuator)
     else:
-        refuse_motor_mismatch(logs, actuator, what)
+        refuse_motor_mismatch(logs, actuator, what, option)
 
 
 def warn_motor_mismatch(logs: list[Log], actuator: str) -> None:
