@@ -23,6 +23,7 @@ import csv
 import json
 import math
 import os
+import re
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -123,25 +124,53 @@ def _times(path: Path, rows: list[list[str]]) -> np.ndarray:
     return t
 
 
+#: A column of nothing but numbers in lists: what :func:`_vectors` parses in one go.
+_PLAIN_NUMBERS = re.compile(r"[-+0-9.eE,\[\] ]*")
+
+
 def _vectors(path: Path, rows: list[list[str]], column: int, name: str, n: int,
              limit: float) -> np.ndarray:
-    out = np.empty((len(rows), n))
-    for i, row in enumerate(rows):
+    cells = [row[column] for row in rows]
+    joined = ",".join(cells)
+    out = None
+    if _PLAIN_NUMBERS.fullmatch(joined):
+        # One parse for the whole column; JSON's true, null, NaN or strings, which must be
+        # named row by row, cannot pass the pattern.
         try:
-            values = json.loads(row[column])
-        except json.JSONDecodeError:
-            raise RecordingError(f"{path}: row {i + 2}: {name} {row[column]!r} is not a list of "
-                                 "numbers") from None
-        if (not isinstance(values, list) or len(values) != n
-                or any(isinstance(x, bool) or not isinstance(x, (int, float)) for x in values)):
-            raise RecordingError(f"{path}: row {i + 2}: {name} must be a list of {n} numbers "
-                                 f"(one per joint of joint_list.txt), got {row[column]}")
-        out[i] = values
+            out = np.array(json.loads("[" + joined + "]"), dtype=float)
+        except (ValueError, OverflowError):
+            out = None
+        if out is not None and out.shape != (len(rows), n):
+            out = None
+    if out is None:
+        out = _vectors_row_by_row(path, cells, name, n)
     bad = ~np.isfinite(out) | (np.abs(out) > limit)
     if bad.any():
         i, j = (int(x) for x in np.argwhere(bad)[0])
         raise RecordingError(f"{path}: row {i + 2}: {name}[{j}] = {float(out[i, j])!r} is not a "
                              f"plausible value (finite, |x| ≤ {limit:g})")
+    return out
+
+
+def _vectors_row_by_row(path: Path, cells: list[str], name: str, n: int) -> np.ndarray:
+    """The column's lists one row at a time, naming the first row that is not a list of
+    ``n`` numbers."""
+    out = np.empty((len(cells), n))
+    for i, cell in enumerate(cells):
+        try:
+            values = json.loads(cell)
+        except json.JSONDecodeError:
+            raise RecordingError(f"{path}: row {i + 2}: {name} {cell!r} is not a list of "
+                                 "numbers") from None
+        if (not isinstance(values, list) or len(values) != n
+                or any(isinstance(x, bool) or not isinstance(x, (int, float)) for x in values)):
+            raise RecordingError(f"{path}: row {i + 2}: {name} must be a list of {n} numbers "
+                                 f"(one per joint of joint_list.txt), got {cell}")
+        try:
+            out[i] = values
+        except OverflowError:  # an integer beyond any double
+            raise RecordingError(f"{path}: row {i + 2}: {name} {cell} holds a number beyond "
+                                 "any plausible value") from None
     return out
 
 

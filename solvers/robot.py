@@ -182,7 +182,7 @@ def fixed_step_run(model: int, data: int, qpos: np.ndarray, qvel: np.ndarray, qa
     qpos, qvel, qadr, dofs = borrowed(qpos), borrowed(qvel), borrowed(qadr), borrowed(dofs)
     goals, enable = borrowed(goals), borrowed(enable)
     out_q, out_v, out_physical = borrowed(out_q), borrowed(out_v), borrowed(out_physical)
-    out_gap = borrowed(out_gap)
+    out_gap, path = borrowed(out_gap), borrowed(path)
     bank_reset(bank, gather(q, qadr, gq), gather(v, dofs, gv))
     period = dt * substeps
     failed = -1

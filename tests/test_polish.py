@@ -105,6 +105,39 @@ def test_the_robot_fit_polishes_to_an_exact_loss_no_worse_than_cma(so101, tmp_pa
     assert evaluator.exact_errors(row[None])[0].mean() == pytest.approx(best.loss, rel=1e-12)
 
 
+def test_cma_on_fewer_windows_polishes_and_reports_on_the_fits_own(so101, tmp_path,
+                                                                    monkeypatch):
+    """``search_stride``: CMA-ES evaluates one window in 40, the polish and the loss reported
+    are on the one in 20 of the fit (the exact fixed step's loss of the file written)."""
+    from frictionsim.experiments.identification.fitter import FitSettings
+    from frictionsim.experiments.robots import identify as rid
+    from frictionsim.robot_params import load_robot_params
+    from frictionsim.robot_recordings import read_recording
+
+    robot, mjcf = so101
+    train = [read_recording(RECORDINGS / "friction_gravity", robot.bus_period)]
+    seen = []
+    fit_model = rid._fit_model
+
+    def counting(*args):
+        seen.append(args[5].n_logs)  # the evaluator CMA-ES gets
+        return fit_model(*args)
+
+    monkeypatch.setattr(rid, "_fit_model", counting)
+    settings = rid.RobotFitSettings(("m1",), FitSettings(30, 0), window=2.0, stride=20,
+                                    progress=False, search_stride=40)
+    fits, interrupted, cost = rid.fit_robot(robot, mjcf, train, [], settings, tmp_path)
+    assert not interrupted
+    windows = rid.training_windows(robot, train, 2.0, 20)
+    assert seen == [cost["search_windows"]] == [len(rid.training_windows(robot, train, 2.0, 40))]
+    assert cost["windows"] == len(windows) > cost["search_windows"]
+    best = fits["m1"].result
+    saved = load_robot_params(fits["m1"].path)
+    evaluator = rid._evaluator(robot, mjcf, "sts3215_12v", windows, 1)
+    row = np.concatenate([saved.servos["sts3215_12v"].theta(), np.zeros(5)])
+    assert evaluator.exact_errors(row[None])[0].mean() == pytest.approx(best.loss, rel=1e-12)
+
+
 def test_joint_errors_average_to_the_windows_errors(so101):
     from frictionsim.experiments.robots import identify as rid
     from frictionsim.params import ParameterSet

@@ -58,6 +58,19 @@ def test_the_timestamp_quirk_first_row_seconds_later_rows_microseconds(tmp_path)
         "STATE_MOTOR,60031.5", "STATE_MOTOR,abc")), r"state_motor.csv: row 5: timestamp 'abc'"),
     (lambda f: (f / "control.csv").write_text((f / "control.csv").read_text().replace(
         "[0.04, 0.04", "[NaN, 0.04")), r"control.csv: row 6: positions"),
+    # what the one-parse fast path must hand to the row-by-row reader, which names the row
+    (lambda f: (f / "control.csv").write_text((f / "control.csv").read_text().replace(
+        "[0.04, 0.04", "[true, 0.04")), r"control.csv: row 6: positions must be a list"),
+    (lambda f: (f / "control.csv").write_text((f / "control.csv").read_text().replace(
+        "[0.02, 0.02, 0.02, 0.02, 0.02, 0.02]", "0.02, 0.02, 0.02, 0.02, 0.02, 0.02")),
+     r"control.csv: row 4: positions"),
+    (lambda f: (f / "control.csv").write_text((f / "control.csv").read_text().replace(
+        "[0.02, 0.02, 0.02, 0.02, 0.02, 0.02]", "[0.02, 0.02, 0.02], [0.02, 0.02, 0.02]")),
+     r"control.csv: row 4: positions"),
+    (lambda f: (f / "state_motor.csv").write_text((f / "state_motor.csv").read_text().replace(
+        '"[0.5, 0.5', '"[500.0, 0.5', 1)), r"state_motor.csv: row 2: velocities\[0\] = 500.0"),
+    (lambda f: (f / "control.csv").write_text((f / "control.csv").read_text().replace(
+        "[0.04, 0.04", "[1" + "0" * 400 + ", 0.04")), r"control.csv: row 6: positions .* beyond"),
     (lambda f: (f / "joint_list.txt").write_text("A\nA\n"), "each joint once"),
     (lambda f: (f / "state_motor.csv").unlink(), "state_motor.csv"),
     (lambda f: (f / "control.csv").write_text("time,goal\n1,2\n"), "header must be"),

@@ -65,6 +65,32 @@ def test_a_window_is_the_plain_simulator_restarted_from_the_recorded_state(so101
         assert got[k] == pytest.approx(mae, rel=1e-12)
 
 
+def test_a_window_may_start_from_the_positions_central_difference(so101, recording):
+    """``difference``: every window's starting velocity is numpy's gradient of the recorded
+    positions (the MJCF's convention) over the timestamps at its first row, what a LeRobot
+    dataset's reader gives as the velocity; ``recorded``: the velocity read."""
+    from frictionsim.experiments.robots.recorded import recorded_arrays
+
+    robot, _ = so101
+    _, q, v = recorded_arrays(robot, recording)
+    slope = np.gradient(q, recording.t, axis=0)
+    read = robot_pipeline.recording_windows(robot, recording, 4.0, 10, 3)
+    differenced = robot_pipeline.recording_windows(robot, recording, 4.0, 10, 3, "difference")
+    rows = robot_pipeline.window_rows(robot, 4.0)
+    firsts = [w * rows for w in range(robot_pipeline.window_count(robot, recording, 4.0))
+              if (w + 3) % 10 == 0]
+    assert len(firsts) == len(read) == len(differenced) == 3
+    for first, w, d in zip(firsts, read, differenced):
+        np.testing.assert_array_equal(d.q0, w.q0)
+        np.testing.assert_array_equal(w.q0, q[first])
+        np.testing.assert_array_equal(d.goals, w.goals)
+        np.testing.assert_array_equal(w.v0, v[first])
+        np.testing.assert_array_equal(d.v0, slope[first])
+    assert any(np.any(w.v0 != d.v0) for w, d in zip(read, differenced))
+    with pytest.raises(ValueError, match="start velocity 'guessed': one of recorded, difference"):
+        robot_pipeline.recording_windows(robot, recording, 4.0, 10, 3, "guessed")
+
+
 def test_a_candidates_offsets_are_the_robot_files_calibration(so101, recording):
     robot, mjcf = so101
     offsets = (0.03, -0.02, 0.01, 0.0, -0.04)
@@ -132,11 +158,14 @@ def test_robot_identify_writes_files_robot_simulate_reads(so101, tmp_path, monke
     monkeypatch.chdir(tmp_path)  # MuJoCo's warning log stays out of the checkout
     out = tmp_path / "fit"
     assert main(_identify(out, "--validation", str(RECORDINGS / "slow_precision"), "--json",
-                          str(tmp_path / "s.json"), "--per-joint", "offsets")) == 0
+                          str(tmp_path / "s.json"), "--per-joint", "offsets",
+                          "--start-velocity", "difference")) == 0
     fitted = load_robot_params(out / "m1.json")
     assert fitted.robot == "so101" and set(fitted.joint_offsets) == {
         j.name for j in so101[0].servo_joints}
     assert fitted.fit["evaluations"] >= 12 and fitted.fit["per_joint"] == "offsets"
+    assert fitted.fit["start_velocity"] == "difference"
+    assert "the positions' central difference" in (out / "report.md").read_text()
     summary = json.loads((tmp_path / "s.json").read_text())
     model = summary["models"]["m1"]
     assert summary["validation_recordings"] == ["slow_precision"]
@@ -162,6 +191,7 @@ def test_robot_identify_writes_files_robot_simulate_reads(so101, tmp_path, monke
     (["--validation", str(RECORDINGS / "multisine")], "is the training recording"),
     (["--window", "0"], "--window"),
     (["--stride", "0"], "--stride"),
+    (["--search-stride", "0"], "--search-stride"),
     (["--budget", "0"], "--budget"),
     (["--folds", "3"], "--cross-validate motion only"),
     (["--cross-validate", "motion", "--folds", "9"], "--folds 9"),

@@ -6,7 +6,13 @@ import argparse
 from pathlib import Path
 
 from frictionsim.errors import ConfigurationError
-from frictionsim.experiments.robots.fit_defaults import MIN_WINDOWS, STRIDE, WINDOW
+from frictionsim.experiments.robots.fit_defaults import (
+    MIN_WINDOWS,
+    START_VELOCITIES,
+    START_VELOCITY,
+    STRIDE,
+    WINDOW,
+)
 from frictionsim.experiments.runner.arguments import (
     FIGURE,
     JSON,
@@ -176,6 +182,18 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    help=f"fit on one window in N of the recordings (default {STRIDE}, or "
                         f"fewer so that about {MIN_WINDOWS} windows are kept; 1: all; cheaper "
                         "cuts lost 24-42 %% on motions the fit never saw, docs/results.md)")
+    i.add_argument("--search-stride", type=int, default=None, metavar="N",
+                   dest="search_stride",
+                   help="run CMA-ES on one window in N of the recordings, and the polish, "
+                        "the joint scales and every reported loss on the --stride windows "
+                        "(default: the --stride windows throughout; one in 16 took the "
+                        "SO-101's fit from 3 min 50 s to 2 min 27 s and was not better held "
+                        "out, docs/results.md)")
+    i.add_argument("--start-velocity", choices=tuple(START_VELOCITIES), default=START_VELOCITY,
+                   dest="start_velocity",
+                   help="where each window's starting velocity comes from: the servo's own "
+                        "reading ('recorded') or the positions' central difference "
+                        f"('difference', all a LeRobot dataset has); default {START_VELOCITY}")
     i.add_argument("--threads", type=int, default=2,
                    help="threads evaluating the windows (default 2)")
     i.add_argument("--exact-dynamics", action="store_true", dest="exact_dynamics",
@@ -813,6 +831,8 @@ def identify(args: argparse.Namespace) -> int:
         raise ConfigurationError(f"--window must be 0.1 to 600 s, got {args.window:g}")
     if args.stride is not None and not 1 <= args.stride <= 1000:
         raise ConfigurationError(f"--stride must be 1 to 1000, got {args.stride}")
+    if args.search_stride is not None and not 1 <= args.search_stride <= 1000:
+        raise ConfigurationError(f"--search-stride must be 1 to 1000, got {args.search_stride}")
     if args.folds != 5 and not args.cross_validate:
         raise ConfigurationError("--folds applies to --cross-validate motion only")
     if not 1 <= args.threads <= 256:
@@ -836,7 +856,8 @@ def identify(args: argparse.Namespace) -> int:
                                 fixed, args.per_joint, args.window, args.stride, args.threads,
                                 show, tuple(learned), learning,
                                 not args.exact_dynamics, joint_scales,
-                                held, args.polish).resolved(robot, train)
+                                held, args.polish, args.start_velocity,
+                                args.search_stride).resolved(robot, train)
     kept = "".join(f"; {a} held at {p.source}" for a, p in held.items())
     print(f"{robot.name}: {len(robot.servo_joints)} servos ({actuator}{kept}); models "
           f"{' '.join(models + learned)}; budget {args.budget} evaluations each"

@@ -9,3 +9,10 @@ WINDOW = 10.0
 STRIDE = 8
 #: ... but one in fewer where that would keep under this many windows (small data sets).
 MIN_WINDOWS = 12
+#: Where a window's starting velocity comes from: ``recorded``, the servo's own velocity
+#: reading of the window's first row, or ``difference``, the recorded positions' central
+#: difference over their timestamps (numpy's ``gradient``), what a recording without
+#: velocities (a LeRobot dataset) holds; each with the words a report says it in.
+START_VELOCITIES = {"recorded": "the velocities read",
+                    "difference": "the positions' central difference"}
+START_VELOCITY = "recorded"

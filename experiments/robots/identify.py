@@ -34,7 +34,13 @@ from frictionsim.experiments.identification.starts import (
     latency_tries,
     start_for,
 )
-from frictionsim.experiments.robots.fit_defaults import MIN_WINDOWS, STRIDE, WINDOW
+from frictionsim.experiments.robots.fit_defaults import (
+    MIN_WINDOWS,
+    START_VELOCITIES,
+    START_VELOCITY,
+    STRIDE,
+    WINDOW,
+)
 from frictionsim.experiments.robots.recorded import (
     hold_counts,
     joint_means,
@@ -94,6 +100,11 @@ class RobotFitSettings:
     """Polish each physical model's result after CMA-ES
     (:mod:`~frictionsim.experiments.identification.polish`: Gauss–Newton steps on the
     residuals of each window and joint)."""
+    start_velocity: str = START_VELOCITY
+    """Each window's starting velocity (:func:`recording_windows`)."""
+    search_stride: int | None = None
+    """CMA-ES's windows: one in this many of each recording (None: ``stride``'s); the
+    polish, the joint scales and every loss reported are on the fit's own windows."""
 
     def resolved(self, robot: RobotDescription, recordings: list[Recording]
                  ) -> RobotFitSettings:
@@ -125,10 +136,20 @@ def actuator_of(robot: RobotDescription, held=()) -> str:
 
 
 def recording_windows(robot: RobotDescription, recording: Recording, seconds: float,
-                      stride: int, phase: int = 0) -> list[RecordedWindow]:
+                      stride: int, phase: int = 0, start_velocity: str = START_VELOCITY
+                      ) -> list[RecordedWindow]:
     """Windows of ``seconds`` of the recording (whole bus rows), every ``stride``-th one
-    starting with the ``phase``-th (mod ``stride``), in the model's joint convention."""
+    starting with the ``phase``-th (mod ``stride``), in the model's joint convention, each
+    starting at its first row's position and the velocity ``start_velocity`` says
+    (:data:`~frictionsim.experiments.robots.fit_defaults.START_VELOCITIES`)."""
+    if start_velocity not in START_VELOCITIES:
+        raise ConfigurationError(f"start velocity {start_velocity!r}: one of "
+                                 f"{', '.join(START_VELOCITIES)}")
     goal, q, v = recorded_arrays(robot, recording)
+    if start_velocity == "difference":
+        # numpy's central difference over the timestamps: second order on uneven rows,
+        # one-sided at the ends, and exactly what the LeRobot reader makes of a dataset
+        v = np.gradient(q, recording.t, axis=0)
     counts = hold_counts(recording, robot.control_period)
     rows = window_rows(robot, seconds)
     out = []
@@ -163,12 +184,12 @@ def default_stride(robot: RobotDescription, recordings: list[Recording], seconds
 
 
 def training_windows(robot: RobotDescription, recordings: list[Recording], seconds: float,
-                     stride: int) -> list[RecordedWindow]:
+                     stride: int, start_velocity: str = START_VELOCITY) -> list[RecordedWindow]:
     """Windows of every recording, one in ``stride``, the phase turning from one recording to
-    the next so that the windows cover every part of the motions."""
+    the next so that the windows cover every part of the motions (:func:`recording_windows`)."""
     out = []
     for i, rec in enumerate(recordings):
-        out += recording_windows(robot, rec, seconds, stride, i)
+        out += recording_windows(robot, rec, seconds, stride, i, start_velocity)
     if not out:
         raise ConfigurationError(f"no window of {seconds:g} s fits in the {len(recordings)} training "
                                  "recordings; use a shorter --window")
@@ -276,7 +297,8 @@ def fit_robot(robot: RobotDescription, mjcf: Path, train: list[Recording],
     actuator = actuator_of(robot, settings.held)
     t0 = time.perf_counter()
     settings = settings.resolved(robot, train)
-    windows = training_windows(robot, train, settings.window, settings.stride)
+    windows = training_windows(robot, train, settings.window, settings.stride,
+                               settings.start_velocity)
     evaluator = _evaluator(robot, mjcf, actuator, windows, settings.threads, settings.reuse,
                            settings.held)
     cost = {"windows": len(windows), "control_periods": evaluator.n_steps,
@@ -284,9 +306,20 @@ def fit_robot(robot: RobotDescription, mjcf: Path, train: list[Recording],
             "threads": settings.threads, "reused_dynamics": evaluator.reuse}
     print(f"{len(train)} training recordings → {len(windows)} windows of {settings.window:g} s "
           f"({evaluator.n_steps} control periods per evaluation); {len(validation)} held out")
+    search = None
+    if settings.search_stride not in (None, settings.stride):
+        # never empty: the first recording's first window is in every stride
+        searched = training_windows(robot, train, settings.window, settings.search_stride,
+                                    settings.start_velocity)
+        search = _evaluator(robot, mjcf, actuator, searched, settings.threads, settings.reuse,
+                            settings.held)
+        cost["search_windows"] = len(search.windows)
+        print(f"CMA-ES on {len(search.windows)} of them (one in {settings.search_stride}, "
+              f"{search.n_steps} control periods)")
     out.mkdir(parents=True, exist_ok=True)
     reuse_errors: dict[str, float | None] = {}
-    chain, interrupted = fit_models(robot, evaluator, settings, out, earlier, reuse_errors)
+    chain, interrupted = fit_models(robot, evaluator, settings, out, earlier, reuse_errors,
+                                    search)
     fits = {model: RobotModelFit(model, result, path_of(out, model), {}, settings.per_joint,
                                  reuse_errors.get(model))
             for model, result in chain.items()}
@@ -319,8 +352,9 @@ def fit_robot(robot: RobotDescription, mjcf: Path, train: list[Recording],
 def _fit_scales(robot: RobotDescription, evaluator: RobotWindows, settings: RobotFitSettings,
                 fits: dict[str, RobotModelFit]) -> bool:
     """Each physical model's joint scales (:mod:`~frictionsim.experiments.robots.joint_scale_fit`),
-    its loss then the scaled one's; whether Ctrl-C cut it short (the models without scales
-    then keep their shared sets, saved as such)."""
+    its loss then the scaled one's, their evaluations and seconds added to the model's;
+    whether Ctrl-C cut it short (the models without scales then keep their shared sets,
+    saved as such)."""
     from frictionsim.experiments.robots.joint_scale_fit import fit_joint_scales
 
     for model, f in fits.items():
@@ -333,7 +367,9 @@ def _fit_scales(robot: RobotDescription, evaluator: RobotWindows, settings: Robo
         f.joint_scales = {j.name: {"friction": float(s[0]), "armature": float(s[1])}
                           for j, s in zip(robot.servo_joints, scales)}
         f.shared_loss = shared
-        f.result = dataclasses.replace(f.result, loss=loss)
+        f.result = dataclasses.replace(
+            f.result, loss=loss, evaluations=f.result.evaluations + evaluations,
+            seconds=f.result.seconds + time.perf_counter() - start)
         if reuse_error is not None:  # the model's best is now the scaled one
             f.reuse_error = reuse_error
         print(f"{model}: joint scales (friction, armature) "
@@ -346,12 +382,14 @@ def _fit_scales(robot: RobotDescription, evaluator: RobotWindows, settings: Robo
 
 def fit_models(robot: RobotDescription, evaluator: RobotWindows, settings: RobotFitSettings,
                out: Path, earlier: dict[str, RobotParameters] | None = None,
-               reuse_errors: dict[str, float | None] | None = None
-               ) -> tuple[dict[str, FitResult], bool]:
+               reuse_errors: dict[str, float | None] | None = None,
+               search: RobotWindows | None = None) -> tuple[dict[str, FitResult], bool]:
     """The chain of ``settings.models`` on the windows of ``evaluator``, each model's best
     written to ``out/<model>.json`` as it improves; whether Ctrl-C ended it. Each result's
     loss is the exact fixed step's; ``reuse_errors`` receives, per model, the largest
-    difference reused dynamics made to a window's error of its best (:func:`exact_result`)."""
+    difference reused dynamics made to a window's error of its best (:func:`exact_result`).
+    ``search``: other windows CMA-ES runs on (``search_stride``), the polish then on
+    ``evaluator``'s."""
     actuator = actuator_of(robot, settings.held)
     joints = tuple(j.name for j in robot.servo_joints)
     offset_joints = joints if settings.per_joint == "offsets" else ()
@@ -365,8 +403,8 @@ def fit_models(robot: RobotDescription, evaluator: RobotWindows, settings: Robot
                    (simpler.offsets if simpler else {}).items()}
         saved_offsets = {f"offset:{j}": v for j, v in
                          (saved.joint_offsets if saved is not None else {}).items()}
-        result = _fit_model(robot, model, actuator, joints, offset_joints, evaluator, settings,
-                            out, start, offsets, saved_offsets)
+        result = _fit_model(robot, model, actuator, joints, offset_joints, search or evaluator,
+                            settings, out, start, offsets, saved_offsets)
         result, reuse_error = exact_result(evaluator, result)
         if settings.polish and not result.interrupted:
             result, reuse_error = _polished(robot, model, actuator, joints, offset_joints,
@@ -432,8 +470,9 @@ def _fit_info(f: RobotModelFit, settings: RobotFitSettings, train: list[Recordin
             "validation_mae_rad": f.validation_mae,
             "validation_joint_mae_rad": joint_means(f.validation) if f.validation else None,
             "windows": cost["windows"], "window_seconds": settings.window,
-            "stride": settings.stride, "seed": settings.fit.seed,
-            "reuse_error_rad": f.reuse_error,
+            "stride": settings.stride, "search_stride": settings.search_stride,
+            "start_velocity": settings.start_velocity,
+            "seed": settings.fit.seed, "reuse_error_rad": f.reuse_error,
             "held": {a: p.source for a, p in settings.held.items()} or None,
             "shared_window_loss_rad": f.shared_loss,
             "interrupted": f.result.interrupted}

@@ -61,12 +61,14 @@ def peer_stage(robot: RobotDescription, mjcf: Path, train: list[Recording],
 def frictionsim_stage(robot: RobotDescription, mjcf: Path, train: list[Recording],
                       held: list[Recording], budget: int, seed: int, window: float,
                       stride: int, threads: int, out: Path, progress: bool) -> dict:
-    """``robot identify``'s M1 then M6 on the same windows; files to ``out``."""
+    """``robot identify``'s M1 then M6 on the same windows, with its defaults (the polish,
+    the joint scales: per-joint terms, as the native model has); files to ``out``."""
     from frictionsim.experiments.identification.fitter import FitSettings
     from frictionsim.experiments.robots.identify import RobotFitSettings, fit_robot
 
     settings = RobotFitSettings(("m1", "m6"), FitSettings(budget, seed), window=window,
-                                stride=stride, threads=threads, progress=progress)
+                                stride=stride, threads=threads, progress=progress,
+                                joint_scales=True)
     fits, interrupted, cost = fit_robot(robot, mjcf, train, held, settings, out)
     if interrupted:
         raise KeyboardInterrupt

@@ -17,6 +17,7 @@ import numpy as np
 from frictionsim.atomic import shown, write_json, write_text
 from frictionsim.errors import ConfigurationError
 from frictionsim.experiments.identification.pipeline import check_resumable, existing_outputs
+from frictionsim.experiments.robots.fit_defaults import START_VELOCITIES
 from frictionsim.experiments.robots.identify import (
     RobotFitSettings,
     RobotLearnedFit,
@@ -104,13 +105,16 @@ def write_robot_report(out: Path, robot: str, fits: dict[str, RobotModelFit | Ro
         "settings": {"window_s": settings.window, "stride": settings.stride,
                      "budget": settings.fit.budget, "seed": settings.fit.seed,
                      "extensions": list(settings.extensions), "per_joint": settings.per_joint,
-                     "joint_scales": settings.joint_scales},
+                     "joint_scales": settings.joint_scales,
+                     "search_stride": settings.search_stride,
+                     "start_velocity": settings.start_velocity},
     }
     write_json(out / "report.json", summary)
     lines = [f"# Robot identification: {robot}", "",
              f"{len(train)} training recordings, fitted on {cost['windows']} windows of "
              f"{settings.window:g} s (one in {settings.stride}) restarted from the recorded "
-             f"state; {len(validation)} recordings held out and replayed whole in closed loop.",
+             f"positions and {START_VELOCITIES[settings.start_velocity]}; {len(validation)} "
+             "recordings held out and replayed whole in closed loop.",
              f"Fit: {cost['fit_seconds']:.0f} s on {cost['threads']} threads, peak memory "
              f"{cost['peak_memory_mib']:.0f} MiB."
              + (" **Interrupted**: the fits are the best so far." if interrupted else ""), ""]

@@ -44,7 +44,8 @@ def robot_bootstrap(robot: RobotDescription, mjcf: Path, train: list[Recording],
     actuator = actuator_of(robot)
 
     def replicate(draw: list[Recording], seed: int, folder: Path) -> dict[str, ParameterSet]:
-        windows = training_windows(robot, draw, settings.window, settings.stride)
+        windows = training_windows(robot, draw, settings.window, settings.stride,
+                                   settings.start_velocity)
         evaluator = _evaluator(robot, mjcf, actuator, windows, settings.threads,
                                settings.reuse)
         run = dataclasses.replace(quiet, fit=FitSettings(settings.fit.budget, seed))
