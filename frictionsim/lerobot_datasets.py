@@ -41,7 +41,12 @@ import numpy as np
 from frictionsim.errors import ConfigurationError, MissingExtra
 from frictionsim.jsonfile import check_regular_file, read_json
 from frictionsim.robot_files import RobotDescription, RobotJoint
-from frictionsim.robot_recordings import MAX_ANGLE, Recording, RecordingError
+from frictionsim.robot_recordings import (
+    MAX_ANGLE,
+    Recording,
+    RecordingError,
+    differenced_velocity,
+)
 
 #: The layouts read: one parquet file per episode (v2.0, v2.1), or chunked files (v3.0).
 LAYOUTS = ("v2.0", "v2.1", "v3.0")
@@ -429,7 +434,7 @@ def read_lerobot(folder: str | os.PathLike, robot: RobotDescription, *,
         if np.max(np.abs(q)) > MAX_ANGLE or np.max(np.abs(goal)) > MAX_ANGLE:
             raise RecordingError(f"{ep_where}: angles beyond {MAX_ANGLE:.1f} rad: not a joint's "
                                  "position (the units or the calibration?)")
-        velocity = np.gradient(q, t, axis=0)
+        velocity = differenced_velocity(q, t)
         recordings.append(Recording(
             name=f"{info.root.name}_episode_{index:06d}", joints=tuple(j.name for j in simulated),
             t=t, goal=goal, position=q, velocity=velocity, torque=np.full_like(q, np.nan),

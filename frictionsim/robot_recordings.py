@@ -74,6 +74,14 @@ class Recording:
                                      f"{', '.join(self.joints)})") from None
 
 
+def differenced_velocity(position: np.ndarray, t: np.ndarray) -> np.ndarray:
+    """The velocity (rad/s) the positions (rows × joints, rad) at times ``t`` (s) imply:
+    numpy's central difference over the timestamps (second order on uneven rows, one-sided
+    at the ends). What a recording without velocities (a LeRobot dataset) is given, and what
+    ``robot identify --start-velocity difference`` starts its windows from."""
+    return np.gradient(position, t, axis=0)
+
+
 def _rows(path: Path, header: tuple[str, ...], kind: str) -> list[list[str]]:
     check_regular_file(path, RecordingError, "recording file")
     try:

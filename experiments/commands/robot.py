@@ -829,10 +829,9 @@ def identify(args: argparse.Namespace) -> int:
     check_budget(args.budget)
     if not 0.1 <= args.window <= 600:
         raise ConfigurationError(f"--window must be 0.1 to 600 s, got {args.window:g}")
-    if args.stride is not None and not 1 <= args.stride <= 1000:
-        raise ConfigurationError(f"--stride must be 1 to 1000, got {args.stride}")
-    if args.search_stride is not None and not 1 <= args.search_stride <= 1000:
-        raise ConfigurationError(f"--search-stride must be 1 to 1000, got {args.search_stride}")
+    for option, stride in (("--stride", args.stride), ("--search-stride", args.search_stride)):
+        if stride is not None and not 1 <= stride <= 1000:
+            raise ConfigurationError(f"{option} must be 1 to 1000, got {stride}")
     if args.folds != 5 and not args.cross_validate:
         raise ConfigurationError("--folds applies to --cross-validate motion only")
     if not 1 <= args.threads <= 256:

@@ -11,8 +11,9 @@ STRIDE = 8
 MIN_WINDOWS = 12
 #: Where a window's starting velocity comes from: ``recorded``, the servo's own velocity
 #: reading of the window's first row, or ``difference``, the recorded positions' central
-#: difference over their timestamps (numpy's ``gradient``), what a recording without
-#: velocities (a LeRobot dataset) holds; each with the words a report says it in.
+#: difference over their timestamps (``frictionsim.robot_recordings.differenced_velocity``),
+#: what a recording without velocities (a LeRobot dataset) holds; each with the words a
+#: report says it in.
 START_VELOCITIES = {"recorded": "the velocities read",
                     "difference": "the positions' central difference"}
 START_VELOCITY = "recorded"

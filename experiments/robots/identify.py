@@ -54,7 +54,7 @@ from frictionsim.learned_files import LearnedActuator
 from frictionsim.params import ParameterSet
 from frictionsim.robot_files import RobotDescription
 from frictionsim.robot_params import RobotParameters, load_robot_params
-from frictionsim.robot_recordings import Recording
+from frictionsim.robot_recordings import Recording, differenced_velocity
 from frictionsim.solvers.learned_rollout import physics_theta
 from frictionsim.solvers.robot import Robot
 from frictionsim.solvers.robot_servos import joint_servos, robot_spec
@@ -147,9 +147,7 @@ def recording_windows(robot: RobotDescription, recording: Recording, seconds: fl
                                  f"{', '.join(START_VELOCITIES)}")
     goal, q, v = recorded_arrays(robot, recording)
     if start_velocity == "difference":
-        # numpy's central difference over the timestamps: second order on uneven rows,
-        # one-sided at the ends, and exactly what the LeRobot reader makes of a dataset
-        v = np.gradient(q, recording.t, axis=0)
+        v = differenced_velocity(q, recording.t)
     counts = hold_counts(recording, robot.control_period)
     rows = window_rows(robot, seconds)
     out = []
