@@ -247,16 +247,16 @@ class RobotWindows:
             return NO_PATH
         return self._paths[w]
 
-    def joint_errors(self, candidates: np.ndarray, scales: np.ndarray | None = None
-                     ) -> np.ndarray:
+    def joint_errors(self, candidates: np.ndarray, scales: np.ndarray | None = None,
+                     exact: bool = False) -> np.ndarray:
         """Each candidate's (with its joint ``scales``, as :meth:`errors` takes them) mean
         absolute position error (rad) per window and servo joint: (candidates, windows,
         servos), +inf where the run failed; with the present reference's terms where there is
-        one (no refresh), else exact. The residuals of a local polish
+        one (no refresh), else (or ``exact``) MuJoCo's. The residuals of a local polish
         (:mod:`frictionsim.experiments.identification.polish`): the mean over the last two
         axes is :meth:`errors`'s mean over windows."""
         candidates = np.atleast_2d(np.asarray(candidates, dtype=float))
-        reuse = self.reference is not None and self._reusable(candidates)
+        reuse = not exact and self.reference is not None and self._reusable(candidates)
         return self._errors(candidates, np.zeros((len(candidates), 1)),
                             "reuse" if reuse else "exact",
                             self._checked_scales(scales, len(candidates)), per_joint=True)

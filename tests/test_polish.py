@@ -47,6 +47,20 @@ def test_the_polish_lowers_a_mean_absolute_error_and_never_returns_a_worse_point
     assert best.loss <= done.loss
 
 
+def test_no_point_is_run_twice_and_every_run_is_counted():
+    seen = []
+
+    def recorded(xs):
+        seen.extend(map(tuple, np.atleast_2d(xs)))
+        return squared_errors(xs)
+
+    done = polish(np.array([2.0, -2.0]), recorded)
+    # a Jacobian at the point trf just evaluated reuses its residuals
+    assert len(seen) == len(set(seen)) == done.evaluations
+    assert done.loss == pytest.approx(squared_errors(np.linalg.lstsq(A, B, rcond=None)[0])
+                                      .mean(), abs=1e-8)
+
+
 def test_a_failed_run_is_stepped_around():
     def failing(xs):
         errors = squared_errors(xs)
@@ -180,13 +194,23 @@ def test_the_reference_moves_to_a_polish_that_ended_far_from_it(so101, monkeypat
     def run(tolerance: float):
         monkeypatch.setattr(reference_polish, "REUSE_TOLERANCE", tolerance)
         evaluator = rid._evaluator(robot, mjcf, "sts3215_12v", windows, 2, reuse=True)
+        asked = []
+        joint_errors = evaluator.joint_errors
+
+        def recorded(rows, scales=None, exact=False):
+            asked.append(exact)
+            return joint_errors(rows, scales, exact)
+
+        monkeypatch.setattr(evaluator, "joint_errors", recorded)
         done, exact, reuse_error = reference_polish.polish_on_reference(
             evaluator, x0, lambda xs: (space.thetas(xs), None), max_steps=4)
         assert done.loss == exact.mean() == evaluator.exact_errors(
             space.thetas(done.x[None]))[0].mean()
-        return evaluator.references, reuse_error
+        return evaluator.references, reuse_error, asked
 
-    references, reuse_error = run(1.0)  # anything goes: one round, one reference
-    assert references == 1 and reuse_error is not None
-    references, _ = run(-1.0)  # nothing goes: every round moves the reference
-    assert references == reference_polish.ROUNDS
+    references, reuse_error, asked = run(1.0)  # anything goes: one round, one reference
+    assert references == 1 and reuse_error is not None and not any(asked)
+    # nothing goes: every round moves the reference, then a last round runs on MuJoCo's terms
+    references, reuse_error, asked = run(-1.0)
+    assert references == reference_polish.ROUNDS and reuse_error == 0.0
+    assert asked[-1] and not asked[0]

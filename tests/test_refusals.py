@@ -205,11 +205,13 @@ def test_a_validation_log_that_is_a_training_log_under_another_name_is_refused(h
       "--hybrid-budget", "50", "--out", "{w}/fit"], "--hybrid-budget trains a learned actuator"),
     (["robot", "identify", "--robot", "so100", "--recordings", "{w}", "--model", "m1",
       "--max-epochs", "3", "--out", "{w}/fit"], "--max-epochs trains a learned actuator"),
-    # the physical models' polish and joint scales without a physical model
+    # the physical models' polish, search windows and joint scales without a physical model
     (["robot", "identify", "--robot", "so100", "--recordings", "{w}", "--model", "net",
       "--no-polish", "--out", "{w}/fit"], "--no-polish acts on the physical models"),
     (["robot", "identify", "--robot", "so100", "--recordings", "{w}", "--model", "net",
       "--joint-scales", "--out", "{w}/fit"], "--joint-scales acts on the physical models"),
+    (["robot", "identify", "--robot", "so100", "--recordings", "{w}", "--model", "net",
+      "--search-stride", "16", "--out", "{w}/fit"], "--search-stride acts on the physical models"),
     (["robot", "identify", "--robot", "so100", "--recordings", "{w}", "--model", "m6",
       "hybrid", "--joint-scales", "--out", "{w}/fit"], "--joint-scales with --model net/hybrid"),
     # another servo's parameters fitted to, and scored on, these logs

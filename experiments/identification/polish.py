@@ -11,9 +11,10 @@ the loss times m/2: the polish minimises the same loss, not a squared error. Eac
 solves the trust-region problem of scipy's ``least_squares`` (``trf``) with the Jacobian
 J_ij = (r_i(x + h·u_j) − r_i(x))/h, forward differences of step ``h`` in the search
 coordinates (:mod:`~frictionsim.experiments.identification.search_space`, where a
-coordinate spans its bounds over a unit), all n + 1 candidates of a Jacobian evaluated in
-one batched call. A step of 3e-3 of a parameter's span is wide enough that the stick–slip
-clipping's kinks average out over the windows' thousands of samples.
+coordinate spans its bounds over a unit), the n shifted candidates of a Jacobian evaluated in
+one batched call (with x itself where its residuals are not known yet). A step of 3e-3
+of a parameter's span is wide enough that the stick–slip clipping's kinks average out over
+the windows' thousands of samples.
 
 A candidate whose run failed has non-finite residuals: the trust region shrinks away from
 it, and in a Jacobian its column is zero (no direction learnt from it). The best candidate
@@ -32,7 +33,7 @@ from scipy.optimize import least_squares
 
 #: Forward-difference step of the Jacobian, in search coordinates (a unit spans a bound).
 STEP = 3e-3
-#: Most residual evaluations the solver may ask for (Jacobians count n + 1 each on top).
+#: Most residual evaluations the solver may ask for (Jacobians count n each on top).
 MAX_STEPS = 40
 
 
@@ -75,8 +76,15 @@ def polish(x0: np.ndarray, errors_of: Callable[[np.ndarray], np.ndarray], step: 
         return last["r"]
 
     def jacobian(x: np.ndarray) -> np.ndarray:
-        r = evaluate(np.vstack([x[None], x[None] + step * np.eye(len(x))]))
-        columns = (r[1:] - r[0]) / step
+        # trf asks for the Jacobian at the point whose residuals it just had: not run again
+        here = last["r"] if "x" in last and np.array_equal(last["x"], x) else None
+        shifted = x[None] + step * np.eye(len(x))
+        if here is None:
+            r = evaluate(np.vstack([x[None], shifted]))
+            here, r = r[0], r[1:]
+        else:
+            r = evaluate(shifted)
+        columns = (r - here) / step
         return np.where(np.isfinite(columns), columns, 0.0).T
 
     interrupted = False

@@ -5,7 +5,10 @@ with the dynamics terms of a reference run (:class:`~frictionsim.solvers.robot_w
 which it does not move while it steps. Where it ends farther from the reference than the
 expansion is good for, the largest difference the reuse makes to a window's error of its
 best exceeds :data:`REUSE_TOLERANCE`: the reference then moves to that best (one exact
-run) and the polish goes on from there, at most :data:`ROUNDS` times. What it returns is
+run) and the polish goes on from there, at most :data:`ROUNDS` times. Where the last of
+them still ends beyond the tolerance (a window whose stick or slip flips between two close
+candidates), one more round runs on MuJoCo's own terms at every step, about twice the cost
+of a reused one, so that the point returned owes nothing to the reuse. What it returns is
 judged by the exact fixed step.
 """
 
@@ -34,7 +37,7 @@ def polish_on_reference(evaluator: RobotWindows, x0: np.ndarray,
     scales, or None, of the points ``xs``) on ``evaluator``'s windows and joints. Returns the
     best point (its ``loss`` the exact one, the evaluations and seconds of every round), its
     exact errors per window, and the largest difference reuse made to one of them (rad;
-    None where nothing was reused)."""
+    None where nothing was reused; 0 where the last round ran on MuJoCo's terms)."""
     x = np.asarray(x0, dtype=float)
     evaluations, seconds, interrupted = 0, 0.0, False
     exact, reuse_error = None, None
@@ -55,5 +58,16 @@ def polish_on_reference(evaluator: RobotWindows, x0: np.ndarray,
             reuse_error = float(np.abs(evaluator.reused_errors(rows, scales)[0] - exact).max())
         if interrupted or not moved or reuse_error is None or reuse_error <= REUSE_TOLERANCE:
             break
+    else:
+        done = polish(x, lambda xs: evaluator.joint_errors(*candidates_of(xs), exact=True)
+                      .reshape(len(xs), -1), max_steps=max_steps)
+        evaluations += done.evaluations
+        seconds += done.seconds
+        interrupted = done.interrupted
+        if not np.array_equal(done.x, x):
+            x = done.x
+            rows, scales = candidates_of(x[None])
+            exact = evaluator.exact_errors(rows, scales=scales)[0]
+        reuse_error = 0.0
     return Polished(x, float(exact.mean()), evaluations, seconds, interrupted), exact, \
         reuse_error
