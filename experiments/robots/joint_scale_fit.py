@@ -28,7 +28,8 @@ def fit_joint_scales(evaluator: RobotWindows, row: np.ndarray, max_steps: int | 
     """The scales (servos × 2, friction then armature) that minimise the windows' mean error
     of the candidate ``row`` ([theta | offsets]), the exact loss with them and without (rad),
     the largest difference the reused dynamics made to a window's error of the best (rad;
-    None where nothing was reused), and the evaluations spent. The search's candidates
+    None where nothing was reused, 0 where the polish's last round ran on MuJoCo's terms),
+    and the evaluations spent. The search's candidates
     reuse the terms along a reference at ``row``'s run (they stay close to it); the two
     losses returned are the exact fixed step's, and the result is never worse than the
     shared set: the polish's best is kept only if its exact loss beats it. Ctrl-C raises
