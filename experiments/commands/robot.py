@@ -187,7 +187,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    help="run CMA-ES on one window in N of the recordings, and the polish, "
                         "the joint scales and every reported loss on the --stride windows "
                         "(default: the --stride windows throughout; one in 16 took the "
-                        "SO-101's fit from 3 min 50 s to 2 min 27 s; 10 folds could not tell "
+                        "SO-101's fit from 3 min 50 s to 2 min 27 s; 15 folds could not tell "
                         "it from the default held out, docs/results.md)")
     i.add_argument("--start-velocity", choices=tuple(START_VELOCITIES), default=START_VELOCITY,
                    dest="start_velocity",
