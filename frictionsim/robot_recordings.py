@@ -139,17 +139,7 @@ _PLAIN_NUMBERS = re.compile(r"[-+0-9.eE,\[\] ]*")
 def _vectors(path: Path, rows: list[list[str]], column: int, name: str, n: int,
              limit: float) -> np.ndarray:
     cells = [row[column] for row in rows]
-    joined = ",".join(cells)
-    out = None
-    if _PLAIN_NUMBERS.fullmatch(joined):
-        # One parse for the whole column; JSON's true, null, NaN or strings, which must be
-        # named row by row, cannot pass the pattern.
-        try:
-            out = np.array(json.loads("[" + joined + "]"), dtype=float)
-        except (ValueError, OverflowError):
-            out = None
-        if out is not None and out.shape != (len(rows), n):
-            out = None
+    out = _vectors_at_once(cells, n)
     if out is None:
         out = _vectors_row_by_row(path, cells, name, n)
     bad = ~np.isfinite(out) | (np.abs(out) > limit)
@@ -158,6 +148,20 @@ def _vectors(path: Path, rows: list[list[str]], column: int, name: str, n: int,
         raise RecordingError(f"{path}: row {i + 2}: {name}[{j}] = {float(out[i, j])!r} is not a "
                              f"plausible value (finite, |x| ≤ {limit:g})")
     return out
+
+
+def _vectors_at_once(cells: list[str], n: int) -> np.ndarray | None:
+    """The column's lists in one parse (rows × n), or None where it is anything but lists of
+    n numbers (JSON's true, null, NaN or strings cannot pass the pattern): the row-by-row
+    reader then names the row."""
+    joined = ",".join(cells)
+    if not _PLAIN_NUMBERS.fullmatch(joined):
+        return None
+    try:
+        out = np.array(json.loads("[" + joined + "]"), dtype=float)
+    except (ValueError, OverflowError):
+        return None
+    return out if out.shape == (len(cells), n) else None
 
 
 def _vectors_row_by_row(path: Path, cells: list[str], name: str, n: int) -> np.ndarray:

@@ -807,13 +807,13 @@ def identify(args: argparse.Namespace) -> int:
         raise ConfigurationError("--cross-validate motion decides the per-joint terms of the physical "
                                  "models; train learned actuators in the final fit (without it) or "
                                  "compare them with 'frictionsim run physics-vs-learned --robot'")
-    if not models and (not args.polish or args.joint_scales is not None
-                       or args.search_stride is not None):
-        option = "--no-polish" if not args.polish else \
-            "--search-stride" if args.search_stride is not None else \
-            "--joint-scales" if args.joint_scales else "--no-joint-scales"
-        raise ConfigurationError(f"{option} acts on the physical models (m1 … m6), and --model "
-                                 "names none")
+    for option, given in (("--no-polish", not args.polish),
+                          ("--search-stride", args.search_stride is not None),
+                          ("--joint-scales", args.joint_scales is True),
+                          ("--no-joint-scales", args.joint_scales is False)):
+        if given and not models:
+            raise ConfigurationError(f"{option} acts on the physical models (m1 … m6), and "
+                                     "--model names none")
     for option, given, why in (("--hold", held, "the scales would move the held servos too"),
                                ("--model net/hybrid", learned,
                                 "a learned actuator is trained over the shared set")):
