@@ -146,8 +146,9 @@ def test_the_epochs_kept_are_the_ones_loaded(trained):
     # the weights in the model are the epoch kept, not the last
     assert np.mean(list(sn.closed_loop_mae(model, held).values())) == by_epoch[rollout["best_epoch"]]
     assert rollout["steps"] > 0 and model.training["seconds"] > 0
-    # each stage's time of its own, within the whole
-    assert 0 < supervised["seconds"] + rollout["seconds"] <= model.training["seconds"]
+    # each stage's time of its own, within the whole; the three are rounded to 10 ms apiece,
+    # so the stages' sum may pass the rounded whole by up to 1.5 rounding halves
+    assert 0 < supervised["seconds"] + rollout["seconds"] <= model.training["seconds"] + 0.015
 
 
 def test_the_file_gives_back_the_same_model(trained, tmp_path):
