@@ -35,7 +35,7 @@ import numpy as np
 from frictionsim import layout, schema
 from frictionsim.errors import ConfigurationError
 from frictionsim.firmware import firmware_settings
-from frictionsim.limits import check_budget
+from frictionsim.limits import check_budget, check_count
 from frictionsim.logs import Log, load_log
 from frictionsim.params import ParameterSet, load_params
 from frictionsim.solvers.engines import engine_names
@@ -125,6 +125,8 @@ class ModelResult:
     seconds: float
     history: list[tuple[int, float]]
     restarts_confirmed: bool
+    fit_losses: tuple[float, ...] = ()
+    """With ``fits`` > 1, the training loss (rad) each fit ended at; this one is the lowest."""
 
 
 @dataclass(frozen=True)
@@ -162,7 +164,7 @@ class Identification:
 
 
 def identify(logs: Sequence[Log], *, actuator: str, models: Sequence[str] = ("m1", "m6"),
-             validation: Sequence[Log] = (), budget: int = 3000, seed: int = 0,
+             validation: Sequence[Log] = (), budget: int = 3000, seed: int = 0, fits: int = 1,
              extensions: Sequence[str] = (), scheme: str = "reference",
              fixed: dict[str, float] | None = None, init: ParameterSet | None = None,
              progress: bool = False, other_motor: bool = False) -> Identification:
@@ -172,7 +174,9 @@ def identify(logs: Sequence[Log], *, actuator: str, models: Sequence[str] = ("m1
 
     ``actuator``: a built-in name or a registered declaration (:func:`load_actuator`);
     ``models``: some of m1–m6; ``validation``: held-out logs (never training ones);
-    ``budget``: loss evaluations per model; ``extensions``: electrical extensions to fit with
+    ``budget``: loss evaluations per model; ``fits``: fits of each model, each with the whole
+    budget and its own seed (the first with ``seed``), the lowest training loss kept;
+    ``extensions``: electrical extensions to fit with
     (``supply``, ``current_limit``, ``latency``…); ``fixed``: parameters held at a value;
     ``other_motor``: take logs recorded with another motor than ``actuator`` on purpose
     (warned about; refused otherwise, ConfigurationError, as on the command line).
@@ -181,6 +185,7 @@ def identify(logs: Sequence[Log], *, actuator: str, models: Sequence[str] = ("m1
     from frictionsim.experiments.identification.pipeline import IdentifySettings, content_digest
     from frictionsim.experiments.identification.pipeline import identify as run_pipeline
     from frictionsim.experiments.identification.schedule import FitSettings
+    from frictionsim.experiments.identification.starts import MAX_FITS
 
     schema.get_actuator(actuator)
     asked = [models] if isinstance(models, str) else list(models)
@@ -189,6 +194,7 @@ def identify(logs: Sequence[Log], *, actuator: str, models: Sequence[str] = ("m1
         raise ConfigurationError(f"models {unknown or asked}: expected some of {', '.join(schema.MODELS)}")
     models = tuple(m for m in schema.MODELS if m in asked)
     check_budget(budget, "budget", low=10)
+    check_count("fits", fits, 1, MAX_FITS)
     logs, validation = list(logs), list(validation)
     if not logs:
         raise ConfigurationError("identify needs at least one training log")
@@ -201,7 +207,7 @@ def identify(logs: Sequence[Log], *, actuator: str, models: Sequence[str] = ("m1
         if content_digest(log) in trained:
             raise ConfigurationError(f"validation log {log.name} is also a training log; a validation "
                                      "error must come from logs the fit has not seen")
-    settings = IdentifySettings(models, actuator, FitSettings(budget, seed),
+    settings = IdentifySettings(models, actuator, FitSettings(budget, seed, fits),
                                 fixed=dict(fixed or {}), init=init, progress=progress,
                                 scheme=scheme, extensions=schema.check_extensions(extensions))
     with tempfile.TemporaryDirectory(prefix="frictionsim-identify-") as folder:
@@ -209,7 +215,8 @@ def identify(logs: Sequence[Log], *, actuator: str, models: Sequence[str] = ("m1
     results = {
         m: ModelResult(f.result.params, f.train_mae, f.validation_mae, dict(f.train),
                        dict(f.validation), f.result.evaluations, f.result.seconds,
-                       list(f.result.history), f.result.exploration.confirmed())
+                       list(f.result.history), f.result.exploration.confirmed(),
+                       f.result.fit_losses)
         for m, f in fits.items()}
     return Identification(results, interrupted)
 

@@ -142,7 +142,8 @@ def test_identify_cli_outputs_fix_and_validation_kp(m1_logs, tmp_path):
     assert set(summary["models"]) == {"m1", "m3"}
     for s in summary["models"].values():
         assert set(s) == {"train_mae", "validation_mae", "seconds", "evaluations", "params_file",
-                          "restarts_confirmed", "at_start", "undetermined"}
+                          "restarts_confirmed", "at_start", "undetermined", "fit_losses"}
+        assert s["fit_losses"] is None  # one fit of each model
         assert s["evaluations"] == 200
         assert isinstance(s["restarts_confirmed"], bool)
         assert load_params(s["params_file"]).values["kt"] == 1.9

@@ -111,6 +111,15 @@ def test_identify_returns_fits_and_writes_nothing(logs, tmp_path, monkeypatch):
         fs.identify(logs, actuator="xl330", models=["m7"], budget=60)
     with pytest.raises(ValueError, match="budget"):
         fs.identify(logs, actuator="xl330", models=["m1"], budget=0)
+    assert fit.fit_losses == ()
+    two = fs.identify(logs[:3], actuator="xl330", models=["m1"], budget=60, seed=1, fits=2)
+    m1 = two.fits["m1"]
+    assert len(m1.fit_losses) == 2 and m1.evaluations == 2 * fit.evaluations
+    # the first fit is the one seed 1 gives alone
+    assert m1.fit_losses[0] == pytest.approx(fit.train_mae)
+    assert m1.train_mae == pytest.approx(min(m1.fit_losses))
+    with pytest.raises(ValueError, match="fits"):
+        fs.identify(logs, actuator="xl330", models=["m1"], budget=60, fits=0)
 
 
 def test_servo_rollout_checks_its_inputs_and_matches_the_kernel():

@@ -212,6 +212,13 @@ def test_a_validation_log_that_is_a_training_log_under_another_name_is_refused(h
       "--joint-scales", "--out", "{w}/fit"], "--joint-scales acts on the physical models"),
     (["robot", "identify", "--robot", "so100", "--recordings", "{w}", "--model", "net",
       "--search-stride", "16", "--out", "{w}/fit"], "--search-stride acts on the physical models"),
+    # independent fits of no physical model, or of none at all
+    (["robot", "identify", "--robot", "so100", "--recordings", "{w}", "--model", "net",
+      "--fits", "2", "--out", "{w}/fit"], "--fits acts on the physical models"),
+    (["identify", "--actuator", "xl330", "--model", "net", "--logs", "{w}/l.json",
+      "--fits", "3", "--out", "{w}/fit"], "--fits acts on the physical models"),
+    (["identify", "--actuator", "xl330", "--model", "m1", "--logs", "{w}/l.json",
+      "--fits", "0", "--out", "{w}/fit"], "--fits must be an integer in [1, 64]"),
     (["robot", "identify", "--robot", "so100", "--recordings", "{w}", "--model", "m6",
       "hybrid", "--joint-scales", "--out", "{w}/fit"], "--joint-scales with --model net/hybrid"),
     # another servo's parameters fitted to, and scored on, these logs

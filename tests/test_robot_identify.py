@@ -187,6 +187,17 @@ def test_robot_identify_writes_files_robot_simulate_reads(so101, tmp_path, monke
     assert again.fit["window_loss_rad"] <= fitted.fit["window_loss_rad"]
 
 
+def test_robot_identify_keeps_the_lowest_of_its_fits(so101, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    out = tmp_path / "fit"
+    assert main(_identify(out, "--fits", "2", "--exact-dynamics", "--no-polish")) == 0
+    fitted = load_robot_params(out / "m1.json")
+    losses = fitted.fit["fit_losses_rad"]
+    assert fitted.fit["fits"] == 2 and len(losses) == 2
+    assert fitted.fit["window_loss_rad"] == pytest.approx(min(losses), rel=1e-12)
+    assert fitted.fit["evaluations"] >= 2 * 12
+
+
 @pytest.mark.parametrize("argv, culprit", [
     (["--validation", str(RECORDINGS / "multisine")], "is the training recording"),
     (["--window", "0"], "--window"),

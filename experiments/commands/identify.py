@@ -13,12 +13,14 @@ from frictionsim.experiments.runner.arguments import (
     actuator_name,
     add_actuator_arguments,
     add_extensions_argument,
+    add_fits_argument,
     add_learning_arguments,
     add_other_motor_argument,
     add_output_argument,
     add_progress_argument,
     add_scheme_argument,
     add_workers_argument,
+    check_fits,
     check_learning_use,
     net_settings,
     recorded,
@@ -35,8 +37,6 @@ DESCRIPTION = (
     "(Ctrl-C loses nothing); OUT/report.md, report.json and figures summarise training and "
     "validation errors. A non-empty OUT is refused unless --resume or --overwrite."
 )
-
-#: Loss evaluations per model: far beyond any fit's convergence (a few thousand).
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -65,6 +65,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--budget", type=int, default=3000,
                    help="loss evaluations per model (default 3000)")
     p.add_argument("--seed", type=seed, default=0, help="random seed (default 0)")
+    add_fits_argument(p)
     p.add_argument("--coordinates", choices=("parameters", "identifiable"), default="parameters",
                    help="how the voltage law's k_t and R are searched: as themselves "
                         "(default), or as the torque per volt k_t/R and the back-EMF damping "
@@ -200,6 +201,7 @@ def run(args: argparse.Namespace) -> int:
     check_fixed(fixed, models, actuator, args.extensions)
     learning = net_settings(args, 2000)
     check_budget(args.budget)
+    check_fits(args.fits, models)
     if args.uncertainty is not None:
         check_count("--uncertainty", args.uncertainty, 2, 10_000, "bootstrap identifications")
     init = load_params(args.init, args.extensions) if args.init else None
@@ -239,7 +241,7 @@ def run(args: argparse.Namespace) -> int:
     if hint:
         print(f"hint: cross-validation by gain favours --with {' '.join(hint)} for {actuator} "
               "(not switched on: the published figures use none)")
-    settings = IdentifySettings(tuple(models), actuator, FitSettings(args.budget, args.seed),
+    settings = IdentifySettings(tuple(models), actuator, FitSettings(args.budget, args.seed, args.fits),
                                 fixed, init, chain=not args.independent, dask=args.dask,
                                 progress=show, scheme=args.scheme,
                                 extensions=tuple(args.extensions), learned=tuple(learned),

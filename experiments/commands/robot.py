@@ -19,6 +19,7 @@ from frictionsim.experiments.runner.arguments import (
     ROBOT_ROLLOUT,
     add_actuator_arguments,
     add_extensions_argument,
+    add_fits_argument,
     add_learning_arguments,
     add_output_argument,
     add_progress_argument,
@@ -167,6 +168,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                         "M6 alone on the 35 SO-101 recordings takes 2 to 3 min on 2 "
                         "cores, docs/results.md)")
     i.add_argument("--seed", type=seed, default=0, help="random seed (default 0)")
+    add_fits_argument(i)
     i.add_argument("--uncertainty", type=int, nargs="?", const=20, default=None, metavar="N",
                    help="after the fit, N robot identifications (default 20) on the training "
                         "recordings drawn with replacement: per parameter, the range another "
@@ -791,7 +793,7 @@ def identify(args: argparse.Namespace) -> int:
         actuator_of,
     )
     from frictionsim.experiments.robots.report import not_ours, prepare_robot_out
-    from frictionsim.experiments.runner.arguments import check_learning_use, net_settings
+    from frictionsim.experiments.runner.arguments import check_fits, check_learning_use, net_settings
 
     robot, mjcf = load_robot(args)
     held = _held_sets(args.hold, robot)
@@ -829,6 +831,7 @@ def identify(args: argparse.Namespace) -> int:
                                  "joint angles; --per-joint offsets fits the joints' calibration)")
     check_fixed(fixed, models, actuator, extensions)
     check_budget(args.budget)
+    check_fits(args.fits, models)
     if not 0.1 <= args.window <= 600:
         raise ConfigurationError(f"--window must be 0.1 to 600 s, got {args.window:g}")
     for option, stride in (("--stride", args.stride), ("--search-stride", args.search_stride)):
@@ -853,7 +856,7 @@ def identify(args: argparse.Namespace) -> int:
     _check_apart(train, validation)
     check_out_apart(args.out, train + validation)
     earlier = prepare_robot_out(args.out, robot.name, args.resume, args.overwrite, extensions)
-    settings = RobotFitSettings(tuple(models), FitSettings(args.budget, args.seed), extensions,
+    settings = RobotFitSettings(tuple(models), FitSettings(args.budget, args.seed, args.fits), extensions,
                                 fixed, args.per_joint, args.window, args.stride, args.threads,
                                 show, tuple(learned), learning,
                                 not args.exact_dynamics, joint_scales,

@@ -67,6 +67,9 @@ class FitResult:
     at_start: bool = False
     """The result is one of the exact start points (e.g. the simpler model's optimum it was
     given), although the budget let the search try others: none of them did better."""
+    fit_losses: tuple[float, ...] = ()
+    """With ``FitSettings.fits`` > 1, the loss (rad) each independent fit ended at, in order;
+    this result is the lowest of them."""
 
     @property
     def optimizer_seconds(self) -> float:

@@ -38,7 +38,8 @@ def _plain(value):
 
 def summary_of(fits: dict[str, ModelFit], interrupted: bool = False) -> dict:
     """The --json summary: per model train/validation MAE (rad), seconds, evaluations, file,
-    and whether the independent restarts confirmed the result (None for a kept model)."""
+    whether the independent restarts confirmed the result (None for a kept model), and with
+    ``--fits`` the training loss (rad) of each fit."""
     return {"interrupted": interrupted, "models": {
         m: {
             "train_mae": f.train_mae,
@@ -49,6 +50,7 @@ def summary_of(fits: dict[str, ModelFit], interrupted: bool = False) -> dict:
             "restarts_confirmed": None if f.kept or not f.result.exploration.runs
             else f.result.exploration.confirmed(),
             "at_start": None if f.kept else f.result.at_start,
+            "fit_losses": None if f.kept else list(f.result.fit_losses) or None,
         } for m, f in fits.items()
     }}
 

@@ -34,10 +34,16 @@ from frictionsim.experiments.identification.cma_run import RunSpec
 
 @dataclass(frozen=True)
 class FitSettings:
-    """Budget (loss evaluations), seed and the search strategy's constants (module docstring)."""
+    """Budget (loss evaluations), seed and the search strategy's constants (module docstring).
+
+    ``fits``: independent fits of each model, each with the whole budget, the first with
+    ``seed`` and the others with seeds drawn from it (:func:`independent_seed`); the lowest
+    training loss is kept (:func:`~frictionsim.experiments.identification.starts.fit_one_model`).
+    """
 
     budget: int = 3000
     seed: int = 0
+    fits: int = 1
     sigma: float = 0.25
     popsize: int | None = None
     patience: int = 25
@@ -49,6 +55,15 @@ class FitSettings:
     exploration_share: float = 0.6
     start_budget: int = 400
     inherited_scale: float = 0.3
+
+
+def independent_seed(seed: int, fit: int) -> int:
+    """The seed of independent fit ``fit`` (0, 1, …) of a model fitted with ``seed``: ``seed``
+    itself for the first, so one fit is the fit of that seed; the others from numpy's
+    ``SeedSequence([seed, fit])``, unrelated to any other seed a user would pass."""
+    if fit == 0:
+        return seed
+    return int(np.random.SeedSequence([seed, fit]).generate_state(1)[0] & 0x7FFFFFFF)
 
 
 @dataclass

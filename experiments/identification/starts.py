@@ -9,6 +9,7 @@ the model's own saved parameters are one more exact candidate.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -16,10 +17,15 @@ from pathlib import Path
 
 from frictionsim import layout, schema
 from frictionsim.experiments.identification.fitter import Evaluator, FitResult, FitSettings, fit
+from frictionsim.experiments.identification.schedule import independent_seed
 from frictionsim.experiments.identification.search_space import CONTAINS, SearchSpace, embed
+from frictionsim.limits import check_count
 from frictionsim.params import ParameterSet, save_params
 from frictionsim.plausibility import warn
 from frictionsim.solvers.batch import PackedLogs
+
+#: Most independent fits of one model (``--fits``).
+MAX_FITS = 64
 
 
 @dataclass(frozen=True)
@@ -72,12 +78,15 @@ def check_init_bounds(init: ParameterSet, models: list[str], where: str) -> None
 
 
 def better_of(best: FitResult | None, result: FitResult) -> FitResult:
-    """The better of a model's fit so far and a new one (another latency tried): the
-    evaluations of both counted, interrupted if the new one was."""
+    """The better of a model's fit so far and a new one (another latency tried, another
+    independent fit): the evaluations and the time of both counted, interrupted if the new
+    one was."""
     if best is None:
         return result
     kept = result if result.loss < best.loss else best
     kept.evaluations = best.evaluations + result.evaluations
+    kept.seconds = best.seconds + result.seconds
+    kept.rollout_seconds = best.rollout_seconds + result.rollout_seconds
     kept.interrupted = kept.interrupted or result.interrupted
     return kept
 
@@ -94,7 +103,10 @@ def fit_one_model(model: str, tries: list[dict[str, float]], space_for: Callable
                   start_in: Callable, evaluator: Evaluator, settings: FitSettings,
                   save: Callable, progress: bool = True) -> FitResult:
     """One model, the bench's or a robot's: one fit per entry of ``tries`` (the values it
-    holds, :func:`latency_tries`), each of the whole budget, the best kept.
+    holds, :func:`latency_tries`) and per independent fit (``settings.fits``, each with its
+    own seed, :func:`~frictionsim.experiments.identification.schedule.independent_seed`),
+    each of the whole budget, the lowest training loss kept (with ``fits`` > 1 the loss of
+    each in ``FitResult.fit_losses``).
 
     ``space_for(values)`` builds the search space with those values held; ``start_in(space)``
     gives the :class:`Start` (its values restricted to that space); ``evaluator`` is the
@@ -109,16 +121,29 @@ def fit_one_model(model: str, tries: list[dict[str, float]], space_for: Callable
             saved[0] = loss
             save(params, loss)
 
+    n = check_count("fits", settings.fits, 1, MAX_FITS)
+    losses: list[float] = []
     for extra in tries:
         space = space_for(extra)
         start = start_in(space)
-        label = model + (f" L={int(extra['latency_steps'])}" if extra else "")
-        result = fit(space, evaluator, settings, start=start.point, centre=start.centre,
-                     inherited=start.inherited, on_improve=keep, progress=progress, label=label,
-                     alternatives=start.alternatives)
-        best = better_of(best, result)
-        if result.interrupted:
+        for i in range(n):
+            label = model + (f" L={int(extra['latency_steps'])}" if extra else "") \
+                + (f" fit {i + 1}/{n}" if n > 1 else "")
+            own = dataclasses.replace(settings, seed=independent_seed(settings.seed, i))
+            result = fit(space, evaluator, own, start=start.point, centre=start.centre,
+                         inherited=start.inherited, on_improve=keep, progress=progress,
+                         label=label, alternatives=start.alternatives)
+            losses.append(result.loss)
+            best = better_of(best, result)
+            if result.interrupted:
+                break
+        if best.interrupted:
             break
+    if n > 1:
+        best.fit_losses = tuple(losses)
+    if n > 1 and progress:
+        print(f"{model}: {len(losses)} independent fits, training loss "
+              f"{1e3 * min(losses):.2f}–{1e3 * max(losses):.2f} mrad, the lowest kept")
     return best
 
 

@@ -23,6 +23,7 @@ the ridge as they are; it costs a refit per replicate (seconds on a dozen logs).
 
 from __future__ import annotations
 
+import dataclasses
 import tempfile
 import time
 from dataclasses import dataclass, field
@@ -32,7 +33,6 @@ import numpy as np
 
 from frictionsim import schema
 from frictionsim.errors import ConfigurationError
-from frictionsim.experiments.identification.fitter import FitSettings
 from frictionsim.experiments.identification.identifiability import combinations
 from frictionsim.logs import Log
 from frictionsim.params import ParameterSet
@@ -95,7 +95,7 @@ def bootstrap(train: list[Log], settings, fitted: dict[str, ParameterSet],
     def replicate(draw: list[Log], seed: int, tmp: Path) -> dict[str, ParameterSet]:
         packed = PackedLogs.from_logs(draw, settings.actuator)
         done: dict[str, ParameterSet] = {}
-        fit = FitSettings(settings.fit.budget, seed)
+        fit = dataclasses.replace(settings.fit, seed=seed)  # its --fits too
         for model in settings.models:
             start = start_for(model, done if settings.chain else {}, settings.init)
             res, _ = fit_model(model, settings.actuator, settings.fixed, packed, fit, tmp, start,

@@ -470,7 +470,9 @@ def _fit_info(f: RobotModelFit, settings: RobotFitSettings, train: list[Recordin
             "windows": cost["windows"], "window_seconds": settings.window,
             "stride": settings.stride, "search_stride": settings.search_stride,
             "start_velocity": settings.start_velocity,
-            "seed": settings.fit.seed, "reuse_error_rad": f.reuse_error,
+            "seed": settings.fit.seed, "fits": settings.fit.fits,
+            "fit_losses_rad": list(f.result.fit_losses) or None,
+            "reuse_error_rad": f.reuse_error,
             "held": {a: p.source for a, p in settings.held.items()} or None,
             "shared_window_loss_rad": f.shared_loss,
             "interrupted": f.result.interrupted}

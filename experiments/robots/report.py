@@ -167,6 +167,7 @@ def _model_summary(f: RobotModelFit | RobotLearnedFit) -> dict:
                 "seconds": f.seconds, "training": f.learned.training}
     return {**common, "window_loss_rad": f.result.loss, "evaluations": f.result.evaluations,
             "seconds": f.result.seconds, "restarts": f.result.restarts,
+            "fit_losses_rad": list(f.result.fit_losses) or None,
             "per_joint": f.per_joint, "joint_offsets_rad": dict(f.result.params.offsets),
             "joint_scales": dict(f.joint_scales), "shared_window_loss_rad": f.shared_loss,
             "parameters": dict(f.result.params.params.values),

@@ -18,7 +18,6 @@ from __future__ import annotations
 import dataclasses
 from pathlib import Path
 
-from frictionsim.experiments.identification.fitter import FitSettings
 from frictionsim.experiments.identification.uncertainty import LEVEL, Uncertainty, run_bootstrap
 from frictionsim.experiments.robots.identify import (
     RobotFitSettings,
@@ -48,7 +47,7 @@ def robot_bootstrap(robot: RobotDescription, mjcf: Path, train: list[Recording],
                                    settings.start_velocity)
         evaluator = _evaluator(robot, mjcf, actuator, windows, settings.threads,
                                settings.reuse)
-        run = dataclasses.replace(quiet, fit=FitSettings(settings.fit.budget, seed))
+        run = dataclasses.replace(quiet, fit=dataclasses.replace(settings.fit, seed=seed))
         chain, interrupted = fit_models(robot, evaluator, run, folder)
         if interrupted:
             raise KeyboardInterrupt

@@ -188,6 +188,27 @@ def seed(text: str) -> int:
     return value
 
 
+def add_fits_argument(p: argparse.ArgumentParser) -> None:
+    """``--fits N``: each physical model fitted N times with its own seed, the lowest training
+    loss kept (:class:`~frictionsim.experiments.identification.fitter.FitSettings`)."""
+    p.add_argument("--fits", type=int, default=1, metavar="N",
+                   help="fit each physical model N times, each with the whole --budget and "
+                        "its own seed (the first with --seed), and keep the lowest training "
+                        "loss: N times the time for a result that depends less on the seed "
+                        "(default 1; docs/results.md)")
+
+
+def check_fits(fits: int, models: list[str]) -> int:
+    """``--fits``: an integer in [1, MAX_FITS], and more than 1 only with a physical model."""
+    from frictionsim.experiments.identification.starts import MAX_FITS
+
+    check_count("--fits", fits, 1, MAX_FITS, "fits of each model")
+    if fits > 1 and not models:
+        raise ConfigurationError("--fits acts on the physical models (m1 … m6), and --model "
+                                 "names none")
+    return fits
+
+
 #: Path arguments that name where a command writes (folders), not what it reads.
 OUTPUT_FOLDERS = {"out", "out_dir", "logdir"}
 
