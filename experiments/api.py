@@ -35,7 +35,7 @@ import numpy as np
 from frictionsim import layout, schema
 from frictionsim.errors import ConfigurationError
 from frictionsim.firmware import firmware_settings
-from frictionsim.limits import check_budget, check_count
+from frictionsim.limits import check_budget
 from frictionsim.logs import Log, load_log
 from frictionsim.params import ParameterSet, load_params
 from frictionsim.solvers.engines import engine_names
@@ -185,7 +185,6 @@ def identify(logs: Sequence[Log], *, actuator: str, models: Sequence[str] = ("m1
     from frictionsim.experiments.identification.pipeline import IdentifySettings, content_digest
     from frictionsim.experiments.identification.pipeline import identify as run_pipeline
     from frictionsim.experiments.identification.schedule import FitSettings
-    from frictionsim.experiments.identification.starts import MAX_FITS
 
     schema.get_actuator(actuator)
     asked = [models] if isinstance(models, str) else list(models)
@@ -194,7 +193,6 @@ def identify(logs: Sequence[Log], *, actuator: str, models: Sequence[str] = ("m1
         raise ConfigurationError(f"models {unknown or asked}: expected some of {', '.join(schema.MODELS)}")
     models = tuple(m for m in schema.MODELS if m in asked)
     check_budget(budget, "budget", low=10)
-    check_count("fits", fits, 1, MAX_FITS)
     logs, validation = list(logs), list(validation)
     if not logs:
         raise ConfigurationError("identify needs at least one training log")

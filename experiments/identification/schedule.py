@@ -30,6 +30,10 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from frictionsim.experiments.identification.cma_run import RunSpec
+from frictionsim.limits import check_count
+
+#: Most independent fits of one model (``FitSettings.fits``, ``--fits``).
+MAX_FITS = 64
 
 
 @dataclass(frozen=True)
@@ -55,6 +59,9 @@ class FitSettings:
     exploration_share: float = 0.6
     start_budget: int = 400
     inherited_scale: float = 0.3
+
+    def __post_init__(self) -> None:
+        check_count("fits", self.fits, 1, MAX_FITS)
 
 
 def independent_seed(seed: int, fit: int) -> int:

@@ -200,7 +200,7 @@ def add_fits_argument(p: argparse.ArgumentParser) -> None:
 
 def check_fits(fits: int, models: list[str]) -> int:
     """``--fits``: an integer in [1, MAX_FITS], and more than 1 only with a physical model."""
-    from frictionsim.experiments.identification.starts import MAX_FITS
+    from frictionsim.experiments.identification.schedule import MAX_FITS
 
     check_count("--fits", fits, 1, MAX_FITS, "fits of each model")
     if fits > 1 and not models:
