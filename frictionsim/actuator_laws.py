@@ -148,13 +148,23 @@ def profiled_target(q_target: float, q_smooth: float, rate: float, max_velocity:
 def feetech_duty(error: float, error_rate: float, theta: np.ndarray, bench: np.ndarray) -> float:
     """The Feetech position loop's duty cycle (module docstring): the dead band, the P and D
     terms, the torque limit. ``error`` (rad), ``error_rate`` (rad/s)."""
-    dead_band = theta[DEAD_BAND]
+    return feetech_lane_duty(error, error_rate, theta[DEAD_BAND], theta[MAX_PWM],
+                             bench[TORQUE_LIMIT], theta[ERROR_GAIN], theta[ERROR_GAIN_RATIO],
+                             bench[KP], bench[KD], theta[DERIVATIVE_TIME])
+
+
+@njit(cache=True, inline="always")
+def feetech_lane_duty(error: float, error_rate: float, dead_band: float, max_pwm: float,
+                      limit: float, error_gain: float, ratio: float, kp: float, kd: float,
+                      derivative_time: float) -> float:
+    """:func:`feetech_duty` on scalars (the form a loop over lock-step lanes vectorises: its
+    branches are selects): 0 inside the dead band, else clip((error·kp + kd·T_d·error_rate)·
+    error_gain·ratio, ±max_pwm·limit) (the torque limit a fraction of full duty; 0: none)."""
     if dead_band > 0.0 and abs(error) <= dead_band:
         return 0.0
-    limit = bench[TORQUE_LIMIT]
-    max_pwm = theta[MAX_PWM] * limit if limit > 0.0 else theta[MAX_PWM]
-    gain = theta[ERROR_GAIN] * theta[ERROR_GAIN_RATIO]
-    drive = error * bench[KP] + bench[KD] * theta[DERIVATIVE_TIME] * error_rate
+    max_pwm = max_pwm * limit if limit > 0.0 else max_pwm
+    gain = error_gain * ratio
+    drive = error * kp + kd * derivative_time * error_rate
     return clip(drive * gain, -max_pwm, max_pwm)
 
 
@@ -184,6 +194,24 @@ def voltage_control(q_target: float, q: float, q_smooth: float, vin: float, kp: 
 
 
 @njit(cache=True, inline="always")
+def feetech_lane_law(q_target: float, q: float, q_smooth: float, rate: float,
+                     error_prev: float, vin: float, max_velocity: float, acceleration: float,
+                     dt: float, dead_band: float, max_pwm: float, limit: float,
+                     error_gain: float, ratio: float, kp: float, kd: float,
+                     derivative_time: float) -> FirmwareState:
+    """:func:`firmware_law`'s voltage law with the Feetech terms, on scalars (the lock-step
+    lanes call it): the internal target's profile (:func:`profiled_target`), the error to it,
+    its rate since the last period (0 at the first, ``error_prev`` NaN), then ``vin`` times
+    :func:`feetech_lane_duty`."""
+    target, rate = profiled_target(q_target, q_smooth, rate, max_velocity, acceleration, dt)
+    error = target - q
+    error_rate = (error - error_prev) / dt if math.isfinite(error_prev) else 0.0
+    return FirmwareState(vin * feetech_lane_duty(error, error_rate, dead_band, max_pwm, limit,
+                                                 error_gain, ratio, kp, kd, derivative_time),
+                         target, rate, error)
+
+
+@njit(cache=True, inline="always")
 def firmware_law(
     q_target: float, q: float, v: float, q_smooth: float, rate: float, error_prev: float,
     vin: float, theta: np.ndarray, bench: np.ndarray,
@@ -205,13 +233,11 @@ def firmware_law(
                                 theta[ERROR_GAIN_RATIO], theta[MAX_PWM], theta[MAX_VELOCITY],
                                 bench[DT])
             return FirmwareState(c.u, c.q_smooth, 0.0, c.q_smooth - q)
-        dt = bench[DT]
-        target, rate = profiled_target(q_target, q_smooth, rate, theta[MAX_VELOCITY],
-                                       bench[ACCELERATION], dt)
-        error = target - q
-        error_rate = (error - error_prev) / dt if math.isfinite(error_prev) else 0.0
-        return FirmwareState(vin * feetech_duty(error, error_rate, theta, bench), target, rate,
-                             error)
+        return feetech_lane_law(q_target, q, q_smooth, rate, error_prev, vin,
+                                theta[MAX_VELOCITY], bench[ACCELERATION], bench[DT],
+                                theta[DEAD_BAND], theta[MAX_PWM], bench[TORQUE_LIMIT],
+                                theta[ERROR_GAIN], theta[ERROR_GAIN_RATIO], bench[KP],
+                                bench[KD], theta[DERIVATIVE_TIME])
     kp = bench[KP]
     amps = (q_target - q) * kp + bench[DAMPING] * math.sqrt(kp) * (0.0 - v)
     return FirmwareState(clip(amps, -theta[MAX_CURRENT], theta[MAX_CURRENT]), q_target, 0.0,

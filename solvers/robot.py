@@ -233,8 +233,6 @@ def physics_steps(model: int, data: int, qpos: np.ndarray, qvel: np.ndarray, qad
         return geared_physics_steps(model, data, qpos, qvel, qadr, dofs, bank, q, v, substeps,
                                     dt, semi_implicit, scratch)
     mass, tau, budget, bias, tau_f, acc, drift, work, gv, motor, extra, engaged = scratch[:12]
-    nv = v.shape[0]
-    hinges_only = q.shape[0] == nv
     for s in range(substeps):
         bank_step(bank, gather(v, dofs, gv), motor, extra)
         step_terms(model, data, qpos, qvel, q, v, mass, bias, path, record, step + s)
@@ -242,29 +240,43 @@ def physics_steps(model: int, data: int, qpos: np.ndarray, qvel: np.ndarray, qad
                        bias)
         if clip_friction_into(mass, tau, v, budget, dt, tau_f, work) < 0:
             return False
-        if nv == 1:
-            acc[0] = (tau_f[0] + tau[0]) / mass[0, 0]
-            tau_f[0] = v[0] + acc[0] * dt
-        else:
-            # the solve's own v⁺ (exactly 0 where a joint sticks), not a second solve with M
-            stepped_velocities(work, nv, dt, acc)
-            for i in range(nv):
-                # 0·(τ + τ_f) carries a NaN or infinity of the torques into v⁺, as a solve
-                # with M would: a diverging candidate must not read as a stuck joint
-                v_next = acc[i] + 0.0 * (tau[i] + tau_f[i])
-                acc[i] = (v_next - v[i]) / dt
-                tau_f[i] = v_next
-        for i in range(nv):
-            v[i] = min(max(tau_f[i], -MAX_SPEED), MAX_SPEED)
-            if not hinges_only:
-                drift[i] = v[i] if semi_implicit else v[i] + 0.5 * acc[i] * dt
-            elif semi_implicit:
-                q[i] += v[i] * dt
-            else:
-                q[i] += v[i] * dt + 0.5 * acc[i] * dt**2
-        if not hinges_only:
-            integrate_positions(model, q, drift, dt)
+        advance_joints(model, mass, tau, tau_f, acc, drift, work, q, v, dt, semi_implicit)
     return True
+
+
+@njit(nogil=True, cache=True, inline="always")
+def advance_joints(model: int, mass: np.ndarray, tau: np.ndarray, tau_f: np.ndarray,
+                   acc: np.ndarray, drift: np.ndarray, work: np.ndarray, q: np.ndarray,
+                   v: np.ndarray, dt: float, semi_implicit: bool) -> None:
+    """The end of a physics step once the friction solve on ``work`` converged with τ_f
+    (``tau_f``): v⁺ (the solve's own, exactly 0 where a joint sticks; for one joint
+    v + dt·(τ + τ_f)/M), clipped to ±MAX_SPEED, a = (v⁺ − v)/dt into ``acc``, and q advanced
+    by the ``semi_implicit`` or the reference update (``mj_integratePos`` over ``drift`` with
+    free or ball joints, nq ≠ nv). ``tau_f`` is overwritten."""
+    nv = v.shape[0]
+    hinges_only = q.shape[0] == nv
+    if nv == 1:
+        acc[0] = (tau_f[0] + tau[0]) / mass[0, 0]
+        tau_f[0] = v[0] + acc[0] * dt
+    else:
+        # the solve's own v⁺ (exactly 0 where a joint sticks), not a second solve with M
+        stepped_velocities(work, nv, dt, acc)
+        for i in range(nv):
+            # 0·(τ + τ_f) carries a NaN or infinity of the torques into v⁺, as a solve
+            # with M would: a diverging candidate must not read as a stuck joint
+            v_next = acc[i] + 0.0 * (tau[i] + tau_f[i])
+            acc[i] = (v_next - v[i]) / dt
+            tau_f[i] = v_next
+    for i in range(nv):
+        v[i] = min(max(tau_f[i], -MAX_SPEED), MAX_SPEED)
+        if not hinges_only:
+            drift[i] = v[i] if semi_implicit else v[i] + 0.5 * acc[i] * dt
+        elif semi_implicit:
+            q[i] += v[i] * dt
+        else:
+            q[i] += v[i] * dt + 0.5 * acc[i] * dt**2
+    if not hinges_only:
+        integrate_positions(model, q, drift, dt)
 
 
 def check_delay_reach(servos: list[JointServo], period: float) -> None:

@@ -27,7 +27,11 @@ them: the reference is the first candidate evaluated, then each candidate whose 
 the reference's by more than :data:`REFRESH`, or at all once :data:`REFRESH_EVERY`
 candidates went by without a new reference (run exactly then, and its exact errors
 returned). What the reuse moved is measured at each refresh, on a candidate the old
-reference did not follow (:attr:`RobotWindows.refresh_errors`).
+reference did not follow (:attr:`RobotWindows.refresh_errors`). The reused runs go through
+each window in lock-step blocks of candidates (:mod:`frictionsim.solvers.robot_lockstep`,
+SIMD across them, bit for bit the one-candidate run's errors) wherever the candidates'
+configuration allows (:func:`~frictionsim.solvers.robot_lockstep.lockstep_ready`), one
+candidate at a time otherwise.
 """
 
 from __future__ import annotations
@@ -44,6 +48,12 @@ from frictionsim.servo_bank import new_bank
 from frictionsim.solvers.mujoco_dynamics import mujoco
 from frictionsim.solvers.reused_dynamics import NO_PATH, width
 from frictionsim.solvers.robot import Robot, fixed_step_run
+from frictionsim.solvers.robot_lockstep import (
+    LANES,
+    lockstep_ready,
+    lockstep_window,
+    servo_laws,
+)
 
 #: fixed_step_run's out_gap when the windows do not ask for the gears' gaps
 NO_GAP = np.empty((0, 1))
@@ -89,7 +99,8 @@ class RobotWindows:
     fitter, as the bench's :class:`~frictionsim.solvers.batch.PackedLogs` is."""
 
     def __init__(self, robot: Robot, windows: list[RecordedWindow], threads: int = 2,
-                 reuse: bool = False, held: dict[int, np.ndarray] | None = None) -> None:
+                 reuse: bool = False, held: dict[int, np.ndarray] | None = None,
+                 lockstep: bool = True) -> None:
         if not windows:
             raise ConfigurationError("no windows to fit on")
         ns = len(robot.servos)
@@ -112,6 +123,9 @@ class RobotWindows:
         if reuse and robot.nq != robot.nv:
             raise ConfigurationError("reused dynamics need hinge or slide joints only (nq = nv)")
         self.reuse = reuse
+        #: whether reused runs may go in lock-step blocks (robot_lockstep): positions that
+        #: are the servos' dofs, each servo the same law for every candidate
+        self.lockstep = lockstep and reuse and bool(np.array_equal(robot.qadr, robot.dofs))
         self._paths: list[np.ndarray] | None = None
         #: the candidate row the paths follow, and its exact errors per window
         self.reference: np.ndarray | None = None
@@ -265,33 +279,55 @@ class RobotWindows:
                 scales: np.ndarray | None = None, per_joint: bool = False) -> np.ndarray:
         shape = (len(candidates), len(self.windows))
         out = np.full(shape + ((len(self.robot.servos),) if per_joint else ()), np.inf)
-        jobs = [(c, w) for c in range(len(candidates)) for w in range(len(self.windows))]
+        thetas = self._thetas(candidates, scales)
+        blocks = []  # (window, first candidate, last + 1, the servos' laws) in lock-step
+        scalar = [(c, w) for c in range(len(candidates)) for w in range(len(self.windows))]
+        if mode == "reuse" and self.lockstep and not np.any(nets) \
+                and lockstep_ready(thetas, self.robot.benches):
+            reusable = {w for w in range(len(self.windows)) if self._path(w, mode).shape[0]}
+            laws = servo_laws(thetas, self.robot.benches)
+            blocks = [(w, a, min(a + LANES, len(candidates)), laws) for w in sorted(reusable)
+                      for a in range(0, len(candidates), LANES)]
+            # the windows where the reference failed run exactly, one candidate at a time
+            scalar = [(c, w) for c, w in scalar if w not in reusable]
+        jobs = [("block", b) for b in blocks] + [("scalar", j) for j in scalar]
         if self.threads == 1:
-            self._run(self._data[0], candidates, nets, jobs, out, mode, scales)
+            self._run(self._data[0], candidates, thetas, nets, jobs, out, mode)
             return out
         with ThreadPoolExecutor(self.threads) as pool:
-            done = [pool.submit(self._run, self._data[t], candidates, nets,
-                                jobs[t::self.threads], out, mode, scales)
+            done = [pool.submit(self._run, self._data[t], candidates, thetas, nets,
+                                jobs[t::self.threads], out, mode)
                     for t in range(self.threads)]
             for f in done:
                 f.result()
         return out
 
-    def _run(self, data, candidates: np.ndarray, nets: np.ndarray, jobs: list,
-             out: np.ndarray, mode: str, scales: np.ndarray | None = None) -> None:
+    def _thetas(self, candidates: np.ndarray, scales: np.ndarray | None) -> np.ndarray:
+        """Each candidate's servo vectors (candidates × servos × THETA_SIZE): its theta on
+        every servo of the fitted type, the held servos' their own, scaled by its joint
+        ``scales``."""
+        ns = len(self.robot.servos)
+        thetas = np.repeat(candidates[:, None, :layout.THETA_SIZE], ns, axis=1)
+        for k, kept in self.held.items():
+            thetas[:, k] = kept
+        if scales is not None:
+            for c in range(len(candidates)):
+                scale_thetas(thetas[c], scales[c])
+        return thetas
+
+    def _run(self, data, candidates: np.ndarray, thetas: np.ndarray, nets: np.ndarray,
+             jobs: list, out: np.ndarray, mode: str) -> None:
         r = self.robot
         ns = len(r.servos)
         nv = r.nv
         semi = r.scheme == "semi_implicit"
-        for c, w in jobs:
+        for kind, job in jobs:
+            if kind == "block":
+                self._run_block(*job, candidates, thetas, out)
+                continue
+            c, w = job
             window = self.windows[w]
-            theta = candidates[c, :layout.THETA_SIZE]
             offsets = candidates[c, layout.THETA_SIZE:]
-            thetas = np.tile(theta, (ns, 1))  # each servo's row, its own to overwrite
-            for k, kept in self.held.items():
-                thetas[k] = kept
-            if scales is not None:
-                scale_thetas(thetas, scales[c])
             servo_nets = np.ascontiguousarray(np.broadcast_to(nets[c], (ns, nets.shape[1])))
             goals = window.goals + offsets
             q0, v0 = r.model.qpos0.copy(), np.zeros(nv)
@@ -300,7 +336,7 @@ class RobotWindows:
             out_q = np.empty((len(goals), r.nq))
             out_v = np.empty((len(goals), nv))
             failed = fixed_step_run(r.dynamics._address, data._address, data.qpos, data.qvel,
-                                    r.qadr, r.dofs, new_bank(thetas, r.benches, servo_nets),
+                                    r.qadr, r.dofs, new_bank(thetas[c], r.benches, servo_nets),
                                     goals, np.ones_like(goals), q0, v0, r.substeps, r.dt, semi,
                                     out_q, out_v, np.empty_like(out_q), NO_GAP,
                                     self._path(w, mode), mode == "record")
@@ -310,3 +346,20 @@ class RobotWindows:
             err = np.abs(predicted - window.measured[1:]).mean(axis=0)
             if np.all(np.isfinite(err)):
                 out[c, w] = err if out.ndim == 3 else float(err.mean())
+
+    def _run_block(self, w: int, first: int, end: int, laws: np.ndarray,
+                   candidates: np.ndarray, thetas: np.ndarray, out: np.ndarray) -> None:
+        """Candidates ``first`` … ``end − 1`` on window ``w`` in lock-step, along the
+        reference's path, each servo's law ``laws`` (:mod:`frictionsim.solvers.robot_lockstep`)."""
+        r = self.robot
+        window = self.windows[w]
+        errors = np.empty((end - first, len(r.servos)))
+        lockstep_window(np.ascontiguousarray(thetas[first:end]), laws, r.benches,
+                        window.goals, np.ascontiguousarray(candidates[first:end,
+                                                                      layout.THETA_SIZE:]),
+                        r.model.qpos0, window.q0, window.v0, r.dofs, window.rows,
+                        window.measured, self._paths[w], r.substeps, r.dt,
+                        r.scheme == "semi_implicit", errors)
+        for i, err in enumerate(errors):
+            if np.all(np.isfinite(err)):
+                out[first + i, w] = err if out.ndim == 3 else float(err.mean())
