@@ -38,11 +38,28 @@ def scale_thetas(thetas: np.ndarray, scales: np.ndarray) -> None:
     thetas[:, layout.ARMATURE] *= scales[:, 1]
 
 
+def scale_of(name: str, friction: float, armature: float) -> float:
+    """The factor a joint's scales put on the parameter ``name``: s_f on the budget's
+    coefficients, s_a on the armature, 1 on the rest."""
+    return friction if name in FRICTION_NAMES else armature if name == "armature" else 1.0
+
+
 def scaled_values(values: dict[str, float], friction: float, armature: float
                   ) -> dict[str, float]:
     """A parameter set's named values with the joint's scales applied."""
-    return {name: v * friction if name in FRICTION_NAMES else
-            v * armature if name == "armature" else v for name, v in values.items()}
+    return {name: v * scale_of(name, friction, armature) for name, v in values.items()}
+
+
+def scaled_ranges(ranges: dict[str, tuple[float, float]], friction: float, armature: float
+                  ) -> dict[str, tuple[float, float]]:
+    """A parameter set's ``ranges`` (``identify --uncertainty``) with the joint's scales
+    applied as to its values: the joint's variants spread about its own scaled set as the
+    shared set's about the shared one (the scales are positive, so low stays ≤ high)."""
+    out = {}
+    for name, (lo, hi) in ranges.items():
+        factor = scale_of(name, friction, armature)
+        out[name] = (lo * factor, hi * factor)
+    return out
 
 
 def check_scales(entry, where: str, error: type[Exception]) -> dict[str, float]:

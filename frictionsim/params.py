@@ -159,15 +159,42 @@ class ParameterSet:
             raise ParameterFileError(f"{where}: ripple and backlash together are not modelled yet "
                                      "(the ripple would follow the motor side across the gap): "
                                      "use one of them")
-        for name in ("ripple_amplitude", "meshing_amplitude", "meshing_decay"):
+        for name in ("ripple_amplitude", "meshing_amplitude"):
             if v.get(name, 0.0) < 0:  # a phase carries the sign; an amplitude is ≥ 0
                 raise ParameterFileError(f"{where}: {name} = {v[name]!r} must be ≥ 0 "
                                          "(docs/model.md §15; its phase sets the sign)")
+        if v.get("meshing_decay", 0.0) < 0:
+            raise ParameterFileError(f"{where}: meshing_decay = {v['meshing_decay']!r} s/rad "
+                                     "must be ≥ 0 (docs/model.md §15: the meshing friction "
+                                     "fades with speed, it never grows)")
+        for name in ("ripple_frequency", "meshing_frequency"):
+            if name in v and not v[name] > 0:  # the phase carries the sign here too
+                raise ParameterFileError(f"{where}: {name} = {v[name]!r} 1/rad must be > 0 "
+                                         "(docs/model.md §15: a ripple of frequency 0 is a "
+                                         "constant, a negative one its phase reversed)")
+        self._warn_ripple_ranges(where)
         if v.get("backlash", 0.0) > 0 and v["armature"] <= 0:
             raise ParameterFileError(f"{where}: backlash needs armature > 0: the rotor's inertia "
                                      "is the motor side of the gap (docs/model.md §14)")
         if abs(v["q_offset"]) > math.pi:
             plausibility.warn(f"{where}: q_offset = {v['q_offset']!r} rad is more than half a turn")
+
+    def _warn_ripple_ranges(self, where: str) -> None:
+        """Warnings for the ripple's terms outside the ranges docs/model.md §15 gives them (the
+        search bounds of ``--with ripple``): an amplitude above half the actuator's largest
+        friction, a frequency outside [10, 5000] 1/rad, a decay above 100 s/rad. The values
+        are used: a servo may be outside what the fit searches, but rarely this far."""
+        if "ripple" not in self.extensions:
+            return
+        for name, spec in self.spec.items():
+            if name not in schema.EXTENSIONS["ripple"] or name.endswith("_phase"):
+                continue  # a phase is any angle
+            value = self.values[name]
+            far = value > plausibility.FAR_ABOVE_BOUNDS * spec.upper > 0  # warned already
+            if not far and not spec.lower <= value <= spec.upper:
+                plausibility.warn(f"{where}: {name} = {value:g} {spec.unit} is outside "
+                                  f"[{spec.lower:g}, {spec.upper:g}], the range docs/model.md "
+                                  "§15 gives it and --with ripple searches")
 
     def _where(self) -> str:
         return self.source or f"parameter set {self.model}/{self.actuator}"

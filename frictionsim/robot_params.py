@@ -28,7 +28,7 @@ import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from frictionsim.joint_scales import check_scales, scaled_values
+from frictionsim.joint_scales import check_scales, scaled_ranges, scaled_values
 from frictionsim.jsonfile import read_json
 from frictionsim.learned_files import LearnedActuator, is_learned, learned_from_dict
 from frictionsim.params import ParameterFileError, ParameterSet, from_dict
@@ -95,7 +95,7 @@ class RobotParameters:
                     f"learned that servo's torques and cannot be put on {kinds[0]!r} servos")
             try:
                 moved = ParameterSet(params.model, kinds[0], dict(params.values), params.source,
-                                     params.scheme, params.extensions)
+                                     params.scheme, params.extensions, dict(params.ranges))
             except ParameterFileError as e:
                 raise ParameterFileError(f"{self.source}: parameters of actuator {theirs!r} "
                                          f"cannot be put on {kinds[0]!r}: {e}") from None
@@ -115,7 +115,8 @@ class RobotParameters:
                                          f"{joint.actuator} is a learned {shared.model}")
             sets[joint.name] = dataclasses.replace(
                 shared, values=scaled_values(shared.values, scales["friction"],
-                                             scales["armature"]))
+                                             scales["armature"]),
+                ranges=scaled_ranges(shared.ranges, scales["friction"], scales["armature"]))
         return applied, sets
 
     def to_dict(self) -> dict:

@@ -595,10 +595,10 @@ class ServoModel:
         self._warn_scheme()
         self._thetas = [semi_implicit_theta(s) for s in self.servos]
         if friction == "frictionloss":
-            refuse_backlash(np.array(self._thetas), "MuJoCo's friction rows (--friction "
-                            "frictionloss)")
-            refuse_ripple(np.array(self._thetas), "MuJoCo's friction rows (--friction "
-                          "frictionloss)")
+            rows = ("MuJoCo's friction rows (--friction frictionloss; robot simulate: --engine "
+                    "mujoco_frictionloss)")
+            refuse_backlash(np.array(self._thetas), rows)
+            refuse_ripple(np.array(self._thetas), rows)
         spec, self.ctrl_index = servo_spec(mjcf, self.servos, friction)
         mark = spec.add_numeric()
         mark.name = MARK_NAME

@@ -67,6 +67,43 @@ def test_a_parameter_file_gives_a_scaled_joint_its_own_set(tmp_path):
     assert servos["shoulder_pan"].params.values["friction_viscous"] == pytest.approx(0.03)
 
 
+def test_a_scaled_joint_draws_its_variants_about_its_own_set(tmp_path, recwarn):
+    # robot identify --uncertainty over a fit with joint scales: the ranges bootstrapped for
+    # the shared set are scaled as its values, so they hold the joint's own set (no warning)
+    # and its variants spread about it
+    ranges = {"friction_base": [0.018, 0.024], "armature": [0.008, 0.013],
+              "kt": [0.9, 1.1]}
+    path = _fit_file(tmp_path, {"Elbow": {"friction": 1.5, "armature": 0.5}})
+    data = json.loads(path.read_text())
+    kt = ParameterSet("m6", "sts3215_12v", M6).values["kt"]
+    ranges["kt"] = [0.9 * kt, 1.1 * kt]
+    data["servos"]["sts3215_12v"]["ranges"] = ranges
+    path.write_text(json.dumps(data))
+    robot, sets = load_robot_params(path).for_robot(get_robot("so101"))
+    elbow = params_of(sets, robot.joint("Elbow"))
+    assert elbow.ranges["friction_base"] == pytest.approx((0.027, 0.036))
+    assert elbow.ranges["armature"] == pytest.approx((0.004, 0.0065))
+    assert elbow.ranges["kt"] == pytest.approx(tuple(ranges["kt"]))
+    assert params_of(sets, robot.joint("Rotation")).ranges["armature"] == (0.008, 0.013)
+    assert not [w for w in recwarn if "does not contain" in str(w.message)]
+    drawn = elbow.variants(50, seed=1)
+    assert all(0.027 <= d.values["friction_base"] <= 0.036 for d in drawn)
+    assert all(0.004 <= d.values["armature"] <= 0.0065 for d in drawn)
+
+
+def test_a_bench_set_put_on_the_robot_keeps_its_ranges(tmp_path):
+    # a bench fit with --uncertainty (another actuator) put on the SO-101's servos: its
+    # ranges come along, so robot simulate --variants can draw within them
+    from frictionsim.params import save_params
+
+    bench = ParameterSet("m1", "xl330", {"friction_base": 0.05},
+                         ranges={"friction_base": (0.04, 0.06)})
+    save_params(tmp_path / "bench.json", bench)
+    with pytest.warns(UserWarning, match="put on the so101's 'sts3215_12v' servos"):
+        _, sets = load_robot_params(tmp_path / "bench.json").for_robot(get_robot("so101"))
+    assert sets["sts3215_12v"].ranges == {"friction_base": (0.04, 0.06)}
+
+
 @pytest.mark.parametrize("scales, message", [
     ({"Elbow": {"friction": 0.0, "armature": 1.0}}, "joint_scales.Elbow.friction = 0.0"),
     ({"Elbow": {"friction": 1.0}}, "must give exactly friction, armature"),

@@ -94,6 +94,12 @@ def test_an_interrupt_keeps_the_earlier_folder_and_the_partial_result_beside_it(
         (stage / "partial.json").write_text("best so far")
         fresh.interrupted = True
     assert fresh.result == tmp_path / "fresh" and (fresh.result / "partial.json").exists()
+    # stopped before it saved anything (an interrupt in the first compile): no folder at all
+    empty = StagedFolder(tmp_path / "empty")
+    with empty:
+        empty.interrupted = True
+    assert not (tmp_path / "empty").exists()
+    assert not [p for p in tmp_path.iterdir() if p.name.startswith(".empty")]
 
 
 def test_a_non_empty_folder_is_refused_without_overwrite(tmp_path):
@@ -209,3 +215,21 @@ def test_an_interrupted_overwrite_keeps_the_earlier_fit_and_puts_its_own_beside(
     assert f"this run's partial one is in {partial}" in err
     assert load_robot_params(partial / "m1.json").fit["interrupted"] is True
     assert leftovers(tmp_path) == []
+
+
+def test_a_report_cut_short_while_its_figures_are_drawn_says_it_was_interrupted(tmp_path):
+    # the JSON is written before the figures and the Markdown: an interrupt there must not
+    # leave a folder whose report reads as a finished run
+    from frictionsim.experiments.common.output import marked_on_interrupt, write_json
+
+    path = tmp_path / "report.json"
+    report = {"interrupted": False, "models": {"m1": {}}}
+    write_json(path, report)
+    with pytest.raises(KeyboardInterrupt), marked_on_interrupt(path, report):
+        raise KeyboardInterrupt
+    saved = json.loads(path.read_text())
+    assert saved["interrupted"] is True and saved["models"] == {"m1": {}}
+    assert "figures" in saved["interrupted_while"]
+    with marked_on_interrupt(path, {"interrupted": False}):  # finished: left as written
+        pass
+    assert json.loads(path.read_text())["interrupted"] is True

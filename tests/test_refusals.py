@@ -198,13 +198,31 @@ def test_a_validation_log_that_is_a_training_log_under_another_name_is_refused(h
       "--kp", "400", "--trajectory", "sin_sin", "--logdir", "{w}/rec", "--rate", "1e-300"],
      "--rate"),
     (["run", "drive-backdrive", "--params", "{w}/m1.json", "--points", "100000000"], "--points"),
+    (["identify", "--actuator", "xl330", "--model", "m1", "--logs", "{w}/l.json", "--fix",
+      "backlash=0.01", "--out", "{w}/fit"], "on xl330 without --with backlash"),
     # the learned actuators' options without a learned actuator to train
     (["identify", "--actuator", "xl330", "--model", "m1", "--logs", "{w}/l.json",
       "--rollout-epochs", "2", "--out", "{w}/fit"], "--rollout-epochs trains a learned actuator"),
     (["identify", "--actuator", "xl330", "--model", "m1", "net", "--logs", "{w}/l.json",
       "--hybrid-budget", "50", "--out", "{w}/fit"], "--hybrid-budget trains a learned actuator"),
+    (["identify", "--actuator", "xl330", "--model", "net", "--logs", "{w}/l.json",
+      "--rollout-epochs", "0", "--rollout-horizon", "50", "--out", "{w}/fit"],
+     "--rollout-epochs 0 turns off"),
+    (["identify", "--actuator", "xl330", "--model", "m1", "--logs", "{w}/l.json",
+      "--max-epochs", "200", "--out", "{w}/fit"], "--max-epochs trains a learned actuator"),
+    (["identify", "--actuator", "xl330", "--model", "m6", "hybrid", "--logs", "{w}/l.json",
+      "--hybrid-budget", "20", "--rollout-epochs", "1", "--out", "{w}/fit"],
+     "which its training through the rollout (--rollout-epochs 1) replaces"),
     (["robot", "identify", "--robot", "so100", "--recordings", "{w}", "--model", "m1",
       "--max-epochs", "3", "--out", "{w}/fit"], "--max-epochs trains a learned actuator"),
+    (["identify", "--actuator", "xl330", "--model", "net", "--logs", "{w}/l.json",
+      "--budget", "50", "--out", "{w}/fit"], "--budget is the physical models'"),
+    (["identify", "--actuator", "xl330", "--model", "m6", "hybrid", "--logs", "{w}/l.json",
+      "--with", "backlash", "--out", "{w}/fit"], "give --rollout-epochs 0"),
+    (["robot", "identify", "--robot", "so100", "--recordings", "{w}", "--model", "m6",
+      "hybrid", "--with", "backlash", "--out", "{w}/fit"], "give --rollout-epochs 0"),
+    (["robot", "identify", "--robot", "so100", "--recordings", "{w}", "--model", "net",
+      "--budget", "50", "--out", "{w}/fit"], "--budget is the physical models'"),
     # the physical models' polish, search windows and joint scales without a physical model
     (["robot", "identify", "--robot", "so100", "--recordings", "{w}", "--model", "net",
       "--no-polish", "--out", "{w}/fit"], "--no-polish acts on the physical models"),
@@ -398,7 +416,7 @@ def test_a_network_is_not_trained_on_logs_without_torque(work, capsys):
         entry["torque_enable"] = False
     (work / "off.json").write_text(json.dumps(data))
     run_refused(["identify", "--actuator", "xl330", "--model", "net", "--logs",
-                 str(work / "off.json"), "--budget", "20", "--out", str(work / "fit")],
+                 str(work / "off.json"), "--out", str(work / "fit")],
                 "torque is off throughout", capsys)
 
 
@@ -441,6 +459,30 @@ def test_an_amplitude_of_the_ripple_below_zero_is_refused(work, capsys):
     (work / "r.json").write_text(json.dumps({**data, "ripple_amplitude": -0.05}))
     run_refused(["simulate", "--params", str(work / "r.json"), str(work / "l.json"), "--with",
                  "ripple"], "ripple_amplitude = -0.05 must be ≥ 0", capsys)
+
+
+@pytest.mark.parametrize("key, value, culprit", [
+    ("ripple_frequency", 0.0, "ripple_frequency = 0.0 1/rad must be > 0"),
+    ("meshing_frequency", -600.0, "meshing_frequency = -600.0 1/rad must be > 0"),
+    ("meshing_decay", -1.0, "meshing_decay = -1.0 s/rad must be ≥ 0"),
+])
+def test_a_ripple_frequency_or_decay_of_the_wrong_sign_is_refused(work, capsys, key, value,
+                                                                   culprit):
+    data = json.loads((work / "m1.json").read_text())
+    (work / "r.json").write_text(json.dumps({**data, key: value}))
+    run_refused(["simulate", "--params", str(work / "r.json"), str(work / "l.json"), "--with",
+                 "ripple"], culprit, capsys)
+
+
+@pytest.mark.parametrize("key, value", [("ripple_frequency", 1e6), ("ripple_amplitude", 5.0),
+                                        ("meshing_decay", 1e3)])
+def test_a_ripple_term_outside_its_documented_range_is_warned_about(key, value):
+    from frictionsim.params import ParameterSet
+    from frictionsim.plausibility import PlausibilityWarning
+
+    values = ParameterSet.defaults("m1", "xl330").with_extensions(("ripple",)).values
+    with pytest.warns(PlausibilityWarning, match=f"{key} = .* is outside"):
+        ParameterSet("m1", "xl330", {**values, key: value}, extensions=("ripple",))
 
 
 def test_ranges_that_miss_their_own_value_are_named(work):

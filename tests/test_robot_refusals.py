@@ -127,6 +127,9 @@ def test_variants_are_checked_before_any_replay(work, capsys, count, culprit):
     (["--mjcf", "{w}"], "no MJCF file at"),
     (["--mjcf", "{w}/bad.xml", "--data", "{w}"], "--mjcf gives it"),
     (["--engine", "mjcf", "--scheme", "reference"], "--scheme"),
+    (["--with", "backlash", "--engine", "mjcf"], "--with backlash switches on terms"),
+    (["--with", "ripple", "supply", "--engine", "mjcf"], "--with ripple supply switches on"),
+    (["--seed", "3"], "without --variants it does nothing"),
 ])
 def test_simulate_options_that_cannot_apply_are_named(work, capsys, extra, culprit):
     argv = [a.format(w=work) for a in extra]

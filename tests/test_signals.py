@@ -168,3 +168,31 @@ def test_a_terminated_recording_releases_the_torque_and_closes_its_log(sig, tmp_
     finally:
         server.terminate()
         server.wait(timeout=30)
+
+
+def test_a_compile_in_a_worker_thread_holds_the_signal_back_like_one_in_the_main_thread():
+    # the robot fit's evaluator threads compile its kernels while the main thread waits on
+    # them: a signal raised in the main thread then waited for the whole compile (46-68 s)
+    import threading
+
+    from numba.core.compiler_lock import global_compiler_lock
+
+    from frictionsim.experiments.runner.cli import _inside_the_compiler
+
+    assert not _inside_the_compiler(None)
+    held, release = threading.Event(), threading.Event()
+
+    def compiling() -> None:
+        with global_compiler_lock:
+            held.set()
+            release.wait(10)
+
+    worker = threading.Thread(target=compiling)
+    worker.start()
+    try:
+        assert held.wait(10)
+        assert _inside_the_compiler(None)
+    finally:
+        release.set()
+        worker.join()
+    assert not _inside_the_compiler(None)

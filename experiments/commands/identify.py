@@ -23,10 +23,11 @@ from frictionsim.experiments.runner.arguments import (
     check_fits,
     check_learning_use,
     net_settings,
+    physical_budget,
     recorded,
     seed,
 )
-from frictionsim.limits import check_budget, check_count
+from frictionsim.limits import check_count
 
 DESCRIPTION = (
     "Identify the parameters of friction models M1-M6 (and of the motor) from processed "
@@ -62,7 +63,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                           "on the other gains' logs, validate on that gain's (folds in "
                           "OUT/cross_validation/), report per model and gain and the mean; then "
                           "fit on every log")
-    p.add_argument("--budget", type=int, default=3000,
+    p.add_argument("--budget", type=int, default=None,
                    help="loss evaluations per model (default 3000)")
     p.add_argument("--seed", type=seed, default=0, help="random seed (default 0)")
     add_fits_argument(p)
@@ -127,7 +128,11 @@ def check_fixed(fixed: dict[str, float], models: list[str], actuator: str,
         specs = [schema.parameters(m, actuator, extensions).get(name) for m in models]
         spec = next((s for s in specs if s is not None), None)
         if spec is None:
-            raise ConfigurationError(f"--fix {name}: not a parameter of {', '.join(models)} on {actuator}")
+            extension = schema.extension_of(name)
+            hint = f" without --with {extension}" if extension and extension not in \
+                (extensions or ()) else ""
+            raise ConfigurationError(f"--fix {name}: not a parameter of {', '.join(models)} on "
+                                     f"{actuator}{hint}")
         if not spec.lower <= value <= spec.upper:
             raise ConfigurationError(f"--fix {name}={value:g}: outside its bounds [{spec.lower:g}, "
                                      f"{spec.upper:g}] on {actuator}; a fit holds parameters inside "
@@ -200,7 +205,7 @@ def run(args: argparse.Namespace) -> int:
     fixed = parse_fixed(args.fix)
     check_fixed(fixed, models, actuator, args.extensions)
     learning = net_settings(args, 2000)
-    check_budget(args.budget)
+    args.budget = physical_budget(args.budget, models, 3000)
     check_fits(args.fits, models)
     if args.uncertainty is not None:
         check_count("--uncertainty", args.uncertainty, 2, 10_000, "bootstrap identifications")
@@ -287,9 +292,12 @@ def _identify_into(out, args, train, validation, settings, earlier, learned, lea
     if learned and not interrupted:
         from frictionsim.experiments.identification.learned import fit_learned
 
-        learned_fits = fit_learned(tuple(learned), train, validation,
-                                   {m: f.result.params for m, f in fits.items()}, actuator,
-                                   out, learning, show)
+        try:
+            learned_fits = fit_learned(tuple(learned), train, validation,
+                                       {m: f.result.params for m, f in fits.items()}, actuator,
+                                       out, learning, show)
+        except KeyboardInterrupt:  # the model in training saved its best so far first
+            interrupted = True  # the report says so; the runner still exits as signalled
     uncertainty = None
     if args.uncertainty and fits and not interrupted:
         uncertainty = _uncertainty(args, train, settings, fits)

@@ -122,7 +122,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    help="domain randomisation: also replay with N servo sets drawn within the "
                         "parameter file's ranges (identify --uncertainty), every servo drawn "
                         "on its own; reports each variant's MAE and their spread")
-    s.add_argument("--seed", type=seed, default=0, help="seed of the --variants draws (default 0)")
+    s.add_argument("--seed", type=seed, default=None,
+                   help="seed of the --variants draws (default 0)")
     add_extensions_argument(s)
     add_output_argument(s, "--json", JSON,
                         'write {"recordings": {NAME: {"joint_mae_rad": {JOINT: ...}, '
@@ -163,7 +164,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     i.add_argument("--per-joint", choices=("offsets", "none"), default="none",
                    help="a calibration offset per joint, or none (default); ignored with "
                         "--cross-validate motion, which decides")
-    i.add_argument("--budget", type=int, default=800,
+    i.add_argument("--budget", type=int, default=None,
                    help="loss evaluations per model (default 800; the time grows with it: "
                         "M6 alone on the 35 SO-101 recordings takes 2 to 3 min on 2 "
                         "cores, docs/results.md)")
@@ -469,6 +470,15 @@ def simulate(args: argparse.Namespace) -> int:
     if plain and args.params is not None:
         raise ConfigurationError("--engine mjcf simulates the MJCF as shipped, without frictionsim's "
                                  "servos: it takes no --params")
+    if plain and args.extensions:
+        raise ConfigurationError(f"--with {' '.join(args.extensions)} switches on terms of "
+                                 "frictionsim's servos; --engine mjcf simulates the MJCF as "
+                                 "shipped, without them")
+    if args.seed is not None and args.variants is None:
+        raise ConfigurationError("--seed seeds the --variants draws: without --variants it "
+                                 "does nothing")
+    if args.seed is None:
+        args.seed = 0
     if not plain:
         chosen.check_scheme(args.scheme)
     if not plain and args.params is None:
@@ -793,7 +803,12 @@ def identify(args: argparse.Namespace) -> int:
         actuator_of,
     )
     from frictionsim.experiments.robots.report import not_ours, prepare_robot_out
-    from frictionsim.experiments.runner.arguments import check_fits, check_learning_use, net_settings
+    from frictionsim.experiments.runner.arguments import (
+        check_fits,
+        check_learning_use,
+        net_settings,
+        physical_budget,
+    )
 
     robot, mjcf = load_robot(args)
     held = _held_sets(args.hold, robot)
@@ -830,7 +845,7 @@ def identify(args: argparse.Namespace) -> int:
         raise ConfigurationError("--fix q_offset: not fitted on a robot (held at 0: the goals are "
                                  "joint angles; --per-joint offsets fits the joints' calibration)")
     check_fixed(fixed, models, actuator, extensions)
-    check_budget(args.budget)
+    args.budget = physical_budget(args.budget, models, 800)
     check_fits(args.fits, models)
     if not 0.1 <= args.window <= 600:
         raise ConfigurationError(f"--window must be 0.1 to 600 s, got {args.window:g}")

@@ -64,8 +64,14 @@ def run(args: argparse.Namespace) -> int:
     if args.link is not None and os.path.lexists(args.link) and not os.path.islink(args.link):
         raise ConfigurationError(f"--link {args.link} exists and is not a symbolic link; it is not replaced")
     stop = threading.Event()
-    for sig in (signal.SIGTERM, signal.SIGINT):  # also when started in the background
-        signal.signal(sig, lambda *_: stop.set())
+    received: list[int] = []
+
+    def stopping(signum, frame) -> None:
+        received.append(signum)
+        stop.set()
+
+    previous = {sig: signal.signal(sig, stopping)  # also when started in the background
+                for sig in (signal.SIGTERM, signal.SIGINT)}
     with PtyLink(args.link) as link:
         where = f"{link.path}" + (f" (link {args.link})" if args.link else "")
         print(f"virtual {motor} ({device.describe()}, id {args.servo_id}, {params.model}, "
@@ -73,4 +79,8 @@ def run(args: argparse.Namespace) -> int:
         print(link.path, flush=True)
         link.serve(device, stop)
         print(f"virtual servo stopped after {link.packets} packets", flush=True)
+    for sig, handler in previous.items():
+        signal.signal(sig, handler)
+    if received:  # the link is closed: the signal now ends the command as every other's
+        signal.raise_signal(received[0])
     return 0

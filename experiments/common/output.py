@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import math
 import os
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 from frictionsim import atomic
@@ -93,6 +95,21 @@ def write_json(path: str | os.PathLike, data) -> Path:
     path = atomic.write_json(path, json_safe(data))
     print(f"wrote {atomic.shown(path)}")
     return path
+
+
+@contextmanager
+def marked_on_interrupt(path: Path, report: dict) -> Iterator[None]:
+    """Around what a report writes after its JSON (``path``, holding ``report``): an
+    interrupt there (the figures, the Markdown) rewrites the JSON with ``"interrupted":
+    true`` before it goes on, so that a folder cut short then never reads as a finished
+    run."""
+    try:
+        yield
+    except KeyboardInterrupt:
+        if not report.get("interrupted"):
+            write_json(path, {**report, "interrupted": True,
+                              "interrupted_while": "writing the report and its figures"})
+        raise
 
 
 def save_figure(fig, path: str | os.PathLike) -> Path:

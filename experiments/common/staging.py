@@ -96,6 +96,9 @@ class StagedFolder:
 
     def _keep_partial(self) -> None:
         if not self._earlier():
+            if not any(self.path.iterdir()):  # stopped before it saved anything: no folder
+                shutil.rmtree(self.path)
+                return
             self._swap_in(self.out)
             return
         beside = self.out.with_name(f"{self.out.name}.interrupted")

@@ -9,7 +9,12 @@ import matplotlib.pyplot as plt
 import numpy as np
 
 from frictionsim import ACTUATORS, atomic
-from frictionsim.experiments.common.output import save_figure, table, write_json
+from frictionsim.experiments.common.output import (
+    marked_on_interrupt,
+    save_figure,
+    table,
+    write_json,
+)
 from frictionsim.experiments.common.plots import figure_legend, mae_boxplot, shade_torque_off
 from frictionsim.experiments.identification.schedule import FitSettings
 from frictionsim.logs import Log
@@ -162,77 +167,78 @@ def write_report(out: Path, fits: dict[str, ModelFit], train: list[Log],
                                                 for d in entry["undetermined"]]
     write_json(out / "report.json", detail)
 
-    rows = [[m + (" (kept)" if f.kept else " (interrupted)" if f.result.interrupted else ""),
-             _mrad(f.train_mae), _mrad(f.validation_mae), f.result.evaluations,
-             f"{f.result.seconds:.1f}", f"{f.result.rollout_seconds:.1f}",
-             f"{f.result.optimizer_seconds:.1f}", restarts_cell(f)]
-            for m, f in fits.items()]
-    rows += [[m + " (learned)", _mrad(f.train_mae), _mrad(f.validation_mae), "–",
-              f"{f.seconds:.1f}", "–", "–", "–"] for m, f in learned.items()]
-    headers = ["model", "train MAE (mrad)", "validation MAE (mrad)", "evaluations",
-               "seconds", "rollouts (s)", "optimizer (s)", "restarts agreeing"]
-    print(table(headers, rows))
-    warnings = [w for m, f in fits.items() for w in (restarts_warning(m, f), start_warning(m, f))
-                if w]
-    for w in warnings:
-        warn(w)
-    figures = _figures(out, fits, train, validation)
-    md = ["# Identification report", ""]
-    if cross_validation:
-        from frictionsim.experiments.identification.cross_validation import plot_cross_validation
+    with marked_on_interrupt(out / "report.json", detail):
+        rows = [[m + (" (kept)" if f.kept else " (interrupted)" if f.result.interrupted else ""),
+                 _mrad(f.train_mae), _mrad(f.validation_mae), f.result.evaluations,
+                 f"{f.result.seconds:.1f}", f"{f.result.rollout_seconds:.1f}",
+                 f"{f.result.optimizer_seconds:.1f}", restarts_cell(f)]
+                for m, f in fits.items()]
+        rows += [[m + " (learned)", _mrad(f.train_mae), _mrad(f.validation_mae), "–",
+                  f"{f.seconds:.1f}", "–", "–", "–"] for m, f in learned.items()]
+        headers = ["model", "train MAE (mrad)", "validation MAE (mrad)", "evaluations",
+                   "seconds", "rollouts (s)", "optimizer (s)", "restarts agreeing"]
+        print(table(headers, rows))
+        warnings = [w for m, f in fits.items() for w in (restarts_warning(m, f), start_warning(m, f))
+                    if w]
+        for w in warnings:
+            warn(w)
+        figures = _figures(out, fits, train, validation)
+        md = ["# Identification report", ""]
+        if cross_validation:
+            from frictionsim.experiments.identification.cross_validation import plot_cross_validation
 
-        cv_md = _cross_validation_table(cross_validation)
-        print("\n".join(cv_md))
-        figures.insert(0, plot_cross_validation(cross_validation, out / "cross_validation.png"))
-        md += cv_md
-    if interrupted:
-        stopped = [m for m, f in fits.items() if f.result.interrupted]
-        md += ["**Interrupted (Ctrl-C):** " + (f"{', '.join(stopped)} stopped before its budget "
-               "was spent; " if stopped else "") + "models after it were not fitted. Every "
-               "parameter file holds the best found before the interrupt.", ""]
-    if any(f.kept for f in fits.values()):
-        md += ["Models marked *(kept)* were not refitted in this run: their parameter files "
-               "come from an earlier run in this folder (`--resume`) and are evaluated on "
-               "this run's logs.", ""]
-    md.append(f"{len(train)} training logs, {len(validation)} validation logs.")
-    md += ["", "| " + " | ".join(headers) + " |", "|" + "---|" * len(headers)]
-    md += ["| " + " | ".join(str(c) for c in row) + " |" for row in rows]
-    md += ["", "*Restarts agreeing*: of the independent exploration runs (each from the start "
-           "point with its own seed), how many reached the best run's loss within the agreement "
-           "(10 % by default). The fitter adds runs until two agree or no run beats an "
-           "exact start (a simpler model's optimum); `!` marks a result they did not confirm."]
-    if learned:
-        md += ["", "*(learned)*: trained after the physical models on the same training logs "
-               "(docs/model.md §13): `net` an MLP actuator, `hybrid` M6 plus a learned residual "
-               "of bounded authority; their seconds are the training and scoring time."]
-    md += [""] + [f"**Warning:** {w}" for w in warnings]
-    md += _identifiability_lines(identifiability)
-    md += ["", "Parameter files: " + ", ".join(f"`{f.params_file.name}`"
-                                               for f in (*fits.values(), *learned.values())),
-           ""]
-    ranges = (uncertainty or {}).get("ranges", {})
-    if ranges:
-        md += [f"Parameter ranges: where another fit of this servo lands "
-               f"{100 * uncertainty['level']:g} % of the time, from {uncertainty['replicates']} "
-               "bootstrap identifications on the training logs drawn with replacement "
-               "(written into the parameter files as `ranges`).", ""]
-    for m, f in fits.items():
-        own = ranges.get(m, {})
-        md += [f"## {m}", "", "| parameter | value |" + (" range |" if own else ""),
-               "|---|---|" + ("---|" if own else "")]
-        md += [f"| {k} | {v:.6g}{_reflected_note(k, f)} |"
-               + (f" {own[k][0]:.4g} … {own[k][1]:.4g} |" if k in own else " – |" if own else "")
-               for k, v in f.result.params.values.items()]
-        combined = (uncertainty or {}).get("combinations", {}).get(m, {})
-        if combined:
-            md += ["", "Identifiable combinations, ranges: " + "; ".join(
-                f"{k} {lo:.4g} … {hi:.4g}" for k, (lo, hi) in combined.items())]
-        md.append("")
-    for kind, logs in (("Validation", validation), ("Training", train)):
-        md += _per_log_table(kind, logs, {**fits, **learned})
-    md += ["## Figures", ""] + [f"![{p.stem}]({p.name})" for p in figures]
-    atomic.write_text(out / "report.md", "\n".join(md) + "\n")
-    print(f"wrote {atomic.shown(out / 'report.md')}")
+            cv_md = _cross_validation_table(cross_validation)
+            print("\n".join(cv_md))
+            figures.insert(0, plot_cross_validation(cross_validation, out / "cross_validation.png"))
+            md += cv_md
+        if interrupted:
+            stopped = [m for m, f in fits.items() if f.result.interrupted]
+            md += ["**Interrupted (Ctrl-C):** " + (f"{', '.join(stopped)} stopped before its budget "
+                   "was spent; " if stopped else "") + "models after it were not fitted. Every "
+                   "parameter file holds the best found before the interrupt.", ""]
+        if any(f.kept for f in fits.values()):
+            md += ["Models marked *(kept)* were not refitted in this run: their parameter files "
+                   "come from an earlier run in this folder (`--resume`) and are evaluated on "
+                   "this run's logs.", ""]
+        md.append(f"{len(train)} training logs, {len(validation)} validation logs.")
+        md += ["", "| " + " | ".join(headers) + " |", "|" + "---|" * len(headers)]
+        md += ["| " + " | ".join(str(c) for c in row) + " |" for row in rows]
+        md += ["", "*Restarts agreeing*: of the independent exploration runs (each from the start "
+               "point with its own seed), how many reached the best run's loss within the agreement "
+               "(10 % by default). The fitter adds runs until two agree or no run beats an "
+               "exact start (a simpler model's optimum); `!` marks a result they did not confirm."]
+        if learned:
+            md += ["", "*(learned)*: trained after the physical models on the same training logs "
+                   "(docs/model.md §13): `net` an MLP actuator, `hybrid` M6 plus a learned residual "
+                   "of bounded authority; their seconds are the training and scoring time."]
+        md += [""] + [f"**Warning:** {w}" for w in warnings]
+        md += _identifiability_lines(identifiability)
+        md += ["", "Parameter files: " + ", ".join(f"`{f.params_file.name}`"
+                                                   for f in (*fits.values(), *learned.values())),
+               ""]
+        ranges = (uncertainty or {}).get("ranges", {})
+        if ranges:
+            md += [f"Parameter ranges: where another fit of this servo lands "
+                   f"{100 * uncertainty['level']:g} % of the time, from {uncertainty['replicates']} "
+                   "bootstrap identifications on the training logs drawn with replacement "
+                   "(written into the parameter files as `ranges`).", ""]
+        for m, f in fits.items():
+            own = ranges.get(m, {})
+            md += [f"## {m}", "", "| parameter | value |" + (" range |" if own else ""),
+                   "|---|---|" + ("---|" if own else "")]
+            md += [f"| {k} | {v:.6g}{_reflected_note(k, f)} |"
+                   + (f" {own[k][0]:.4g} … {own[k][1]:.4g} |" if k in own else " – |" if own else "")
+                   for k, v in f.result.params.values.items()]
+            combined = (uncertainty or {}).get("combinations", {}).get(m, {})
+            if combined:
+                md += ["", "Identifiable combinations, ranges: " + "; ".join(
+                    f"{k} {lo:.4g} … {hi:.4g}" for k, (lo, hi) in combined.items())]
+            md.append("")
+        for kind, logs in (("Validation", validation), ("Training", train)):
+            md += _per_log_table(kind, logs, {**fits, **learned})
+        md += ["## Figures", ""] + [f"![{p.stem}]({p.name})" for p in figures]
+        atomic.write_text(out / "report.md", "\n".join(md) + "\n")
+        print(f"wrote {atomic.shown(out / 'report.md')}")
     return summary
 
 

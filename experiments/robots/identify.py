@@ -328,22 +328,31 @@ def fit_robot(robot: RobotDescription, mjcf: Path, train: list[Recording],
         interrupted = _fit_scales(robot, evaluator, settings, fits)
     learned: dict[str, RobotLearnedFit] = {}
     if settings.learned and not interrupted:
-        learned = _train_learned(robot, mjcf, train, settings, fits, evaluator, out)
+        try:
+            learned = _train_learned(robot, mjcf, train, settings, fits, evaluator, out)
+        except KeyboardInterrupt:  # the actuator in training saved its best so far first
+            interrupted = True
     cost["fit_seconds"] = time.perf_counter() - t0
     cost["peak_memory_mib"] = peak_memory_mib()
     for model, f in fits.items():
         if validation and not interrupted:
-            f.validation = replay(robot, mjcf,
-                                  robot_parameters(robot, f.result.params, {}, f.joint_scales,
-                                                   settings.held),
-                                  validation, "fixed_step",
-                                  settings.progress, f"{model}: replaying held-out recordings")
+            try:
+                f.validation = replay(robot, mjcf,
+                                      robot_parameters(robot, f.result.params, {},
+                                                       f.joint_scales, settings.held),
+                                      validation, "fixed_step", settings.progress,
+                                      f"{model}: replaying held-out recordings")
+            except KeyboardInterrupt:  # the fits are whole: saved, without held-out scores
+                interrupted = True
         _save(path_of(out, model), robot, f, settings, train, cost)
     for kind, f in learned.items():
-        if validation:
-            f.validation = replay(robot, mjcf, load_robot_params(f.path), validation,
-                                  "fixed_step", settings.progress,
-                                  f"{kind}: replaying held-out recordings")
+        if validation and not interrupted:
+            try:
+                f.validation = replay(robot, mjcf, load_robot_params(f.path), validation,
+                                      "fixed_step", settings.progress,
+                                      f"{kind}: replaying held-out recordings")
+            except KeyboardInterrupt:
+                interrupted = True
     return {**fits, **learned}, interrupted, cost
 
 
@@ -424,7 +433,12 @@ def _train_learned(robot: RobotDescription, mjcf: Path, train: list[Recording],
 
     if "hybrid" in settings.learned and "m6" not in fits:
         raise ConfigurationError("--model hybrid is m6 plus a learned residual: add m6 to --model")
-    point = fits["m6" if "m6" in fits else settings.models[-1]].result.params
+    if fits:
+        point = fits["m6" if "m6" in fits else settings.models[-1]].result.params
+    else:  # a net alone: on the bare joint with the actuator's default rotor (the bench's
+        # rotor_inertia), the joints uncalibrated
+        point = RobotPoint(ParameterSet.defaults("m1", actuator_of(robot, settings.held))
+                           .with_scheme(SCHEME), {}, tuple(j.name for j in robot.servo_joints))
     out_fits = {}
     for kind in settings.learned:
         if settings.progress:

@@ -16,6 +16,7 @@ import numpy as np
 
 from frictionsim.atomic import shown, write_json, write_text
 from frictionsim.errors import ConfigurationError
+from frictionsim.experiments.common.output import marked_on_interrupt
 from frictionsim.experiments.identification.pipeline import check_resumable, existing_outputs
 from frictionsim.experiments.robots.fit_defaults import START_VELOCITIES
 from frictionsim.experiments.robots.identify import (
@@ -110,51 +111,53 @@ def write_robot_report(out: Path, robot: str, fits: dict[str, RobotModelFit | Ro
                      "start_velocity": settings.start_velocity},
     }
     write_json(out / "report.json", summary)
-    lines = [f"# Robot identification: {robot}", "",
-             f"{len(train)} training recordings, fitted on {cost['windows']} windows of "
-             f"{settings.window:g} s (one in {settings.stride}) restarted from the recorded "
-             f"positions and {START_VELOCITIES[settings.start_velocity]}; {len(validation)} "
-             "recordings held out and replayed whole in closed loop.",
-             f"Fit: {cost['fit_seconds']:.0f} s on {cost['threads']} threads, peak memory "
-             f"{cost['peak_memory_mib']:.0f} MiB."
-             + (" **Interrupted**: the fits are the best so far." if interrupted else ""), ""]
-    rows = [[m, f"{1e3 * f.result.loss:.2f}", f.result.evaluations, f.result.restarts,
-             f"{f.result.seconds:.0f}", f.per_joint + (" + scales" if f.joint_scales else ""),
-             "" if f.validation_mae is None else f"{1e3 * f.validation_mae:.2f}"]
-            if isinstance(f, RobotModelFit) else
-            [f"{m} (learned)", f"{1e3 * f.window_loss:.2f}",
-             f.learned.training.get("closed_loop_evaluations", "–"), "–", f"{f.seconds:.0f}",
-             "as m6" if f.model == "hybrid" else "–",
-             "" if f.validation_mae is None else f"{1e3 * f.validation_mae:.2f}"]
-            for m, f in fits.items()]
-    lines += [table(["model", "window loss (mrad)", "evaluations", "restarts", "seconds",
-                     "per joint", "held-out MAE (mrad)"], rows), ""]
-    for m, f in fits.items():
-        if isinstance(f, RobotModelFit) and f.joint_scales:
-            lines += [f"{m}: joint scales, friction / armature: " + ", ".join(
-                f"{j} {v['friction']:.2f} / {v['armature']:.2f}" for j, v in f.joint_scales.items())
-                + f" (window loss {1e3 * f.shared_loss:.2f} mrad with the shared set alone)", ""]
-    if validation:
-        lines += ["## Held-out recordings, MAE per joint (mrad)", ""]
-        cols = [["goal as prediction", *(f"{1e3 * v:.1f}" for v in joint_means(goal).values()),
-                 f"{1e3 * mean_mae(goal):.1f}"]]
+
+    with marked_on_interrupt(out / "report.json", summary):
+        lines = [f"# Robot identification: {robot}", "",
+                 f"{len(train)} training recordings, fitted on {cost['windows']} windows of "
+                 f"{settings.window:g} s (one in {settings.stride}) restarted from the recorded "
+                 f"positions and {START_VELOCITIES[settings.start_velocity]}; {len(validation)} "
+                 "recordings held out and replayed whole in closed loop.",
+                 f"Fit: {cost['fit_seconds']:.0f} s on {cost['threads']} threads, peak memory "
+                 f"{cost['peak_memory_mib']:.0f} MiB."
+                 + (" **Interrupted**: the fits are the best so far." if interrupted else ""), ""]
+        rows = [[m, f"{1e3 * f.result.loss:.2f}", f.result.evaluations, f.result.restarts,
+                 f"{f.result.seconds:.0f}", f.per_joint + (" + scales" if f.joint_scales else ""),
+                 "" if f.validation_mae is None else f"{1e3 * f.validation_mae:.2f}"]
+                if isinstance(f, RobotModelFit) else
+                [f"{m} (learned)", f"{1e3 * f.window_loss:.2f}",
+                 f.learned.training.get("closed_loop_evaluations", "–"), "–", f"{f.seconds:.0f}",
+                 "as m6" if f.model == "hybrid" else "–",
+                 "" if f.validation_mae is None else f"{1e3 * f.validation_mae:.2f}"]
+                for m, f in fits.items()]
+        lines += [table(["model", "window loss (mrad)", "evaluations", "restarts", "seconds",
+                         "per joint", "held-out MAE (mrad)"], rows), ""]
         for m, f in fits.items():
-            if f.validation:
-                cols.append([m, *(f"{1e3 * v:.1f}" for v in joint_means(f.validation).values()),
-                             f"{1e3 * f.validation_mae:.1f}"])
-        lines += [table(["", *joints, "mean"], cols), ""]
-        _figure(out / "validation_per_joint.png", joints, goal, fits)
-        lines += ["![held-out MAE per joint](validation_per_joint.png)", ""]
-    if cross_validation:
-        lines += ["## Cross-validation by motion (held-out MAE, mrad)", ""]
-        rows = [[variant, *(f"{1e3 * v:.2f}" for v in entry["per_fold"]),
-                 f"{1e3 * entry['mean']:.2f}"]
-                for variant, entry in cross_validation["variants"].items()]
-        folds = len(next(iter(cross_validation["variants"].values()))["per_fold"])
-        lines += [table(["per joint", *(f"fold {k + 1}" for k in range(folds)), "mean"], rows),
-                  "", f"Chosen: **{cross_validation['chosen']}** (lowest mean held-out MAE of "
-                  f"{cross_validation['model']}).", ""]
-    write_text(out / "report.md", "\n".join(lines))
+            if isinstance(f, RobotModelFit) and f.joint_scales:
+                lines += [f"{m}: joint scales, friction / armature: " + ", ".join(
+                    f"{j} {v['friction']:.2f} / {v['armature']:.2f}" for j, v in f.joint_scales.items())
+                    + f" (window loss {1e3 * f.shared_loss:.2f} mrad with the shared set alone)", ""]
+        if validation:
+            lines += ["## Held-out recordings, MAE per joint (mrad)", ""]
+            cols = [["goal as prediction", *(f"{1e3 * v:.1f}" for v in joint_means(goal).values()),
+                     f"{1e3 * mean_mae(goal):.1f}"]]
+            for m, f in fits.items():
+                if f.validation:
+                    cols.append([m, *(f"{1e3 * v:.1f}" for v in joint_means(f.validation).values()),
+                                 f"{1e3 * f.validation_mae:.1f}"])
+            lines += [table(["", *joints, "mean"], cols), ""]
+            _figure(out / "validation_per_joint.png", joints, goal, fits)
+            lines += ["![held-out MAE per joint](validation_per_joint.png)", ""]
+        if cross_validation:
+            lines += ["## Cross-validation by motion (held-out MAE, mrad)", ""]
+            rows = [[variant, *(f"{1e3 * v:.2f}" for v in entry["per_fold"]),
+                     f"{1e3 * entry['mean']:.2f}"]
+                    for variant, entry in cross_validation["variants"].items()]
+            folds = len(next(iter(cross_validation["variants"].values()))["per_fold"])
+            lines += [table(["per joint", *(f"fold {k + 1}" for k in range(folds)), "mean"], rows),
+                      "", f"Chosen: **{cross_validation['chosen']}** (lowest mean held-out MAE of "
+                      f"{cross_validation['model']}).", ""]
+        write_text(out / "report.md", "\n".join(lines))
     return summary
 
 

@@ -41,6 +41,7 @@ from frictionsim.experiments.identification.rollout_training import (
 )
 from frictionsim.experiments.robots.joint_loads import JointLoad, joint_loads, labelling_robot
 from frictionsim.experiments.robots.recorded import mean_mae, replay
+from frictionsim.layout import BACKLASH
 from frictionsim.learned_files import LearnedActuator
 from frictionsim.robot_files import RobotDescription
 from frictionsim.robot_params import RobotParameters
@@ -142,6 +143,9 @@ def robot_fine_tune(model: LearnedActuator, robot: RobotDescription, mjcf: Path,
     the robot (:func:`~frictionsim.experiments.identification.rollout_training.train_through`:
     a Ctrl-C keeps the best epoch so far)."""
     torch = import_torch()
+    if physics_theta(model)[BACKLASH] > 0.0:
+        raise ConfigurationError("training through the rollout does not carry backlash: train "
+                                 "the hybrid over physics without it")
     start = time.perf_counter()
     fit, held = split_for_validation(recordings, settings.validation_every, seed)
     applied, sim = labelling_robot(robot, mjcf, model.physics, offsets, model.armature)

@@ -64,7 +64,7 @@ def add_learning_arguments(p: argparse.ArgumentParser, hybrid_budget: str,
     p.add_argument("--hybrid-budget", type=int, default=None, metavar="N",
                    help="closed-loop evaluations of the hybrid's residual search (default "
                         f"{hybrid_budget})")
-    p.add_argument("--max-epochs", type=int, default=200, metavar="N",
+    p.add_argument("--max-epochs", type=int, default=None, metavar="N",
                    help="epochs at most of a network's supervised training (default 200; it "
                         "stops earlier when its held-back tenth stops improving)")
     p.add_argument("--rollout-epochs", type=int, default=None, metavar="N",
@@ -78,12 +78,16 @@ def add_learning_arguments(p: argparse.ArgumentParser, hybrid_budget: str,
                         "compute grows with it)")
 
 
+#: A network's supervised epochs at most, unless --max-epochs says otherwise.
+MAX_EPOCHS = 200
+
+
 def check_learning_use(args: argparse.Namespace, learned) -> None:
     """The learned actuators' options act on ``--model net`` and ``hybrid`` only: each given
     without the model it shapes is refused (it would do nothing)."""
     kinds = set(learned)
     given = [("--hybrid-budget", args.hybrid_budget is not None, {"hybrid"}),
-             ("--max-epochs", args.max_epochs != 200, {"net", "hybrid"}),
+             ("--max-epochs", args.max_epochs is not None, {"net", "hybrid"}),
              ("--rollout-epochs", getattr(args, "rollout_epochs", None) is not None,
               {"net", "hybrid"}),
              ("--rollout-horizon", getattr(args, "rollout_horizon", None) is not None,
@@ -93,6 +97,12 @@ def check_learning_use(args: argparse.Namespace, learned) -> None:
             raise ConfigurationError(f"{option} trains a learned actuator: add "
                                      f"{' or '.join(sorted(models))} to --model (it does "
                                      "nothing to the physical models)")
+    if "hybrid" in kinds and "backlash" in (getattr(args, "extensions", None) or ()) \
+            and getattr(args, "rollout_epochs", None) != 0:
+        # said before the physical fits, not after them
+        raise ConfigurationError("--model hybrid --with backlash: the training through the "
+                                 "rollout does not carry backlash yet; give --rollout-epochs 0 "
+                                 "(the hybrid's closed-loop search, which does)")
 
 
 def net_settings(args: argparse.Namespace, hybrid_budget: int):
@@ -103,11 +113,16 @@ def net_settings(args: argparse.Namespace, hybrid_budget: int):
 
     budget = hybrid_budget if args.hybrid_budget is None else args.hybrid_budget
     check_budget(budget, "--hybrid-budget")
-    check_count("--max-epochs", args.max_epochs, 1, 100_000)
+    max_epochs = MAX_EPOCHS if args.max_epochs is None else args.max_epochs
+    check_count("--max-epochs", max_epochs, 1, 100_000)
     epochs = getattr(args, "rollout_epochs", None)  # None: the training logs decide
     horizon = getattr(args, "rollout_horizon", None)  # None: NetSettings' default
     if epochs is not None:
         check_count("--rollout-epochs", epochs, 0, 10_000)
+    if epochs and args.hybrid_budget is not None:
+        raise ConfigurationError("--hybrid-budget sets the hybrid's closed-loop search, which "
+                                 "its training through the rollout (--rollout-epochs "
+                                 f"{epochs}) replaces: give one of them")
     if epochs:
         from frictionsim.experiments.identification.learned import torch_installed
 
@@ -116,8 +131,12 @@ def net_settings(args: argparse.Namespace, hybrid_budget: int):
                                      "Warp): pip install 'frictionsim[torch]'")
     if horizon is not None:
         check_count("--rollout-horizon", horizon, 2, 10_000)
+        if epochs == 0:
+            raise ConfigurationError("--rollout-horizon sets the windows of the training "
+                                     "through the rollout, which --rollout-epochs 0 turns off: "
+                                     "it would do nothing")
     chosen = {} if horizon is None else {"rollout_horizon": horizon}
-    return NetSettings(closed_loop_budget=budget, max_epochs=args.max_epochs, seed=args.seed,
+    return NetSettings(closed_loop_budget=budget, max_epochs=max_epochs, seed=args.seed,
                        rollout_epochs=epochs, **chosen)
 
 
@@ -196,6 +215,17 @@ def add_fits_argument(p: argparse.ArgumentParser) -> None:
                         "its own seed (the first with --seed), and keep the lowest training "
                         "loss: N times the time for a result that depends less on the seed "
                         "(default 1; docs/results.md)")
+
+
+def physical_budget(budget: int | None, models: list[str], default: int) -> int:
+    """``--budget`` (None: ``default``), checked; given with no physical model in ``--model``
+    it is refused (the learned actuators have budgets of their own: it would do nothing)."""
+    if budget is not None and not models:
+        raise ConfigurationError("--budget is the physical models' (m1 … m6) evaluations, and "
+                                 "--model names none (a hybrid's search has --hybrid-budget)")
+    budget = default if budget is None else budget
+    check_budget(budget)
+    return budget
 
 
 def check_fits(fits: int, models: list[str]) -> int:

@@ -137,7 +137,8 @@ def _inside_the_compiler(frame) -> bool:
     compiled with both cores busy). A compiled kernel itself is never interrupted: Python
     runs the handler once it returns."""
     lock = sys.modules.get("numba.core.compiler_lock")
-    if lock is not None and lock.global_compiler_lock.is_locked():
+    if lock is not None and (lock.global_compiler_lock.is_locked()
+                             or _compiling_elsewhere(lock.global_compiler_lock)):
         return True
     while frame is not None:
         if any(part in frame.f_code.co_filename for part in _COMPILER_FILES):
@@ -146,13 +147,32 @@ def _inside_the_compiler(frame) -> bool:
     return False
 
 
+def _compiling_elsewhere(compiler_lock) -> bool:
+    """Whether another thread holds Numba's compiler lock: a worker compiling a kernel
+    (the robot fit's evaluator threads) while the main thread waits for it. Raising there
+    would leave the main thread joining the workers for the whole compile (46-68 s seen on
+    2 busy cores); held back instead, the signal leaves after the grace."""
+    rlock = getattr(compiler_lock, "_lock", None)
+    if rlock is None or not rlock.acquire(blocking=False):
+        return rlock is not None
+    rlock.release()
+    return False
+
+
 def _deliver_later(signum: int) -> None:
-    """Signal the main thread again in a moment; the handler decides anew."""
+    """Signal the main thread again in a moment; the handler decides anew. A real signal to
+    the main thread (where the platform has one): a main thread that waits on a lock (for
+    the worker threads that compile) wakes only for a signal, not for a simulated one."""
     import _thread
+
+    main = threading.main_thread().ident
 
     def again() -> None:
         time.sleep(0.02)
-        _thread.interrupt_main(signum)
+        if hasattr(signal, "pthread_kill") and main is not None:
+            signal.pthread_kill(main, signum)
+        else:  # pragma: no cover - Windows
+            _thread.interrupt_main(signum)
 
     threading.Thread(target=again, name="frictionsim-signal", daemon=True).start()
 
