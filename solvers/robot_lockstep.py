@@ -17,7 +17,7 @@ for the block. The friction solve, whose active set differs from lane to lane, a
 of the step (:func:`frictionsim.solvers.robot.advance_joints`) run lane by lane on the
 scalar code itself.
 
-**What it takes** (:func:`lockstep_ready`): reused dynamics (a reference path), hinge and
+**What it takes** (:func:`lockstep_laws`): reused dynamics (a reference path), hinge and
 slide joints whose positions are their dofs, the voltage law (plain or with the Feetech
 terms, each servo the same for every candidate) without ``latency``,
 ``observation_delay``, ``current_limit``, ``supply``, ``backlash`` or ``ripple``, and no
@@ -100,27 +100,28 @@ _OFF = (LATENCY, OBSERVATION_DELAY, CURRENT_LIMIT, SUPPLY, BACKLASH, RIPPLE_AMPL
         MESHING_AMPLITUDE)
 
 
-def lockstep_ready(thetas: np.ndarray, benches: np.ndarray) -> bool:
-    """Whether candidates' servo vectors ``thetas`` (candidates × servos × THETA_SIZE), with
-    the servos' firmware settings ``benches`` (servos × BENCH_SIZE), run in lock-step (the
-    module docstring): the voltage law, none of the terms it does not carry, and each
-    servo's law (plain or Feetech) the same for every candidate."""
+def lockstep_laws(thetas: np.ndarray, benches: np.ndarray) -> np.ndarray | None:
+    """Per servo, whether it runs the plain voltage law (True) or the Feetech terms, when
+    candidates' servo vectors ``thetas`` (candidates × servos × THETA_SIZE), with the servos'
+    firmware settings ``benches`` (servos × BENCH_SIZE), run in lock-step (the module
+    docstring): the voltage law, none of the terms it does not carry, and each servo's law
+    the same for every candidate; None when they do not."""
     if thetas.ndim != 3 or thetas.shape[2] != THETA_SIZE or not len(thetas):
-        return False
+        return None
     if np.any(thetas[:, :, LAW] != VOLTAGE_LAW) or np.any(thetas[:, :, list(_OFF)] != 0.0):
-        return False
+        return None
+    laws = []
     for j in range(thetas.shape[1]):
         plain = {bool(plain_voltage_law(theta, benches[j])) for theta in thetas[:, j]}
         if len(plain) > 1:
-            return False
-    return True
+            return None
+        laws.append(plain.pop())
+    return np.array(laws)
 
 
-def servo_laws(thetas: np.ndarray, benches: np.ndarray) -> np.ndarray:
-    """Per servo, whether it runs the plain voltage law (True) or the Feetech terms, as the
-    first candidate does (:func:`lockstep_ready` has checked that every one agrees)."""
-    return np.array([bool(plain_voltage_law(thetas[0, j], benches[j]))
-                     for j in range(thetas.shape[1])])
+def lockstep_ready(thetas: np.ndarray, benches: np.ndarray) -> bool:
+    """Whether ``thetas`` with ``benches`` run in lock-step (:func:`lockstep_laws`)."""
+    return lockstep_laws(thetas, benches) is not None
 
 
 @njit(nogil=True, cache=True, error_model="numpy")

@@ -30,7 +30,7 @@ returned). What the reuse moved is measured at each refresh, on a candidate the 
 reference did not follow (:attr:`RobotWindows.refresh_errors`). The reused runs go through
 each window in lock-step blocks of candidates (:mod:`frictionsim.solvers.robot_lockstep`,
 SIMD across them, bit for bit the one-candidate run's errors) wherever the candidates'
-configuration allows (:func:`~frictionsim.solvers.robot_lockstep.lockstep_ready`), one
+configuration allows (:func:`~frictionsim.solvers.robot_lockstep.lockstep_laws`), one
 candidate at a time otherwise.
 """
 
@@ -50,9 +50,8 @@ from frictionsim.solvers.reused_dynamics import NO_PATH, width
 from frictionsim.solvers.robot import Robot, fixed_step_run
 from frictionsim.solvers.robot_lockstep import (
     LANES,
-    lockstep_ready,
+    lockstep_laws,
     lockstep_window,
-    servo_laws,
 )
 
 #: fixed_step_run's out_gap when the windows do not ask for the gears' gaps
@@ -282,10 +281,10 @@ class RobotWindows:
         thetas = self._thetas(candidates, scales)
         blocks = []  # (window, first candidate, last + 1, the servos' laws) in lock-step
         scalar = [(c, w) for c in range(len(candidates)) for w in range(len(self.windows))]
-        if mode == "reuse" and self.lockstep and not np.any(nets) \
-                and lockstep_ready(thetas, self.robot.benches):
+        laws = lockstep_laws(thetas, self.robot.benches) \
+            if mode == "reuse" and self.lockstep and not np.any(nets) else None
+        if laws is not None:
             reusable = {w for w in range(len(self.windows)) if self._path(w, mode).shape[0]}
-            laws = servo_laws(thetas, self.robot.benches)
             blocks = [(w, a, min(a + LANES, len(candidates)), laws) for w in sorted(reusable)
                       for a in range(0, len(candidates), LANES)]
             # the windows where the reference failed run exactly, one candidate at a time
@@ -343,9 +342,7 @@ class RobotWindows:
             if failed >= 0:
                 continue
             predicted = out_q[window.rows[1:]][:, r.qadr] - offsets
-            err = np.abs(predicted - window.measured[1:]).mean(axis=0)
-            if np.all(np.isfinite(err)):
-                out[c, w] = err if out.ndim == 3 else float(err.mean())
+            _store(out, c, w, np.abs(predicted - window.measured[1:]).mean(axis=0))
 
     def _run_block(self, w: int, first: int, end: int, laws: np.ndarray,
                    candidates: np.ndarray, thetas: np.ndarray, out: np.ndarray) -> None:
@@ -361,5 +358,11 @@ class RobotWindows:
                         window.measured, self._paths[w], r.substeps, r.dt,
                         r.scheme == "semi_implicit", errors)
         for i, err in enumerate(errors):
-            if np.all(np.isfinite(err)):
-                out[first + i, w] = err if out.ndim == 3 else float(err.mean())
+            _store(out, first + i, w, err)
+
+
+def _store(out: np.ndarray, c: int, w: int, err: np.ndarray) -> None:
+    """Candidate ``c``'s errors per joint on window ``w`` into ``out`` (per joint, or their
+    mean), left at +inf unless all finite (a diverged run)."""
+    if np.all(np.isfinite(err)):
+        out[c, w] = err if out.ndim == 3 else float(err.mean())

@@ -90,7 +90,7 @@ def test_a_failed_candidate_fails_alone_in_its_block(evaluator):
 
 
 def test_the_plain_voltage_law_runs_in_lock_step_too(evaluator):
-    from frictionsim.solvers.robot_lockstep import lockstep_ready, servo_laws
+    from frictionsim.solvers.robot_lockstep import lockstep_laws, lockstep_ready
 
     rows = candidates("m6", 8, 0.05, seed=6)
     rows[:, [layout.DEAD_BAND, layout.DERIVATIVE_TIME]] = 0.0
@@ -99,7 +99,7 @@ def test_the_plain_voltage_law_runs_in_lock_step_too(evaluator):
     try:
         benches[:, [layout.TORQUE_LIMIT, layout.ACCELERATION]] = 0.0
         thetas = evaluator._thetas(rows, None)
-        assert lockstep_ready(thetas, benches) and servo_laws(thetas, benches).all()
+        assert lockstep_ready(thetas, benches) and lockstep_laws(thetas, benches).all()
         fast, scalar = both(evaluator, rows)
     finally:
         benches[:] = kept
