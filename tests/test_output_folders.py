@@ -102,6 +102,22 @@ def test_an_interrupt_keeps_the_earlier_folder_and_the_partial_result_beside_it(
     assert not [p for p in tmp_path.iterdir() if p.name.startswith(".empty")]
 
 
+def test_files_written_after_an_interrupt_are_named_where_the_interrupt_leaves_them(tmp_path):
+    from frictionsim.experiments.common.staging import name_interrupted
+
+    out = tmp_path / "out"
+    out.mkdir()
+    (out / "old.json").write_text("old")
+    fresh = tmp_path / "fresh"
+    with StagedFolder(out, overwrite=True) as stage, StagedFolder(fresh) as fresh_stage:
+        assert atomic.shown(stage / "report.md") == out / "report.md"
+        name_interrupted()  # what the runner's signal handler calls
+        # the earlier result stays in out: this run's lands beside it
+        assert atomic.shown(stage / "report.md") == tmp_path / "out.interrupted" / "report.md"
+        # nothing to lose: the partial result takes the folder's own place
+        assert atomic.shown(fresh_stage / "report.md") == fresh / "report.md"
+
+
 def test_a_non_empty_folder_is_refused_without_overwrite(tmp_path):
     (tmp_path / "out").mkdir()
     (tmp_path / "out" / "a").write_text("a")

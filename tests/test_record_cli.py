@@ -101,6 +101,31 @@ def test_record_rejects_bad_set_up(tmp_path, capsys):
     assert "mass = -1.0 kg is outside the plausible range" in capsys.readouterr().err
 
 
+
+def test_a_set_up_that_starts_with_a_minus_says_how_to_write_it(tmp_path, capsys):
+    with pytest.raises(SystemExit) as stop:
+        main(["record-campaign", "--setup", "-1:0.1", "--kp", "400", "--motor", "xl330",
+              "--port", "/dev/null", "--logdir", str(tmp_path)])
+    assert stop.value.code == 2
+    err = capsys.readouterr().err
+    assert "argument --setup: expected one argument (a value that starts with '-' is written " \
+           "--setup=VALUE)" in err
+    # written so, the value reaches the set-up's own check
+    assert main(["record-campaign", "--setup=-1:0.1", "--kp", "400", "--motor", "xl330",
+                 "--port", "/dev/null", "--logdir", str(tmp_path)]) == 1
+    assert "mass = -1.0 kg is outside the plausible range" in capsys.readouterr().err
+
+
+def test_a_log_folder_the_system_cannot_make_is_one_line_naming_it(tmp_path, capsys):
+    blocker = tmp_path / "file"
+    blocker.write_text("not a folder")
+    logdir = blocker / "logs"
+    assert main(["record", "--motor", "xl330", "--port", "/dev/null", "--mass", "0.3",
+                 "--length", "0.1", "--kp", "400", "--trajectory", "steps",
+                 "--logdir", str(logdir)]) == 1
+    err = capsys.readouterr().err.strip().splitlines()
+    assert err == [f"frictionsim record: error: {logdir}: Not a directory"]
+
 def test_campaign_prompts_between_set_ups(tmp_path, virtual_port, monkeypatch, capsys):
     _, port = virtual_port
     prompts = []

@@ -362,6 +362,17 @@ def test_a_resumed_identification_refuses_a_file_of_another_model(work, capsys):
                 capsys)
 
 
+def test_a_resumed_identification_says_which_earlier_fits_it_keeps_without_fitting(work, capsys):
+    base = ["identify", "--actuator", "xl330", "--logs", str(work / "l.json"), "--budget", "30",
+            "--out", str(work / "fit"), "--no-progress"]
+    assert main(base + ["--model", "m1", "m6"]) == 0
+    capsys.readouterr()
+    assert main(base + ["--model", "m1", "--resume"]) == 0
+    assert (f"note: {work / 'fit'} keeps m6.json of the earlier run as it is (not fitted again; "
+            "this run's report covers m1)") in capsys.readouterr().out
+    assert (work / "fit" / "m6.json").exists()
+
+
 def test_a_copied_servo_model_steps_with_its_servos(work):
     mujoco = pytest.importorskip("mujoco")
     import copy

@@ -189,8 +189,10 @@ def run(args: argparse.Namespace) -> int:
     from frictionsim.experiments.common.staging import StagedFolder
     from frictionsim.experiments.identification.fitter import FitSettings
     from frictionsim.experiments.identification.pipeline import (
+        OUTPUT_FILES,
         IdentifySettings,
         not_ours,
+        note_kept_fits,
         prepare_out,
         split_logs,
     )
@@ -230,7 +232,6 @@ def run(args: argparse.Namespace) -> int:
     check_motor_match(train + validation, actuator, f"--actuator {actuator}",
                       args.other_motor)
     if args.overwrite and args.out.is_dir():
-        from frictionsim.experiments.identification.pipeline import OUTPUT_FILES
         from frictionsim.experiments.runner.arguments import check_not_an_input, input_paths
 
         inputs = input_paths(args)
@@ -239,6 +240,8 @@ def run(args: argparse.Namespace) -> int:
                 check_not_an_input(path, "--out", inputs)
     earlier = prepare_out(args.out, actuator, args.resume, args.overwrite, args.scheme,
                           schema.check_extensions(args.extensions))
+    if args.resume:
+        note_kept_fits(args.out, OUTPUT_FILES, models + learned)
     print(f"{actuator}: {len(train)} training logs, {len(validation)} validation logs; "
           f"models {' '.join(models + learned)}; budget {args.budget} evaluations each"
           + (f"; with {' '.join(args.extensions)}" if args.extensions else ""))

@@ -798,10 +798,12 @@ def identify(args: argparse.Namespace) -> int:
     from frictionsim.experiments.common.output import write_json
     from frictionsim.experiments.common.staging import StagedFolder
     from frictionsim.experiments.identification.fitter import FitSettings
+    from frictionsim.experiments.identification.pipeline import note_kept_fits
     from frictionsim.experiments.robots.identify import (
         RobotFitSettings,
         actuator_of,
     )
+    from frictionsim.experiments.robots.report import OUTPUT_FILES as ROBOT_OUTPUT_FILES
     from frictionsim.experiments.robots.report import not_ours, prepare_robot_out
     from frictionsim.experiments.runner.arguments import (
         check_fits,
@@ -871,6 +873,8 @@ def identify(args: argparse.Namespace) -> int:
     _check_apart(train, validation)
     check_out_apart(args.out, train + validation)
     earlier = prepare_robot_out(args.out, robot.name, args.resume, args.overwrite, extensions)
+    if args.resume:
+        note_kept_fits(args.out, ROBOT_OUTPUT_FILES, list(models) + list(learned))
     settings = RobotFitSettings(tuple(models), FitSettings(args.budget, args.seed, args.fits), extensions,
                                 fixed, args.per_joint, args.window, args.stride, args.threads,
                                 show, tuple(learned), learning,

@@ -101,11 +101,15 @@ class StagedFolder:
                 return
             self._swap_in(self.out)
             return
-        beside = self.out.with_name(f"{self.out.name}.interrupted")
+        beside = self.beside()
         self._swap_in(beside)
         self.result = beside
         print(f"interrupted: {self.out} keeps the earlier result; this run's partial one is "
               f"in {beside}", file=sys.stderr)
+
+    def beside(self) -> Path:
+        """Where an interrupted run's partial result goes when ``out`` holds an earlier one."""
+        return self.out.with_name(f"{self.out.name}.interrupted")
 
     def _swap_in(self, target: Path) -> None:
         """Rename the stage to ``target``, the folder there first renamed aside and removed
@@ -121,6 +125,16 @@ class StagedFolder:
 
 #: The folders being written (entered, not yet left), innermost last.
 ACTIVE: list[StagedFolder] = []
+
+
+def name_interrupted() -> None:
+    """From now on, name the files of every folder being written where an interrupt will
+    leave them (:func:`frictionsim.atomic.shown`): beside the folder, as ``NAME.interrupted``,
+    when it holds an earlier result; called when the interrupt arrives, so that the files
+    written after it (the report saying so) are named where they will be."""
+    for staged in ACTIVE:
+        if staged._earlier() and staged.path in STAGES:
+            STAGES[staged.path] = staged.beside()
 
 
 def settle_interrupted() -> None:

@@ -185,6 +185,18 @@ def existing_outputs(out: Path, ours: re.Pattern) -> tuple[list[Path], list[Path
     return present, [p for p in present if ours.match(p.name)]
 
 
+def note_kept_fits(out: Path, ours: re.Pattern, fitted: list[str]) -> None:
+    """Say which fits a resumed run keeps in ``out`` without fitting them again (the saved
+    ``<model>.json`` matching ``ours`` of models not in ``fitted``): its report covers only
+    ``fitted``."""
+    kept = [p.name for p in sorted(out.glob("*.json")) if ours.match(p.name)
+            and p.stem not in fitted and not p.name.startswith("report")]
+    if kept:
+        print(f"note: {out} keeps {', '.join(kept)} of the earlier run as "
+              f"{'it is' if len(kept) == 1 else 'they are'} (not fitted again; this run's "
+              f"report covers {' '.join(fitted)})")
+
+
 def prepare_out(out: Path, actuator: str, resume: bool = False, overwrite: bool = False,
                 scheme: str | None = None, extensions: tuple[str, ...] | None = None
                 ) -> dict[str, ParameterSet]:

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import re
 import signal
 import sys
 import threading
@@ -39,6 +40,20 @@ def requested(argv: list[str]) -> tuple[str | None, str | None]:
     return command, experiment
 
 
+class _Parser(argparse.ArgumentParser):
+    """argparse's parser, whose "expected one argument" says how to pass a value that starts
+    with '-' (``--setup=-1:0.1``): argparse takes ``--setup -1:0.1`` for two options."""
+
+    argv: tuple[str, ...] = ()
+
+    def error(self, message: str):
+        m = re.match(r"argument (-[^\s:/]+)(?:/\S+)?: expected (?:one|\d+) arguments?", message)
+        if m and any(a == m.group(1) and re.match(r"-\.?\d", b)
+                     for a, b in zip(self.argv, self.argv[1:])):
+            message += f" (a value that starts with '-' is written {m.group(1)}=VALUE)"
+        super().error(message)
+
+
 def _add(sub, command: Command, full: bool) -> None:
     """A sub-parser for ``command``: with its arguments when ``full``, else only its name."""
     if not full:
@@ -54,7 +69,8 @@ def build_parser(argv: list[str] | None = None) -> argparse.ArgumentParser:
     """The parser, complete for the command ``argv`` names (every command's when None)."""
     named, experiment = requested(argv) if argv is not None else (None, None)
     every = argv is None
-    parser = argparse.ArgumentParser(prog="frictionsim", description=DESCRIPTION,
+    _Parser.argv = tuple(argv or ())
+    parser = _Parser(prog="frictionsim", description=DESCRIPTION,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     for command in COMMANDS:
@@ -99,6 +115,21 @@ def _user_error(error: BaseException) -> bool:
         return True
     return isinstance(error, OSError) and (error.filename is not None
                                            or error.filename2 is not None)
+
+
+def _said(error: BaseException) -> str:
+    """A user's error as its line: an ``OSError`` on a file as "FILE: what the system said"
+    (the file first, without Python's ``[Errno N]``), any other as its message."""
+    if isinstance(error, OSError) and not _is_ours(error) and error.strerror:
+        names = [str(n) for n in (error.filename, error.filename2) if n is not None]
+        return f"{' → '.join(names)}: {error.strerror}"
+    return str(error)
+
+
+def _is_ours(error: BaseException) -> bool:
+    from frictionsim.errors import FrictionsimError
+
+    return isinstance(error, FrictionsimError)
 
 
 class Terminated(KeyboardInterrupt):
@@ -190,6 +221,9 @@ def _on_signal(signum, frame) -> None:
         _deliver_later(signum)
         return
     _SIGNALLED = signum
+    staging = sys.modules.get("frictionsim.experiments.common.staging")
+    if staging is not None:
+        staging.name_interrupted()
     raise KeyboardInterrupt if signum == signal.SIGINT else Terminated
 
 
@@ -326,7 +360,7 @@ def main(argv: list[str] | None = None) -> int:
         if _SIGNALLED is not None:  # a consequence of the interrupt (a compilation cut short)
             return _signal_exit(command)
         if _user_error(e):
-            print(f"{command}: error: {e}", file=sys.stderr)
+            print(f"{command}: error: {_said(e)}", file=sys.stderr)
             return 1
         if os.environ.get("FRICTIONSIM_DEBUG"):
             raise
