@@ -230,6 +230,17 @@ def test_a_validation_log_that_is_a_training_log_under_another_name_is_refused(h
       "--joint-scales", "--out", "{w}/fit"], "--joint-scales acts on the physical models"),
     (["robot", "identify", "--robot", "so100", "--recordings", "{w}", "--model", "net",
       "--search-stride", "16", "--out", "{w}/fit"], "--search-stride acts on the physical models"),
+    (["robot", "identify", "--robot", "so100", "--recordings", "{w}", "--model", "net",
+      "--exact-dynamics", "--out", "{w}/fit"], "--exact-dynamics acts on the physical models"),
+    (["robot", "identify", "--robot", "so100", "--recordings", "{w}", "--model", "net",
+      "--uncertainty", "3", "--out", "{w}/fit"], "--uncertainty acts on the physical models"),
+    # a start, a chain or a bootstrap of physical models --model does not name
+    (["identify", "--actuator", "xl330", "--model", "net", "--logs", "{w}/l.json",
+      "--init", "{w}/mx64_m6.json", "--out", "{w}/fit"], "--init acts on the physical models"),
+    (["identify", "--actuator", "xl330", "--model", "net", "--logs", "{w}/l.json",
+      "--uncertainty", "3", "--out", "{w}/fit"], "--uncertainty acts on the physical models"),
+    (["identify", "--actuator", "xl330", "--model", "m6", "--logs", "{w}/l.json",
+      "--independent", "--out", "{w}/fit"], "--model names one physical model (m6)"),
     # independent fits of no physical model, or of none at all
     (["robot", "identify", "--robot", "so100", "--recordings", "{w}", "--model", "net",
       "--fits", "2", "--out", "{w}/fit"], "--fits acts on the physical models"),

@@ -22,6 +22,7 @@ from frictionsim.experiments.runner.arguments import (
     add_workers_argument,
     check_fits,
     check_learning_use,
+    check_physical_options,
     net_settings,
     physical_budget,
     recorded,
@@ -209,6 +210,13 @@ def run(args: argparse.Namespace) -> int:
     learning = net_settings(args, 2000)
     args.budget = physical_budget(args.budget, models, 3000)
     check_fits(args.fits, models)
+    check_physical_options(models, (("--init", args.init is not None),
+                                    ("--independent", args.independent),
+                                    ("--uncertainty", args.uncertainty is not None)))
+    if args.independent and len(models) == 1:
+        raise ConfigurationError(f"--independent: --model names one physical model ({models[0]}), "
+                                 "which starts from its defaults (or --init) anyway; it would "
+                                 "do nothing")
     if args.uncertainty is not None:
         check_count("--uncertainty", args.uncertainty, 2, 10_000, "bootstrap identifications")
     init = load_params(args.init, args.extensions) if args.init else None

@@ -808,6 +808,7 @@ def identify(args: argparse.Namespace) -> int:
     from frictionsim.experiments.runner.arguments import (
         check_fits,
         check_learning_use,
+        check_physical_options,
         net_settings,
         physical_budget,
     )
@@ -826,13 +827,13 @@ def identify(args: argparse.Namespace) -> int:
         raise ConfigurationError("--cross-validate motion decides the per-joint terms of the physical "
                                  "models; train learned actuators in the final fit (without it) or "
                                  "compare them with 'frictionsim run physics-vs-learned --robot'")
-    for option, given in (("--no-polish", not args.polish),
-                          ("--search-stride", args.search_stride is not None),
-                          ("--joint-scales", args.joint_scales is True),
-                          ("--no-joint-scales", args.joint_scales is False)):
-        if given and not models:
-            raise ConfigurationError(f"{option} acts on the physical models (m1 … m6), and "
-                                     "--model names none")
+    check_physical_options(models, (("--no-polish", not args.polish),
+                                    ("--search-stride", args.search_stride is not None),
+                                    ("--joint-scales", args.joint_scales is True),
+                                    ("--no-joint-scales", args.joint_scales is False),
+                                    ("--uncertainty", args.uncertainty is not None),
+                                    # a learned actuator's runs never reuse the dynamics
+                                    ("--exact-dynamics", args.exact_dynamics)))
     for option, given, why in (("--hold", held, "the scales would move the held servos too"),
                                ("--model net/hybrid", learned,
                                 "a learned actuator is trained over the shared set")):

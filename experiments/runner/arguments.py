@@ -228,14 +228,24 @@ def physical_budget(budget: int | None, models: list[str], default: int) -> int:
     return budget
 
 
+def check_physical_options(models: list[str], options) -> None:
+    """Refuse the first of ``options`` (pairs of an option and whether it was given) that was
+    given when ``--model`` names no physical model (m1 … m6): each acts on those alone, and
+    would do nothing."""
+    if models:
+        return
+    for option, given in options:
+        if given:
+            raise ConfigurationError(f"{option} acts on the physical models (m1 … m6), and "
+                                     "--model names none")
+
+
 def check_fits(fits: int, models: list[str]) -> int:
     """``--fits``: an integer in [1, MAX_FITS], and more than 1 only with a physical model."""
     from frictionsim.experiments.identification.schedule import MAX_FITS
 
     check_count("--fits", fits, 1, MAX_FITS, "fits of each model")
-    if fits > 1 and not models:
-        raise ConfigurationError("--fits acts on the physical models (m1 … m6), and --model "
-                                 "names none")
+    check_physical_options(models, (("--fits", fits > 1),))
     return fits
 
 
