@@ -234,6 +234,11 @@ def test_a_validation_log_that_is_a_training_log_under_another_name_is_refused(h
       "--exact-dynamics", "--out", "{w}/fit"], "--exact-dynamics acts on the physical models"),
     (["robot", "identify", "--robot", "so100", "--recordings", "{w}", "--model", "net",
       "--uncertainty", "3", "--out", "{w}/fit"], "--uncertainty acts on the physical models"),
+    # worlds and the floor's biped without a batched engine to run them
+    (["run", "engines", "--engines", "fixed_step", "mujoco", "--setups", "bench", "--envs",
+      "4"], "--envs: only the batched engines"),
+    (["run", "engines", "--engines", "mujoco", "--setups", "biped"],
+     "the biped runs on the batched engines only"),
     # a start, a chain or a bootstrap of physical models --model does not name
     (["identify", "--actuator", "xl330", "--model", "net", "--logs", "{w}/l.json",
       "--init", "{w}/mx64_m6.json", "--out", "{w}/fit"], "--init acts on the physical models"),

@@ -9,6 +9,9 @@ import argparse
 from frictionsim.experiments.robots.engines import ENGINES, SETUPS, engines_table
 from frictionsim.experiments.runner.arguments import JSON, add_output_argument, add_progress_argument
 
+#: The numbers of worlds the batched engines are timed at unless --envs says.
+DEFAULT_ENVS = (1, 64)
+
 DESCRIPTION = (
     "Run each engine (fixed_step, mujoco: the CPU adapter, mjlab: MuJoCo Warp, mjx: MJX, both "
     "with the servos' Warp kernel) on the bench pendulum, the SO-101 arm and a 20-dof biped "
@@ -23,14 +26,15 @@ DESCRIPTION = (
 def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--engines", nargs="+", choices=ENGINES, default=list(ENGINES),
                    help="engines to run (default all)")
-    p.add_argument("--setups", nargs="+", choices=SETUPS, default=list(SETUPS),
+    p.add_argument("--setups", nargs="+", choices=SETUPS, default=None,
                    help="the bench pendulum, the SO-101 arm, the built-in 20-dof biped (batched "
                         "engines only: it stands on a floor) (default all)")
     p.add_argument("--device", default="cpu", metavar="cpu|cuda",
                    help="where the batched engines run (default cpu): MuJoCo Warp's device; "
                         "MJX runs on JAX's default device, which must be this one")
-    p.add_argument("--envs", nargs="+", type=int, default=[1, 64], metavar="N",
-                   help="numbers of worlds to time the batched engines at (default 1 64)")
+    p.add_argument("--envs", nargs="+", type=int, default=None, metavar="N",
+                   help="numbers of worlds to time the batched engines at (default "
+                        f"{' '.join(map(str, DEFAULT_ENVS))})")
     p.add_argument("--seconds", type=float, default=2.0,
                    help="simulated seconds of each motion and hold (default 2)")
     p.add_argument("--params", default=None, metavar="FILE",
@@ -48,7 +52,7 @@ def run(args: argparse.Namespace) -> int:
     from frictionsim.limits import check_count
     from frictionsim.solvers.engines import get_engine
 
-    for n in args.envs:
+    for n in args.envs or ():
         check_count("--envs", n, 1, 100_000)
     if not 0.1 <= args.seconds <= 60:
         raise ConfigurationError(f"--seconds must be in [0.1, 60], got {args.seconds:g}")
@@ -56,9 +60,16 @@ def run(args: argparse.Namespace) -> int:
     if args.device != "cpu" and not batched:
         raise ConfigurationError(f"--device {args.device}: only the batched engines (mjlab, mjx) "
                                  "run off the CPU, and none is among --engines")
-    if args.params is not None and "so101" not in args.setups:
+    if args.envs is not None and not batched:
+        raise ConfigurationError("--envs: only the batched engines (mjlab, mjx) run several "
+                                 "worlds, and none is among --engines")
+    if args.setups is not None and "biped" in args.setups and not batched:
+        raise ConfigurationError("--setups biped: the biped runs on the batched engines only "
+                                 "(mjlab, mjx: it stands on a floor), and none is among --engines")
+    setups = list(SETUPS) if args.setups is None else list(args.setups)
+    if args.params is not None and "so101" not in setups:
         raise ConfigurationError("--params gives the SO-101's servos: add so101 to --setups")
-    rows = engines_table(list(args.engines), list(args.setups), sorted(set(args.envs)),
+    rows = engines_table(list(args.engines), setups, sorted(set(args.envs or DEFAULT_ENVS)),
                          args.device, args.seconds, args.params,
                          progress=(lambda m: print(m, flush=True)) if not args.no_progress
                          else (lambda m: None))
