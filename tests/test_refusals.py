@@ -234,6 +234,11 @@ def test_a_validation_log_that_is_a_training_log_under_another_name_is_refused(h
       "--exact-dynamics", "--out", "{w}/fit"], "--exact-dynamics acts on the physical models"),
     (["robot", "identify", "--robot", "so100", "--recordings", "{w}", "--model", "net",
       "--uncertainty", "3", "--out", "{w}/fit"], "--uncertainty acts on the physical models"),
+    # the native refit's budget and fidelity without the logs it runs on
+    (["export-mjcf", "--params", "{w}/mx64_m6.json", "--budget", "20"],
+     "--budget acts on the fit and fidelity of --logs"),
+    (["export-mjcf", "--target", "dcmotor", "--params", "{w}/mx64_m6.json", "--json",
+      "{w}/f.json"], "--json acts on the fit and fidelity of --logs"),
     # worlds and the floor's biped without a batched engine to run them
     (["run", "engines", "--engines", "fixed_step", "mujoco", "--setups", "bench", "--envs",
       "4"], "--envs: only the batched engines"),

@@ -147,6 +147,20 @@ def test_an_export_into_a_file_is_refused(work, capsys):
     assert (work / "file").read_text() == "x"
 
 
+@pytest.mark.parametrize("model, extra, culprit", [
+    ("m6", ["--budget", "20"], "--budget acts on the native refit on --recordings"),
+    ("m6", ["--seed", "2"], "--seed acts on the native refit on --recordings"),
+    ("m1", ["--recordings", "{w}/rec"], "is an M1 fit, which MuJoCo carries as it is"),
+])
+def test_an_export_refuses_refit_options_that_would_do_nothing(work, capsys, model, extra,
+                                                               culprit):
+    save_params(work / "f.json", ParameterSet(model, "sts3215_12v", {}, scheme="semi_implicit"))
+    refused(["robot", "export-mjcf", "--robot", "so101", "--data", str(DATA), "--params",
+             str(work / "f.json"), "--out", str(work / "x"), "--no-progress",
+             *[a.format(w=work) for a in extra]], culprit, capsys)
+    assert not (work / "x").exists()
+
+
 def test_servos_need_a_hinge_joint():
     pytest.importorskip("mujoco")
     from frictionsim.solvers.mujoco_adapter import ServoModel

@@ -16,6 +16,9 @@ from frictionsim.experiments.runner.arguments import (
 )
 from frictionsim.limits import check_budget
 
+#: Evaluations of each fit of the closest native M1 unless --budget says.
+NATIVE_BUDGET = 1000
+
 DESCRIPTION = (
     "Print a parameter file as plain MuJoCo, no frictionsim in the step. --target position "
     "(default): an M1 file's joint armature, damping, frictionloss with a friction row that "
@@ -50,8 +53,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    help="--target dcmotor: processed bench logs (or folders) on which the "
                         "closest native M1 is fitted and the export's fidelity measured (each "
                         "log rolled out in plain MuJoCo); required for M2-M6")
-    p.add_argument("--budget", type=int, default=1000,
-                   help="evaluations of each fit of the closest native M1 (default 1000)")
+    p.add_argument("--budget", type=int, default=None,
+                   help=f"--logs: evaluations of each fit of the closest native M1 (default "
+                        f"{NATIVE_BUDGET})")
     add_output_argument(p, "--out", TEXT, "write the snippet or document to this file")
     add_output_argument(p, "--json", JSON, "--logs: write the fidelity (per-log MAE, rad) here")
     add_actuator_arguments(p)
@@ -63,7 +67,12 @@ def run(args: argparse.Namespace) -> int:
     from frictionsim.params import load_params
     from frictionsim.solvers.mjcf_export import export_dcmotor, export_m1
 
-    check_budget(args.budget)  # used with --logs only, but a bad one is a bad command line
+    for option, given in (("--budget", args.budget is not None), ("--json", args.json)):
+        if given and not args.logs:
+            raise ConfigurationError(f"{option} acts on the fit and fidelity of --logs (with "
+                                     "--target dcmotor), and none are given")
+    args.budget = NATIVE_BUDGET if args.budget is None else args.budget
+    check_budget(args.budget)
     params = load_params(args.params)
     if args.target == "position":
         if args.logs:
@@ -118,6 +127,4 @@ def _dcmotor(args: argparse.Namespace, params, export_dcmotor) -> str:
               + (", saturation at max_current_limit" if native.extensions else ""), file=out)
         if args.json:
             write_json(args.json, fid)
-    elif args.json:
-        raise ConfigurationError("--json holds the fidelity measured on --logs")
     return export_dcmotor(native, args.joint, args.kp, args.vin, args.timestep, note=note)

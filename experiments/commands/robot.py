@@ -73,6 +73,8 @@ SYNTHESIZE = (
 #: The engines a recording replays on, from the registry (frictionsim.solvers.engines), and
 #: those that replay many recordings at once, a world each.
 ENGINES = engine_names("robot")
+#: Loss evaluations of export-mjcf's native refit unless --budget says.
+NATIVE_REFIT_BUDGET = 400
 BATCHED = engine_names("robot", batched=True)
 
 
@@ -260,9 +262,10 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                         "load-dependent friction have no MuJoCo attribute) is refitted on them "
                         "as the closest native model, an M1 started from its values; without "
                         "them its M1 terms are exported as they are")
-    e.add_argument("--budget", type=int, default=400,
-                   help="loss evaluations of that refit (default 400)")
-    e.add_argument("--seed", type=seed, default=0, help="random seed of the refit (default 0)")
+    e.add_argument("--budget", type=int, default=None,
+                   help=f"loss evaluations of that refit (default {NATIVE_REFIT_BUDGET})")
+    e.add_argument("--seed", type=seed, default=None,
+                   help="random seed of the refit (default 0)")
     e.add_argument("--validation", nargs="+", type=Path, metavar="DIR",
                    help="recordings to replay the exported model on in plain MuJoCo (the mjcf "
                         "engine), beside frictionsim's servos: how much fidelity the export keeps")
@@ -626,6 +629,16 @@ def export_mjcf(args: argparse.Namespace) -> int:
         raise ConfigurationError(f"--out {out} is not an empty folder: pass --overwrite to "
                                  "replace an earlier export, or another --out")
     from frictionsim.experiments.common.staging import StagedFolder
+    richer = [s for s in fit.servos.values() if getattr(s, "model", "m1") != "m1"]
+    for option, given in (("--budget", args.budget is not None), ("--seed", args.seed is not None)):
+        if given and not args.recordings:
+            raise ConfigurationError(f"{option} acts on the native refit on --recordings, and "
+                                     "none are given")
+    if args.recordings and not richer:
+        raise ConfigurationError(f"--recordings: {args.params} is an M1 fit, which MuJoCo "
+                                 "carries as it is; there is nothing to refit on them")
+    args.budget = NATIVE_REFIT_BUDGET if args.budget is None else args.budget
+    args.seed = 0 if args.seed is None else args.seed
     check_budget(args.budget)
     show = not args.no_progress
     check_lerobot_options(args, args.recordings, args.validation)
@@ -637,7 +650,6 @@ def export_mjcf(args: argparse.Namespace) -> int:
     _check_apart(train, validation)
     check_out_apart(out, validation + train)
     exported = fit
-    richer = [s for s in fit.servos.values() if getattr(s, "model", "m1") != "m1"]
     if richer and train:
         from frictionsim.experiments.robots.native_refit import native_refit
 
