@@ -142,8 +142,8 @@ def test_the_commands_take_backlash_and_plot_the_motor_side(data, tmp_path, caps
     assert main(["simulate", "--params", str(params), log, "--with", "backlash", "--plot",
                  str(figure), "--plot-span", "0.5", "1.5"]) == 0
     assert figure.stat().st_size > 10_000
-    assert main(["simulate", "--params", str(params), log, "--with", "backlash",
-                 "--plot-span", "1.5", "0.5"]) == 1
+    assert main(["simulate", "--params", str(params), log, "--with", "backlash", "--plot",
+                 str(tmp_path / "other.png"), "--plot-span", "1.5", "0.5"]) == 1
     assert "--plot-span 1.5 0.5" in capsys.readouterr().err
     report = tmp_path / "cc.json"
     assert main(["crosscheck", "--params", str(params), "--logs", log, "--with", "backlash",

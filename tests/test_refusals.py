@@ -234,6 +234,10 @@ def test_a_validation_log_that_is_a_training_log_under_another_name_is_refused(h
       "--exact-dynamics", "--out", "{w}/fit"], "--exact-dynamics acts on the physical models"),
     (["robot", "identify", "--robot", "so100", "--recordings", "{w}", "--model", "net",
       "--uncertainty", "3", "--out", "{w}/fit"], "--uncertainty acts on the physical models"),
+    # a figure's span without the figure, the scale runs' budget without them
+    (["simulate", "--params", "{w}/mx64_m6.json", "{w}/l.json", "--plot-span", "0", "1"],
+     "--plot-span shapes the --plot figure, and no --plot is given"),
+    (["bench", "--budget", "10"], "--budget is the --scale identifications' evaluations"),
     # the native refit's budget and fidelity without the logs it runs on
     (["export-mjcf", "--params", "{w}/mx64_m6.json", "--budget", "20"],
      "--budget acts on the fit and fidelity of --logs"),

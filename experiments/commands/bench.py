@@ -39,7 +39,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    help="also measure 12, 100 and 400 (or the N given) six-second virtual-bench "
                         "logs: loading time and peak memory, ns per log·step of both kernels "
                         "and the time of identifying M1 and M6 (--budget evaluations)")
-    p.add_argument("--budget", type=int, default=3000,
+    p.add_argument("--budget", type=int, default=None,
                    help="evaluations per identification with --scale (default 3000)")
     add_workers_argument(p)
     add_progress_argument(p)
@@ -54,7 +54,11 @@ def run(args: argparse.Namespace) -> int:
     if not (1 <= args.candidates <= MAX_CANDIDATES and 1 <= args.repeats <= MAX_REPEATS):
         raise ConfigurationError(f"--candidates must be 1 … {MAX_CANDIDATES} and --repeats 1 … "
                                  f"{MAX_REPEATS} (got {args.candidates} and {args.repeats})")
-    check_budget(args.budget)  # used with --scale only, but refused before minutes of timing
+    if args.budget is not None and args.scale is None:
+        raise ConfigurationError("--budget is the --scale identifications' evaluations, and no "
+                                 "--scale is given")
+    args.budget = 3000 if args.budget is None else args.budget
+    check_budget(args.budget)  # refused before minutes of timing
     if args.scale is not None:
         for size in args.scale:
             check_count("--scale", size, 1, 5000, "logs")

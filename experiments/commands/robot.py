@@ -23,6 +23,7 @@ from frictionsim.experiments.runner.arguments import (
     add_learning_arguments,
     add_output_argument,
     add_progress_argument,
+    check_plot_span,
     seed,
 )
 from frictionsim.limits import check_budget, check_count
@@ -458,10 +459,7 @@ def simulate(args: argparse.Namespace) -> int:
     from frictionsim.robot_params import load_robot_params
     from frictionsim.solvers.robot_servos import robot_spec
 
-    if args.plot_span is not None and (args.plot is None or not
-                                       args.plot_span[0] < args.plot_span[1]):
-        raise ConfigurationError(f"--plot-span {args.plot_span[0]:g} {args.plot_span[1]:g}: two "
-                                 "times START < END (s), with --plot")
+    check_plot_span(args.plot_span, args.plot)
     from frictionsim.solvers.engines import get_engine
 
     robot, mjcf = load_robot(args)

@@ -15,6 +15,7 @@ from frictionsim.experiments.runner.arguments import (
     add_output_argument,
     add_progress_argument,
     add_scheme_argument,
+    check_plot_span,
 )
 
 DESCRIPTION = (
@@ -57,10 +58,7 @@ def run(args: argparse.Namespace) -> int:
     from frictionsim.learned_files import LearnedActuator, load_servo_model
     from frictionsim.solvers.engines import get_engine
 
-    if args.plot_span is not None and (args.plot is None or not
-                                       args.plot_span[0] < args.plot_span[1]):
-        raise ConfigurationError(f"--plot-span {args.plot_span[0]:g} {args.plot_span[1]:g}: two "
-                                 "times START < END (s), with --plot")
+    check_plot_span(args.plot_span, args.plot)
     params = load_servo_model(args.params, args.extensions).with_scheme(args.scheme)
     learned = isinstance(params, LearnedActuator)
     logs = load_logs(args.logs, processed=True, show_progress=not args.no_progress)

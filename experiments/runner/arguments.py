@@ -228,6 +228,17 @@ def physical_budget(budget: int | None, models: list[str], default: int) -> int:
     return budget
 
 
+def check_plot_span(span: list[float] | None, plot) -> None:
+    """``--plot-span START END``: with ``--plot`` (the figure it shapes), START < END (s)."""
+    if span is None:
+        return
+    if plot is None:
+        raise ConfigurationError("--plot-span shapes the --plot figure, and no --plot is given")
+    if not span[0] < span[1]:
+        raise ConfigurationError(f"--plot-span {span[0]:g} {span[1]:g}: two times START < END "
+                                 "(s)")
+
+
 def check_physical_options(models: list[str], options) -> None:
     """Refuse the first of ``options`` (pairs of an option and whether it was given) that was
     given when ``--model`` names no physical model (m1 … m6): each acts on those alone, and
