@@ -67,8 +67,9 @@ class Engine:
     the memory (MJX sizes its collision buffers by them); ``bare``: the engine's own step
     without servos, for timings (:func:`bare_seconds`); ``device_check``: ConfigurationError
     for a device it cannot run on here; ``schemes``: the position updates it integrates
-    (MuJoCo's engines: its Euler, ``semi_implicit``); ``bench_learned``: it runs a learned
-    actuator on a bench log; ``logged_supply``: it takes a bench log's logged supply voltage."""
+    (MuJoCo's engines: its Euler, ``semi_implicit``; none for one without a fixed step);
+    ``bench_learned``: it runs a learned actuator on a bench log; ``logged_supply``: it takes a
+    bench log's logged supply voltage."""
 
     name: str
     summary: str
@@ -120,6 +121,9 @@ class Engine:
     def check_scheme(self, scheme: str | None) -> None:
         """ConfigurationError when this engine cannot integrate with ``scheme`` (None: the
         parameter files' own, which a MuJoCo engine takes as its Euler, with a warning)."""
+        if scheme is not None and not self.schemes:
+            raise ConfigurationError(f"--scheme {scheme}: engine {self.name} has no fixed "
+                                     "step's position update to choose (it would do nothing)")
         if scheme is not None and scheme not in self.schemes:
             raise ConfigurationError(f"--scheme {scheme}: engine {self.name} steps with "
                                      f"{' or '.join(self.schemes)} only (MuJoCo's Euler is the "
@@ -442,8 +446,9 @@ def _bare_mjx(sim, steps: int, goals) -> float:
 ENGINES: dict[str, Engine] = {
     "fixed_step": Engine("fixed_step", "frictionsim's compiled fixed step",
                          _bench_fixed_step, _robot_fixed_step, bench_learned=True),
+    # integrated exactly between events: no position update to choose
     "event_driven": Engine("event_driven", "the exact stick–slip reference",
-                           _bench_event_driven, _robot_event_driven),
+                           _bench_event_driven, _robot_event_driven, schemes=()),
     "mujoco": Engine("mujoco", "MuJoCo's step with the servo adapter, friction by the budget",
                      _bench_mujoco("budget"), _robot_mujoco("budget"), bare=_bare_mujoco,
                      schemes=("semi_implicit",), logged_supply=False),

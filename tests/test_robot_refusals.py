@@ -130,6 +130,8 @@ def test_variants_are_checked_before_any_replay(work, capsys, count, culprit):
     (["--with", "backlash", "--engine", "mjcf"], "--with backlash switches on terms"),
     (["--with", "ripple", "supply", "--engine", "mjcf"], "--with ripple supply switches on"),
     (["--seed", "3"], "without --variants it does nothing"),
+    (["--engine", "event_driven", "--scheme", "reference"],
+     "engine event_driven has no fixed step's position update"),
 ])
 def test_simulate_options_that_cannot_apply_are_named(work, capsys, extra, culprit):
     argv = [a.format(w=work) for a in extra]
