@@ -380,10 +380,17 @@ def test_the_saved_loss_is_the_exact_fixed_steps_and_the_reuse_is_reported(so101
         row = candidate(fitted.servos["sts3215_12v"])
         assert fitted.fit["window_loss_rad"] == pytest.approx(exact.errors(row).mean(),
                                                               rel=1e-12)
+        said = (out / "report.md").read_text()
         if flag:
             assert fitted.fit["reuse_error_rad"] is None
+            assert "reused" not in said
         else:
             assert 0 < fitted.fit["reuse_error_rad"] < 1e-3
+            # the report says it, beside the exact losses, flagged past the tolerance
+            moved = reports[flag]["models"]["m1"]["reuse_error_rad"]
+            assert moved == fitted.fit["reuse_error_rad"]
+            assert f"of each model's best by at most m1 {1e3 * moved:.3f} mrad" in said
+            assert ("**Above 0.05 mrad** for m1" in said) == (moved > 5e-5)
     assert reports[()]["cost"]["reused_dynamics"] is True
     assert reports[()]["cost"]["references"] >= 1
     assert reports[("--exact-dynamics",)]["cost"]["reused_dynamics"] is False
