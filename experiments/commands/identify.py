@@ -251,7 +251,8 @@ def run(args: argparse.Namespace) -> int:
     if args.resume:
         note_kept_fits(args.out, OUTPUT_FILES, models + learned)
     print(f"{actuator}: {len(train)} training logs, {len(validation)} validation logs; "
-          f"models {' '.join(models + learned)}; budget {args.budget} evaluations each"
+          f"models {' '.join(models + learned)}"
+          + (f"; budget {args.budget} evaluations each" if models else "")
           + (f"; with {' '.join(args.extensions)}" if args.extensions else ""))
     hint = [x for x in schema.get_actuator(actuator).recommended if x not in args.extensions]
     if hint:

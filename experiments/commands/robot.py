@@ -894,7 +894,8 @@ def identify(args: argparse.Namespace) -> int:
                                 args.search_stride).resolved(robot, train)
     kept = "".join(f"; {a} held at {p.source}" for a, p in held.items())
     print(f"{robot.name}: {len(robot.servo_joints)} servos ({actuator}{kept}); models "
-          f"{' '.join(models + learned)}; budget {args.budget} evaluations each"
+          f"{' '.join(models + learned)}"
+          + (f"; budget {args.budget} evaluations each" if models else "")
           + (f"; with {' '.join(extensions)}" if extensions else ""))
     # written beside --out and swapped in when done: the earlier result is intact until then
     staged = StagedFolder(args.out, overwrite=True, carry=args.resume, keep=not_ours)
