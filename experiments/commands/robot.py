@@ -74,9 +74,9 @@ SYNTHESIZE = (
 #: The engines a recording replays on, from the registry (frictionsim.solvers.engines), and
 #: those that replay many recordings at once, a world each.
 ENGINES = engine_names("robot")
+BATCHED = engine_names("robot", batched=True)
 #: Loss evaluations of export-mjcf's native refit unless --budget says.
 NATIVE_REFIT_BUDGET = 400
-BATCHED = engine_names("robot", batched=True)
 
 
 def _robot_arguments(p: argparse.ArgumentParser) -> None:

@@ -71,7 +71,7 @@ def build_parser(argv: list[str] | None = None) -> argparse.ArgumentParser:
     every = argv is None
     _Parser.argv = tuple(argv or ())
     parser = _Parser(prog="frictionsim", description=DESCRIPTION,
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+                     formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     for command in COMMANDS:
         if command.subcommand:
@@ -120,16 +120,12 @@ def _user_error(error: BaseException) -> bool:
 def _said(error: BaseException) -> str:
     """A user's error as its line: an ``OSError`` on a file as "FILE: what the system said"
     (the file first, without Python's ``[Errno N]``), any other as its message."""
-    if isinstance(error, OSError) and not _is_ours(error) and error.strerror:
+    from frictionsim.errors import FrictionsimError
+
+    if isinstance(error, OSError) and not isinstance(error, FrictionsimError) and error.strerror:
         names = [str(n) for n in (error.filename, error.filename2) if n is not None]
         return f"{' → '.join(names)}: {error.strerror}"
     return str(error)
-
-
-def _is_ours(error: BaseException) -> bool:
-    from frictionsim.errors import FrictionsimError
-
-    return isinstance(error, FrictionsimError)
 
 
 class Terminated(KeyboardInterrupt):
