@@ -160,6 +160,11 @@ def record(servo: BenchServo, trajectory: str, setup: BenchSetup, path: Path, ra
                 tick = clock.now()  # late: do not try to catch up with a burst
     except BaseException as error:
         log.flush(incomplete=True, reason=f"{type(error).__name__}: {error}")
+        if isinstance(error, KeyboardInterrupt):
+            # the recording stopped at once; the safe return takes 1.5 s more (an arm
+            # dropped with its torque off may hit the bench): say why the command has not left
+            print("interrupted: the arm returns to 0 (1.5 s), then its torque goes off",
+                  file=sys.stderr)
         _make_safe(servo, clock)
         raise
     out = log.flush()

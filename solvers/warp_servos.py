@@ -287,6 +287,11 @@ class WarpServos:
 
     def parameters(self, world: int | None = None) -> list:
         """The parameters each world drew (by name, a dict per servo), or world ``world``'s."""
+        if world is not None and (isinstance(world, bool)
+                                  or not isinstance(world, (int, np.integer))
+                                  or not 0 <= world < self.nworld):
+            raise ConfigurationError(f"world must be a whole number in [0, {self.nworld}), got "
+                                     f"{world!r}")
         drawn = self.setup.drawn_parameters(self.thetas.numpy())
         return drawn if world is None else drawn[int(world)]
 

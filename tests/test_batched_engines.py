@@ -165,6 +165,8 @@ def test_drawing_parameters_without_ranges_is_refused(mjwarp):
     (dict(vin=(0, 5)), "must be positive"),
     (dict(drop=(0.1, float("nan"))), "finite"),
     (dict(vin=3.0), "a \\(low, high\\) pair"),
+    (dict(seed="a"), "seed='a'.*whole number"),
+    (dict(seed=-1), "whole number ≥ 0"),
 ])
 def test_a_randomisation_out_of_its_range_is_refused(bad, match):
     with pytest.raises(ConfigurationError, match=match):
@@ -197,6 +199,10 @@ def test_worlds_and_their_ids_are_checked(warp_robot):
         warp_robot.run(goals)
     with pytest.raises(ConfigurationError, match="worlds × servos"):
         servos.set_enable(np.ones((2, 2)))
+    for world in (3, -1, 0.5):
+        with pytest.raises(ConfigurationError, match=r"world must be a whole number in \[0, 3\)"):
+            servos.parameters(world)
+    assert len(servos.parameters(2)) == 1
 
 
 def test_what_a_policy_observes_lies_on_the_encoders_grid(mjwarp):

@@ -249,3 +249,12 @@ def test_a_report_cut_short_while_its_figures_are_drawn_says_it_was_interrupted(
     with marked_on_interrupt(path, {"interrupted": False}):  # finished: left as written
         pass
     assert json.loads(path.read_text())["interrupted"] is True
+
+
+def test_counts_in_messages_agree_with_their_number():
+    from frictionsim.experiments.common.output import counted
+
+    assert counted(1, "training log") == "1 training log"
+    assert [counted(n, "window") for n in (0, 2)] == ["0 windows", "2 windows"]
+    assert counted(3, "bootstrap identification", "bootstrap identifications") \
+        == "3 bootstrap identifications"

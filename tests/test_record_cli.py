@@ -173,6 +173,7 @@ def test_an_interrupted_campaign_keeps_the_log_it_was_recording(tmp_path, virtua
     assert len(log["entries"]) == 30
     err = capsys.readouterr()
     assert "partial log kept (marked incomplete)" in err.err
+    assert "the arm returns to 0 (1.5 s), then its torque goes off" in err.err
     assert "campaign: 0 of 2 recordings complete" in err.out
 
 

@@ -234,6 +234,27 @@ def test_an_interrupted_robot_fit_keeps_its_best_so_far(so101, tmp_path, monkeyp
     assert "interrupted" in capsys.readouterr().err
 
 
+def test_an_interrupt_between_the_search_and_the_polish_still_writes_the_report(
+        so101, tmp_path, monkeypatch, capsys):
+    """Ctrl-C in the exact replay of the search's best (no stage of its own catches it
+    there): the best so far kept, the report written, its loss said to be the reused one."""
+    monkeypatch.chdir(tmp_path)
+
+    def interrupted(evaluator, result):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(robot_pipeline, "exact_result", interrupted)
+    out = tmp_path / "fit"
+    assert main(_identify(out, "--budget", "20")) == 130
+    saved = load_robot_params(out / "m1.json")
+    assert saved.fit["interrupted"] is True
+    report = json.loads((out / "report.json").read_text())
+    assert report["interrupted"] is True and "m1" in report["models"]
+    assert "except m1's (interrupted before its exact replay" in (out / "report.md").read_text()
+    said = capsys.readouterr()
+    assert "the best parameters so far are saved in" in said.out + said.err
+
+
 def test_motion_folds_cover_every_recording_once():
     from frictionsim.experiments.robots.cross_validation import motion_folds
 

@@ -8,6 +8,7 @@ import sys
 from pathlib import Path
 
 from frictionsim.errors import ConfigurationError
+from frictionsim.experiments.common.output import counted
 from frictionsim.experiments.runner.arguments import (
     JSON,
     actuator_name,
@@ -250,7 +251,8 @@ def run(args: argparse.Namespace) -> int:
                           schema.check_extensions(args.extensions))
     if args.resume:
         note_kept_fits(args.out, OUTPUT_FILES, models + learned)
-    print(f"{actuator}: {len(train)} training logs, {len(validation)} validation logs; "
+    print(f"{actuator}: {counted(len(train), 'training log')}, "
+          f"{counted(len(validation), 'validation log')}; "
           f"models {' '.join(models + learned)}"
           + (f"; budget {args.budget} evaluations each" if models else "")
           + (f"; with {' '.join(args.extensions)}" if args.extensions else ""))

@@ -134,6 +134,11 @@ def save_figure(fig, path: str | os.PathLike) -> Path:
     return path
 
 
+def counted(n: int, noun: str, plural: str | None = None) -> str:
+    """``n`` and ``noun``, in the plural unless n is 1 ("1 log", "0 logs", "12 logs")."""
+    return f"{n} {noun if n == 1 else plural or noun + 's'}"
+
+
 def table(headers: list[str], rows: list[list], align: str | None = None) -> str:
     """A plain-text table; ``align`` holds one of '<' '>' per column (default: first left)."""
     cells = [[str(h) for h in headers]] + [[str(c) for c in row] for row in rows]

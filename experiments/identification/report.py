@@ -10,6 +10,7 @@ import numpy as np
 
 from frictionsim import ACTUATORS, atomic
 from frictionsim.experiments.common.output import (
+    counted,
     marked_on_interrupt,
     save_figure,
     table,
@@ -200,7 +201,8 @@ def write_report(out: Path, fits: dict[str, ModelFit], train: list[Log],
             md += ["Models marked *(kept)* were not refitted in this run: their parameter files "
                    "come from an earlier run in this folder (`--resume`) and are evaluated on "
                    "this run's logs.", ""]
-        md.append(f"{len(train)} training logs, {len(validation)} validation logs.")
+        md.append(f"{counted(len(train), 'training log')}, "
+                  f"{counted(len(validation), 'validation log')}.")
         md += ["", "| " + " | ".join(headers) + " |", "|" + "---|" * len(headers)]
         md += ["| " + " | ".join(str(c) for c in row) + " |" for row in rows]
         md += ["", "*Restarts agreeing*: of the independent exploration runs (each from the start "

@@ -24,6 +24,7 @@ import numpy as np
 from frictionsim import layout, schema
 from frictionsim.atomic import write_json
 from frictionsim.errors import ConfigurationError
+from frictionsim.experiments.common.output import counted
 from frictionsim.experiments.identification.fitter import FitResult, FitSettings
 from frictionsim.experiments.identification.learned import NetSettings
 from frictionsim.experiments.identification.search_space import CONTAINS, SearchSpace
@@ -302,8 +303,9 @@ def fit_robot(robot: RobotDescription, mjcf: Path, train: list[Recording],
     cost = {"windows": len(windows), "control_periods": evaluator.n_steps,
             "window_seconds": settings.window, "stride": settings.stride,
             "threads": settings.threads, "reused_dynamics": evaluator.reuse}
-    print(f"{len(train)} training recordings → {len(windows)} windows of {settings.window:g} s "
-          f"({evaluator.n_steps} control periods per evaluation); {len(validation)} held out")
+    print(f"{counted(len(train), 'training recording')} → {counted(len(windows), 'window')} "
+          f"of {settings.window:g} s ({evaluator.n_steps} control periods per evaluation); "
+          f"{len(validation)} held out")
     search = None
     if settings.search_stride not in (None, settings.stride):
         # never empty: the first recording's first window is in every stride
@@ -412,10 +414,16 @@ def fit_models(robot: RobotDescription, evaluator: RobotWindows, settings: Robot
                          (saved.joint_offsets if saved is not None else {}).items()}
         result = _fit_model(robot, model, actuator, joints, offset_joints, search or evaluator,
                             settings, out, start, offsets, saved_offsets)
-        result, reuse_error = exact_result(evaluator, result)
-        if settings.polish and not result.interrupted:
-            result, reuse_error = _polished(robot, model, actuator, joints, offset_joints,
-                                            evaluator, settings, out, result, reuse_error)
+        reuse_error = None
+        try:
+            result, reuse_error = exact_result(evaluator, result)
+            if settings.polish and not result.interrupted:
+                result, reuse_error = _polished(robot, model, actuator, joints, offset_joints,
+                                                evaluator, settings, out, result, reuse_error)
+        except KeyboardInterrupt:
+            # between the stages that catch it themselves: the best so far is on disk, and
+            # the report still gets written from it
+            result = dataclasses.replace(result, interrupted=True)
         if reuse_errors is not None:
             reuse_errors[model] = reuse_error
         return result

@@ -16,7 +16,7 @@ import numpy as np
 
 from frictionsim.atomic import shown, write_json, write_text
 from frictionsim.errors import ConfigurationError
-from frictionsim.experiments.common.output import marked_on_interrupt
+from frictionsim.experiments.common.output import counted, marked_on_interrupt
 from frictionsim.experiments.identification.pipeline import check_resumable, existing_outputs
 from frictionsim.experiments.robots.fit_defaults import START_VELOCITIES
 from frictionsim.experiments.robots.identify import (
@@ -117,7 +117,8 @@ def write_robot_report(out: Path, robot: str, fits: dict[str, RobotModelFit | Ro
 
     with marked_on_interrupt(out / "report.json", summary):
         lines = [f"# Robot identification: {robot}", "",
-                 f"{len(train)} training recordings, fitted on {cost['windows']} windows of "
+                 f"{counted(len(train), 'training recording')}, fitted on "
+                 f"{counted(cost['windows'], 'window')} of "
                  f"{settings.window:g} s (one in {settings.stride}) restarted from the recorded "
                  f"positions and {START_VELOCITIES[settings.start_velocity]}; {len(validation)} "
                  "recordings held out and replayed whole in closed loop.",
@@ -169,14 +170,19 @@ def _reuse_lines(fits: dict, cost: dict) -> list[str]:
     """What the reused dynamics moved (:class:`~frictionsim.solvers.robot_windows.RobotWindows`):
     the largest difference they made to a window's error of each physical model's best, said
     beside the exact losses the table gives, and flagged above :data:`REUSE_TOLERANCE`."""
-    moved = {m: f.reuse_error for m, f in fits.items()
-             if isinstance(f, RobotModelFit) and f.reuse_error is not None}
-    if not cost.get("reused_dynamics") or not moved:
+    physical = {m: f for m, f in fits.items() if isinstance(f, RobotModelFit)}
+    moved = {m: f.reuse_error for m, f in physical.items() if f.reuse_error is not None}
+    # an interrupt before a model's exact replay leaves it the loss the search ranked it by
+    unchecked = [m for m in physical if m not in moved]
+    if not cost.get("reused_dynamics") or not physical:
         return []
     line = (f"MuJoCo's dynamics terms reused along {cost.get('references', 0)} reference runs; "
-            "every window loss here is the exact fixed step's. The reuse moved a window's error "
-            "of each model's best by at most " + ", ".join(
-                f"{m} {1e3 * e:.3f} mrad" for m, e in moved.items()) + ".")
+            "every window loss here is the exact fixed step's"
+            + (f", except {' '.join(unchecked)}'s (interrupted before its exact replay: the "
+               "loss with the reused terms)" if unchecked else "") + ".")
+    if moved:
+        line += (" The reuse moved a window's error of each model's best by at most "
+                 + ", ".join(f"{m} {1e3 * e:.3f} mrad" for m, e in moved.items()) + ".")
     over = [m for m, e in moved.items() if e > REUSE_TOLERANCE]
     if over:
         line += (f" **Above {1e3 * REUSE_TOLERANCE:g} mrad** for {' '.join(over)}: the search "

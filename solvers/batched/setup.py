@@ -31,7 +31,8 @@ class Randomisation:
     (docs/model.md §9's ``supply``: E − R_s·Σ|i|); a command delay uniformly in ``delay``
     (whole physics steps). ``on_reset``: draw again at each reset of a world. ``seed``: the
     draws' seed. ConfigurationError for a range that is empty or reversed, a negative
-    resistance or delay, a supply that is not positive."""
+    resistance or delay, a supply that is not positive, a seed that is not a whole number
+    ≥ 0."""
 
     parameters: bool = False
     vin: tuple[float, float] | None = None
@@ -41,6 +42,9 @@ class Randomisation:
     seed: int = 0
 
     def __post_init__(self) -> None:
+        if isinstance(self.seed, bool) or not isinstance(self.seed, (int, np.integer)) \
+                or self.seed < 0:
+            raise ConfigurationError(f"Randomisation(seed={self.seed!r}): a whole number ≥ 0")
         for name, low_limit in (("vin", 0.0), ("drop", 0.0), ("delay", 0.0)):
             span = getattr(self, name)
             if span is None:
