@@ -56,17 +56,18 @@ class FrictionsimActuatorCfg(ActuatorCfg):
     parameter file (``robot identify``; each joint gets its actuator's set), or the object one
     of them loads (a ``ParameterSet``, ``LearnedActuator`` or ``RobotParameters``). ``robot``: a
     built-in robot (``so101``) or a robot file whose joint table gives each servo's firmware
-    settings (P, D, torque limit, acceleration) and the control period; else ``kp``, ``vin``,
-    ``kd``, ``torque_limit``, ``acceleration`` and ``control_period`` here apply to every
-    servo. ``randomisation``: what each world draws."""
+    settings (P, D, torque limit, acceleration) and the control period; ``kp``, ``vin``,
+    ``kd``, ``torque_limit``, ``acceleration`` and ``control_period`` given here apply to every
+    servo, in place of the robot file's (None: the robot file's, else the actuator's default;
+    no torque limit or acceleration limit). ``randomisation``: what each world draws."""
 
     params: str | Path | object
     robot: str | Path | None = None
     kp: float | None = None
     vin: float | None = None
     kd: float | None = None
-    torque_limit: float = 0.0
-    acceleration: float = 0.0
+    torque_limit: float | None = None
+    acceleration: float | None = None
     control_period: float | None = None
     randomisation: Randomisation = field(default_factory=Randomisation)
     encoder: bool | float = True
@@ -116,10 +117,19 @@ def joint_servos(cfg: FrictionsimActuatorCfg, target_names: list[str]) -> tuple[
         if kp is None:
             raise ConfigurationError(f"joint {name!r}: give kp (the firmware gain) or a robot file")
         servos.append(JointServo(name, params, kp=kp, vin=cfg.vin,
-                                 kd=cfg.kd if cfg.kd is not None else (fw.kd if fw else None),
-                                 torque_limit=fw.torque_limit if fw else cfg.torque_limit,
-                                 acceleration=fw.acceleration if fw else cfg.acceleration))
+                                 kd=_setting(cfg, fw, "kd", None),
+                                 torque_limit=_setting(cfg, fw, "torque_limit", 0.0),
+                                 acceleration=_setting(cfg, fw, "acceleration", 0.0)))
     return servos, period
+
+
+def _setting(cfg: FrictionsimActuatorCfg, firmware, key: str, default):
+    """A firmware setting: the configuration's where given, else the robot file's joint's
+    (``firmware``, None without a robot file), else ``default``."""
+    given = getattr(cfg, key)
+    if given is not None:
+        return given
+    return getattr(firmware, key) if firmware is not None else default
 
 
 class FrictionsimActuator(Actuator):

@@ -165,6 +165,7 @@ def reset(qpos, qvel, servos: MjxServos, key=None) -> MjxServoState:
     PRNG key; required then). ``vmap`` it with a key per world for many."""
     jax, jnp, _ = import_jax()
     setup = servos.setup
+    _check_shapes("reset", servos, qpos=qpos, qvel=qvel)
     if _draws_anything(setup):
         if key is None:
             raise ConfigurationError("these servos draw their parameters, supply or delay per "
@@ -201,6 +202,9 @@ def reset_where(state: MjxServoState, mask, qpos, qvel, servos: MjxServos,
     with ``key`` when ``Randomisation.on_reset``. One world's arrays (``vmap`` it), or worlds
     first with ``mask`` (worlds,) and one ``key`` split among them."""
     jax, jnp, _ = import_jax()
+    if jnp.asarray(mask).dtype != bool:
+        raise ConfigurationError(f"reset_where: the mask must be booleans (True: reset), got "
+                                 f"{jnp.asarray(mask).dtype}")
     mask = jnp.asarray(mask, dtype=bool)
     if mask.ndim > 1 or (mask.ndim == 1 and not np.shape(state.records)[0] == mask.shape[0]
                          == np.shape(qpos)[0] == np.shape(qvel)[0]):
@@ -221,6 +225,23 @@ def reset_where(state: MjxServoState, mask, qpos, qvel, servos: MjxServos,
     else:
         fresh = _restart(qpos, servos, state.thetas, state.firmware, state.delay)
     return jax.tree_util.tree_map(lambda a, b: jnp.where(mask, b, a), state, fresh)
+
+
+def _check_shapes(what: str, servos: MjxServos, **arrays) -> None:
+    """ConfigurationError for an array of one world whose shape is not the model's: goals
+    and enable flags (servos,), qpos (nq,), qvel, bias, passive (nv,), mass (nv, nv), a
+    state's records (servos, ·). Shapes are static under jit and vmap: checked once when
+    traced, never per step."""
+    ns, nq, nv = len(servos.setup.servos), int(servos.setup.model.nq), int(servos.setup.model.nv)
+    expected = {"goals": (ns,), "enable": (ns,), "qpos": (nq,), "qvel": (nv,), "bias": (nv,),
+                "passive": (nv,), "mass": (nv, nv), "records": (ns, SERVO_STATE_SIZE)}
+    for name, array in arrays.items():
+        shape = tuple(np.shape(array))
+        if shape != expected[name]:
+            raise ConfigurationError(
+                f"{what}: {name} of one world must have shape {expected[name]} ({ns} servos, "
+                f"nq {nq}, nv {nv}), got {shape}" + (" (vmap the call over worlds)"
+                                                     if shape[1:] == expected[name] else ""))
 
 
 def _draws_anything(setup: ServoSetup) -> bool:
@@ -372,6 +393,8 @@ def servo_forces(state: MjxServoState, goals, qpos, qvel, servos: MjxServos, mas
         _ONE_WORLD[key] = step
     if enable is None:
         enable = jnp.ones_like(jnp.asarray(goals, dtype=servos.dtype))
+    _check_shapes("servo_forces", servos, records=state.records, goals=goals, enable=enable,
+                  qpos=qpos, qvel=qvel, mass=mass, bias=bias, passive=passive)
     return step[1](state, jnp.asarray(goals), jnp.asarray(enable), qpos, qvel, mass, bias,
                    passive)
 

@@ -320,6 +320,33 @@ def test_the_jax_servo_step_in_a_users_own_scan(jax):
                                rtol=0, atol=1e-12)
 
 
+def test_the_jax_servo_functions_refuse_arrays_of_another_shape(jax):
+    """Shapes are static under jit: a wrong one is refused when traced, with its name."""
+    import jax.numpy as jnp
+
+    from frictionsim.solvers import mjx_servos
+
+    model, servos = mjx_servos.build(MJCF, [servo()], PERIOD, encoder=False)
+    q, v = jnp.zeros(model.nq), jnp.zeros(model.nv)
+    state = mjx_servos.reset(q, v, servos)
+    with pytest.raises(ConfigurationError, match=r"reset: qpos of one world must have shape"):
+        mjx_servos.reset(jnp.zeros(model.nq + 3), v, servos)
+    good = dict(goals=jnp.zeros(1), mass=jnp.eye(model.nv), bias=v, passive=v)
+    for name, bad in (("goals", jnp.zeros(2)), ("mass", jnp.eye(model.nv + 1)),
+                      ("bias", jnp.zeros((4, model.nv)))):
+        given = {**good, name: bad}
+        with pytest.raises(ConfigurationError, match=f"servo_forces: {name} of one world"):
+            mjx_servos.servo_step(state, given["goals"], q, v, servos, given["mass"],
+                                  given["bias"], given["passive"])
+    with pytest.raises(ConfigurationError, match="vmap the call over worlds"):
+        mjx_servos.servo_step(state, jnp.zeros((4, 1)), q, v, servos, *list(good.values())[1:])
+    with pytest.raises(ConfigurationError, match="the mask must be booleans"):
+        mjx_servos.reset_where(state, 0.5, q, v, servos)
+    _, qfrc = mjx_servos.servo_step(state, good["goals"], q, v, servos, good["mass"],
+                                    good["bias"], good["passive"])
+    assert qfrc.shape == (model.nv,)
+
+
 def lowered(jax, robot, goals) -> str:
     """The text of the jitted run of ``robot`` (an MjxRobot) on ``goals``, as XLA gets it."""
     jnp = jax.numpy

@@ -173,3 +173,27 @@ def test_the_training_environment_of_the_robots_page_runs(monkeypatch, capsys):
     drawn = env.scene["arm"].actuators[0].parameters()
     assert len({w[0]["supply_emf"] for w in drawn}) == env.num_envs  # a supply per world
     assert torch.all(torch.isfinite(namespace["obs"]["actor"]))
+
+
+def test_settings_given_beside_a_robot_file_replace_its_own():
+    """kp, kd, the torque and acceleration limits and the period: the robot file's where
+    the configuration gives none, the configuration's where it does (none silently lost)."""
+    from frictionsim.robot_files import get_robot
+    from frictionsim.solvers.mjlab import joint_servos
+
+    params = ParameterSet.defaults("m6", "sts3215_12v")
+    names = ["shoulder_pan", "elbow_flex"]
+    firmware = {j.mjcf: j.firmware for j in get_robot("so101").servo_joints}
+    own, period = joint_servos(FrictionsimActuatorCfg(target_names_expr=tuple(names),
+                                                      robot="so101", params=params), names)
+    assert period == get_robot("so101").control_period
+    for servo, name in zip(own, names):
+        assert (servo.kp, servo.kd, servo.torque_limit, servo.acceleration) == (
+            firmware[name].kp, firmware[name].kd, firmware[name].torque_limit,
+            firmware[name].acceleration)
+    given, period = joint_servos(FrictionsimActuatorCfg(
+        target_names_expr=tuple(names), robot="so101", params=params, kp=20.0, kd=8.0,
+        torque_limit=0.5, acceleration=30.0, control_period=0.01), names)
+    assert period == 0.01
+    assert {(s.kp, s.kd, s.torque_limit, s.acceleration) for s in given} == {
+        (20.0, 8.0, 0.5, 30.0)}
