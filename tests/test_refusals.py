@@ -278,6 +278,15 @@ def test_an_option_that_would_do_nothing_or_never_end_is_refused(argv, culprit, 
     assert not (work / "rec").exists() and not (work / "fit").exists()
 
 
+def test_an_init_file_of_another_servo_is_refused_before_anything_is_said_of_it(work, capsys):
+    shutil.copy(DATA / "params" / "mx64" / "m6.json", work / "mx64_m6.json")
+    err = run_refused(["identify", "--actuator", "xl330", "--model", "m1", "--logs",
+                       str(work / "l.json"), "--with", "backlash", "--init",
+                       str(work / "mx64_m6.json"), "--out", str(work / "fit")],
+                      "actuator mx64, not xl330", capsys)
+    assert err.count("\n") == 1, err  # the one line: no warning about the file's defaults
+
+
 def test_the_mujoco_adapter_refuses_slide_joints_and_shared_joints_and_reports_a_nan_goal(
         work, monkeypatch):
     mujoco = pytest.importorskip("mujoco")

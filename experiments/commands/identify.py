@@ -220,9 +220,10 @@ def run(args: argparse.Namespace) -> int:
                                  "do nothing")
     if args.uncertainty is not None:
         check_count("--uncertainty", args.uncertainty, 2, 10_000, "bootstrap identifications")
+    # the file's actuator first: a refused file says nothing of the defaults it would take
+    if args.init and (found := load_params(args.init).actuator) != actuator:
+        raise ConfigurationError(f"--init {args.init}: actuator {found}, not {actuator}")
     init = load_params(args.init, args.extensions) if args.init else None
-    if init is not None and init.actuator != actuator:
-        raise ConfigurationError(f"--init {args.init}: actuator {init.actuator}, not {actuator}")
     if init is not None:
         check_init_bounds(init, models, str(args.init))
     show = not args.no_progress
