@@ -109,9 +109,11 @@ def test_a_ctrl_c_in_the_hybrids_search_keeps_its_best_and_stops_the_command(tmp
     saved = json.loads((out / "hybrid.json").read_text())
     assert saved["training"]["interrupted"] is True
     assert len(calls) == 5  # nothing ran after the interrupt
-    # the report of the physical fits is written, and says the run was interrupted
+    # the report is written, says the run was interrupted, and scores the hybrid as saved
+    # (its best so far: a learned model alone interrupted once left a report of no model)
     report = json.loads((out / "report.json").read_text())
-    assert report["interrupted"] is True and set(report["models"]) == {"m1", "m6"}
+    assert report["interrupted"] is True and set(report["models"]) == {"m1", "m6", "hybrid"}
+    assert report["models"]["hybrid"]["train_mae"] > 0
     assert (out / "report.md").is_file()
 
 

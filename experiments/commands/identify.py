@@ -308,10 +308,10 @@ def _identify_into(out, args, train, validation, settings, earlier, learned, lea
         from frictionsim.experiments.identification.learned import fit_learned
 
         try:
-            learned_fits = fit_learned(tuple(learned), train, validation,
-                                       {m: f.result.params for m, f in fits.items()}, actuator,
-                                       out, learning, show)
-        except KeyboardInterrupt:  # the model in training saved its best so far first
+            learned_fits, interrupted = fit_learned(
+                tuple(learned), train, validation, {m: f.result.params for m, f in fits.items()},
+                actuator, out, learning, show)
+        except KeyboardInterrupt:  # outside the training (its data), nothing of it saved
             interrupted = True  # the report says so; the runner still exits as signalled
     uncertainty = None
     if args.uncertainty and fits and not interrupted:

@@ -59,9 +59,11 @@ def cross_validate_by_gain(logs: list[Log], settings: IdentifySettings, out: Pat
             from frictionsim.experiments.identification.learned import NetSettings, fit_learned
 
             learn = settings.net or NetSettings(seed=settings.fit.seed)
-            fits = {**fits, **fit_learned(settings.learned, train, held,
-                                          {m: f.result.params for m, f in fits.items()},
-                                          settings.actuator, fold, learn, settings.progress)}
+            learned, interrupted = fit_learned(settings.learned, train, held,
+                                               {m: f.result.params for m, f in fits.items()},
+                                               settings.actuator, fold, learn,
+                                               settings.progress)
+            fits = {**fits, **learned}
         for model, fit in fits.items():
             entry = section.setdefault(model, {"per_gain": {}})
             entry["per_gain"][gain_label(gain)] = {"train_mae": fit.train_mae,

@@ -387,7 +387,7 @@ def train_network(kind: str, x: np.ndarray, y: np.ndarray, actuator: str,
                 "sees_gain": not blind,
                 "converged": converged, "noise": settings.noise, "copies": settings.copies,
                 "seed": settings.seed, **info}
-    if interrupted:  # neither the search nor the rollout runs: stop_if_interrupted next
+    if interrupted:  # neither the search nor the rollout runs: the caller stops next
         training["interrupted"] = True
     if kind == "net":
         training["seconds"] = round(time.perf_counter() - start, 2)
@@ -512,9 +512,11 @@ class LearnedFit(PerLogScores):
 def fit_learned(kinds: tuple[str, ...], train: list[Log], validation: list[Log],
                 physics: dict[str, ParameterSet], actuator: str, out: Path,
                 settings: NetSettings = NetSettings(), progress: bool = True
-                ) -> dict[str, LearnedFit]:
+                ) -> tuple[dict[str, LearnedFit], bool]:
     """Train the learned ``kinds`` (``net``, ``hybrid``) on ``train``, a hybrid over
-    ``physics["m6"]``; write ``out/<kind>.json`` and score them on both sets."""
+    ``physics["m6"]``; write ``out/<kind>.json`` and score them on both sets. Returns the
+    fits and whether Ctrl-C ended the training: the model in training then kept at its best
+    so far, saved and scored like the others, and the kinds after it not trained."""
     from frictionsim.learned_files import save_learned
 
     fits = {}
@@ -525,11 +527,14 @@ def fit_learned(kinds: tuple[str, ...], train: list[Log], validation: list[Log],
         model = train_learned(kind, train, actuator, physics["m6"] if kind == "hybrid" else None,
                               settings, progress, rotor_inertia(physics, actuator))
         path = save_learned(out / f"{kind}.json", model)
-        stop_if_interrupted(model)
+        # scored even when interrupted (a second of closed-loop replays): the report gives
+        # what the saved file does
         fits[kind] = LearnedFit(kind, path, learned_mae(model, train),
                                 learned_mae(model, validation), time.perf_counter() - start,
                                 int(model.training["samples"]))
-    return fits
+        if model.training.get("interrupted"):
+            return fits, True
+    return fits, False
 
 
 __all__ = ["AUTHORITY_QUANTILE", "AUTO_ROLLOUT_EPOCHS", "LearnedFit", "NetSettings",
