@@ -202,10 +202,10 @@ def reset_where(state: MjxServoState, mask, qpos, qvel, servos: MjxServos,
     with ``key`` when ``Randomisation.on_reset``. One world's arrays (``vmap`` it), or worlds
     first with ``mask`` (worlds,) and one ``key`` split among them."""
     jax, jnp, _ = import_jax()
-    if jnp.asarray(mask).dtype != bool:
+    mask = jnp.asarray(mask)
+    if mask.dtype != bool:
         raise ConfigurationError(f"reset_where: the mask must be booleans (True: reset), got "
-                                 f"{jnp.asarray(mask).dtype}")
-    mask = jnp.asarray(mask, dtype=bool)
+                                 f"{mask.dtype}")
     if mask.ndim > 1 or (mask.ndim == 1 and not np.shape(state.records)[0] == mask.shape[0]
                          == np.shape(qpos)[0] == np.shape(qvel)[0]):
         # shapes are static under jit: checked once when traced, never per step

@@ -199,7 +199,7 @@ def run(args: argparse.Namespace) -> int:
         split_logs,
     )
     from frictionsim.experiments.identification.starts import check_init_bounds
-    from frictionsim.params import load_params
+    from frictionsim.params import from_dict, load_params
 
     actuator = actuator_name(args)
     if args.dask is not None and not args.dask.strip():
@@ -220,10 +220,15 @@ def run(args: argparse.Namespace) -> int:
                                  "do nothing")
     if args.uncertainty is not None:
         check_count("--uncertainty", args.uncertainty, 2, 10_000, "bootstrap identifications")
-    # the file's actuator first: a refused file says nothing of the defaults it would take
-    if args.init and (found := load_params(args.init).actuator) != actuator:
-        raise ConfigurationError(f"--init {args.init}: actuator {found}, not {actuator}")
-    init = load_params(args.init, args.extensions) if args.init else None
+    init = None
+    if args.init:
+        # read as it is first: a file of another servo is refused before anything is said of
+        # the defaults it would take with --with
+        init = load_params(args.init)
+        if init.actuator != actuator:
+            raise ConfigurationError(f"--init {args.init}: actuator {init.actuator}, not "
+                                     f"{actuator}")
+        init = from_dict(init.to_dict(), str(args.init), args.extensions)
     if init is not None:
         check_init_bounds(init, models, str(args.init))
     show = not args.no_progress
