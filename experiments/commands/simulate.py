@@ -54,7 +54,7 @@ def run(args: argparse.Namespace) -> int:
     import numpy as np
 
     from frictionsim.experiments.common.loading import check_motor_match, load_logs
-    from frictionsim.experiments.common.output import table, write_json
+    from frictionsim.experiments.common.output import counted, table, write_json
     from frictionsim.learned_files import LearnedActuator, load_servo_model
     from frictionsim.solvers.engines import get_engine
 
@@ -81,7 +81,7 @@ def run(args: argparse.Namespace) -> int:
     print(f"{params.model} on {params.actuator} ({args.params}{engine})")
     print(table(["log", "trajectory", "kp", "MAE (mrad)"], rows, "<<>>"))
     maes = np.array([r.mae for r in rollouts])
-    print(f"mean MAE {1e3 * maes.mean():.2f} mrad over {len(maes)} logs")
+    print(f"mean MAE {1e3 * maes.mean():.2f} mrad over {counted(len(maes), 'log')}")
     if args.json:
         write_json(args.json, {"params": str(args.params), "mean": float(maes.mean()),
                                "per_log": {r.log.name: r.mae for r in rollouts}})
