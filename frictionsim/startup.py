@@ -33,12 +33,12 @@ def starting_cli(argv: list[str], orig_argv: list[str]) -> bool:
 
 def command_name(args: list[str]) -> str:
     """The command as the command line names it in its messages (``frictionsim identify``,
-    ``frictionsim run NAME``), from its arguments."""
+    ``frictionsim run NAME``, ``frictionsim robot ACTION``), from its arguments."""
     words = [a for a in args if not a.startswith("-")]
     if not words:
         return "frictionsim"
-    if words[0] == "run" and len(words) > 1:
-        return f"frictionsim run {words[1]}"
+    if words[0] in ("run", "robot") and len(words) > 1:
+        return f"frictionsim {words[0]} {words[1]}"
     return f"frictionsim {words[0]}"
 
 

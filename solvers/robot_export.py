@@ -128,6 +128,17 @@ def _dropped(params: ParameterSet, target: str) -> list[str]:
     return lost
 
 
+def exported_physics(params: ParameterSet | LearnedActuator, source) -> ParameterSet:
+    """The physical set a servo's ``params`` export as: itself, or a hybrid's physics;
+    ConfigurationError for a network alone, which has no MuJoCo attribute."""
+    if not isinstance(params, LearnedActuator):
+        return params
+    if params.physics is None:
+        raise ConfigurationError(f"{source}: a learned network has no MuJoCo attribute; "
+                                 "export a physical model (m1 … m6)")
+    return params.physics
+
+
 def export_robot(robot: RobotDescription, mjcf: Path, fit: RobotParameters,
                  target: str = "position", backlash_hinge: dict[str, float] | None = None
                  ) -> RobotExport:
@@ -155,11 +166,8 @@ def export_robot(robot: RobotDescription, mjcf: Path, fit: RobotParameters,
     for joint in robot.servo_joints:
         params = params_of(sets, joint)
         if isinstance(params, LearnedActuator):
-            if params.physics is None:
-                raise ConfigurationError(f"{fit.source}: a learned network has no MuJoCo "
-                                         "attribute; export a physical model (m1 … m6)")
             dropped.append(f"{joint.name}: the hybrid's learned residual (its physics kept)")
-            params = params.physics
+            params = exported_physics(params, fit.source)
         attrs = joint_attributes(joint, params)
         if target == "dcmotor":  # the back-EMF lives in the motor model, not the joint
             attrs = dataclasses.replace(attrs, damping=params.values["friction_viscous"])

@@ -42,6 +42,24 @@ def test_progress_is_drawn_only_on_a_terminal(monkeypatch):
     assert list(Quiet(range(3))) == [0, 1, 2]
 
 
+def test_off_a_terminal_a_long_job_says_where_it_is_now_and_then(monkeypatch, capsys):
+    clock = iter(float(t) for t in range(0, 1000, 10))  # each reading 10 s after the last
+    monkeypatch.setattr(progress_module, "clock", lambda: next(clock))
+    monkeypatch.setattr(progress_module, "interactive", lambda: False)
+    bar = progress(total=9, desc="m6", unit="eval", enabled=True)
+    for n in range(9):
+        bar.set_postfix_str(f"best {9 - n} mrad")
+        bar.update(1)
+    err = capsys.readouterr().err.splitlines()
+    # started at 0 s; the readings at 10, 20, … s: a line at 30, 60 and 90 s
+    assert err == ["m6: 3/9 evals (best 7 mrad), 30 s", "m6: 6/9 evals (best 4 mrad), 60 s",
+                   "m6: 9/9 evals (best 1 mrad), 90 s"]
+    quiet = progress(total=9, desc="m6", unit="eval", enabled=False)  # --no-progress
+    for _ in range(9):
+        quiet.update(1)
+    assert capsys.readouterr().err == ""
+
+
 def test_process_into_a_file_has_no_redraws(raw_logs, tmp_path):
     bad = raw_logs.parent / "with_bad"
     bad.mkdir(exist_ok=True)

@@ -48,15 +48,18 @@ def test_record_writes_a_complete_raw_log_and_figure(tmp_path, virtual_port, cap
     assert (tmp_path / "steps_kp500_m0.3_l0.1_2.json").exists()
 
 
-def test_campaign_records_every_trajectory_and_gain(tmp_path, virtual_port):
+def test_campaign_records_every_trajectory_and_gain(tmp_path, virtual_port, capsys):
     _, port = virtual_port
     assert main(["record-campaign", "--motor", "xl330", "--port", port, "--reply-timeout", "1",
                  "--setup", "0.3:0.1",
-                 "--kp", "300", "600", "--trajectories", "steps", "nothing", "--duration", "0.5",
-                 "--rest", "0", "--logdir", str(tmp_path)]) == 0
+                 "--kp", "300", "600", "--trajectories", "steps", "nothing", "steps",
+                 "--duration", "0.5", "--rest", "0", "--logdir", str(tmp_path)]) == 0
+    # a trajectory named twice is a repetition, recorded twice under its own names
     assert sorted(p.name for p in tmp_path.glob("*.json")) == [
         "nothing_kp300_m0.3_l0.1.json", "nothing_kp600_m0.3_l0.1.json",
-        "steps_kp300_m0.3_l0.1.json", "steps_kp600_m0.3_l0.1.json"]
+        "steps_kp300_m0.3_l0.1.json", "steps_kp300_m0.3_l0.1_2.json",
+        "steps_kp600_m0.3_l0.1.json", "steps_kp600_m0.3_l0.1_2.json"]
+    assert "campaign: 1 set-up × 2 gains × 3 trajectories = 6 recordings" in capsys.readouterr().out
 
 
 def test_record_on_a_silent_port_is_a_clear_error(tmp_path, capsys):

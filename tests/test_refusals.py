@@ -270,12 +270,37 @@ def test_a_validation_log_that_is_a_training_log_under_another_name_is_refused(h
      "recorded with motor 'xl330', but {w}/mx64_m6.json is for 'mx64'"),
     # --data where the robot ships its MJCF
     (["robot", "simulate", "--robot", "so100", "--data", "{w}", "{w}"], "so100 ships its own"),
+    # episodes of no LeRobot dataset
+    (["robot", "export-mjcf", "--robot", "so100", "--params", "{w}/m1.json", "--out", "{w}/fit",
+      "--episodes", "0"], "--episodes chooses episodes of LeRobot datasets, and no recordings"),
+    # a model named a second time fits nothing more
+    (["identify", "--actuator", "xl330", "--model", "m1", "m1", "--logs", "{w}/l.json",
+      "--out", "{w}/fit"], "frictionsim identify: error: --model names m1 twice"),
+    (["identify", "--actuator", "xl330", "--model", "all", "m4", "--logs", "{w}/l.json",
+      "--out", "{w}/fit"], "--model all names every physical model already: drop m4"),
+    (["robot", "identify", "--robot", "so100", "--recordings", "{w}", "--model", "m6", "net",
+      "net", "--out", "{w}/fit"], "frictionsim robot identify: error: --model names net twice"),
 ])
 def test_an_option_that_would_do_nothing_or_never_end_is_refused(argv, culprit, work, capsys):
     shutil.copy(DATA / "params" / "mx64" / "m6.json", work / "mx64_m6.json")
     culprit = culprit.format(w=work)
     run_refused([a.format(w=work) for a in argv], culprit, capsys)
     assert not (work / "rec").exists() and not (work / "fit").exists()
+
+
+@pytest.mark.parametrize("argv, culprit", [
+    (["identify", "--actuator", "xl330", "--model", "m1", "--with", "ripple", "supply",
+      "ripple", "--logs", "{w}/l.json", "--out", "{w}/fit"], "--with: ripple is named twice"),
+    (["run", "engines", "--engines", "fixed_step", "fixed_step", "--setups", "bench"],
+     "--engines: fixed_step is named twice"),
+    (["bench", "--models", "m1", "m6", "m1"], "--models: m1 is named twice"),
+])
+def test_a_choice_named_twice_is_refused_by_the_parser(argv, culprit, work, capsys):
+    with pytest.raises(SystemExit) as leaving:
+        main([a.format(w=work) for a in argv])
+    assert leaving.value.code == 2  # argparse's status for a malformed command line
+    assert culprit in capsys.readouterr().err
+    assert not (work / "fit").exists()
 
 
 def test_an_init_file_of_another_servo_is_refused_before_anything_is_said_of_it(work, capsys):
@@ -561,3 +586,12 @@ def test_the_python_api_refuses_logs_of_another_motor_unless_asked(work):
         fs.simulate(log, work / "mx64_m6.json", other_motor=True)
     said = [str(w.message) for w in caught if issubclass(w.category, PlausibilityWarning)]
     assert sum("recorded with motor 'xl330' are taken as 'mx64'" in m for m in said) == 2
+
+
+def test_robot_threads_beyond_the_cores_are_warned_about(work, capsys, monkeypatch):
+    monkeypatch.setattr(os, "sched_getaffinity", lambda pid: {0}, raising=False)
+    # --uncertainty 1 is refused right after the threads are checked: nothing is fitted
+    err = run_refused(["robot", "identify", "--robot", "so100", "--recordings", str(work),
+                       "--model", "m1", "--threads", "2", "--uncertainty", "1", "--out",
+                       str(work / "fit")], "--uncertainty must be", capsys)
+    assert "warning: --threads 2 on 1 core this process may use" in err

@@ -130,3 +130,25 @@ def test_a_fit_with_backlash_exports_the_gap_as_a_hinge_the_replay_reads(tmp_pat
     assert main(["robot", "export-mjcf", "--robot", "so101", "--data", str(DATA), "--params",
                  str(fit_without), "--backlash-hinge", "--out", str(tmp_path / "x")]) == 1
     assert "has no backlash" in capsys.readouterr().err
+
+
+def test_a_network_alone_is_refused_in_one_line_before_anything_is_said(tmp_path, capsys):
+    import numpy as np
+
+    from frictionsim.actuator_net import N_INPUTS, pack_net
+    from frictionsim.learned_files import LearnedActuator, save_learned
+
+    widths = (N_INPUTS, 4, 1)
+    net = pack_net([np.zeros((a, b)) for a, b in zip(widths[:-1], widths[1:])],
+                   [np.zeros(b) for b in widths[1:]], np.zeros(N_INPUTS), np.ones(N_INPUTS),
+                   np.full(N_INPUTS, -2.0), np.full(N_INPUTS, 2.0), 0.01, 0.05, None)
+    path = save_learned(tmp_path / "net.json",
+                        LearnedActuator("net", "sts3215_12v", net, (4,), armature=0.004))
+    capsys.readouterr()
+    assert main(["robot", "export-mjcf", "--robot", "so101", "--data", str(DATA), "--params",
+                 str(path), "--out", str(tmp_path / "export")]) == 1
+    captured = capsys.readouterr()
+    assert captured.err.strip() == (f"frictionsim robot export-mjcf: error: {path}: a learned "
+                                    "network has no MuJoCo attribute; export a physical model "
+                                    "(m1 … m6)")
+    assert captured.out == "" and not (tmp_path / "export").exists()

@@ -10,7 +10,11 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from frictionsim.experiments.identification.uncertainty import another_fit_range
+from frictionsim.experiments.identification.uncertainty import (
+    Uncertainty,
+    another_fit_range,
+    interrupted_bootstrap,
+)
 from frictionsim.experiments.runner.cli import main
 from frictionsim.params import ParameterFileError, ParameterSet, from_dict, load_params
 
@@ -30,6 +34,15 @@ def test_a_range_holds_another_draw_about_as_often_as_it_claims():
         assert low <= estimate <= high
         held.append(low <= rng.normal(5.0, 0.2) <= high)
     assert 0.83 <= np.mean(held) <= 0.96
+
+
+def test_an_interrupted_bootstrap_says_whether_it_left_ranges():
+    cut = Uncertainty(0.9, replicates={"m1": [{"k_t": 1.0}], "m6": []}, interrupted=True)
+    said = interrupted_bootstrap(cut, ["m1", "m6"])
+    assert said.startswith("interrupted during the bootstrap after 1 replicate: ranges need two")
+    assert "none were written" in said
+    cut.replicates = {"m1": [{"k_t": 1.0}] * 3, "m6": [{"k_t": 1.0}]}
+    assert interrupted_bootstrap(cut, ["m1", "m6"]).endswith("replicates done (m1 3, m6 1 replicate: none)")
 
 
 def test_a_range_stays_inside_the_search_bounds_and_around_the_fit():

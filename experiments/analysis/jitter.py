@@ -13,6 +13,7 @@ import os
 import numpy as np
 
 from frictionsim.errors import ConfigurationError
+from frictionsim.experiments.common.output import counted
 from frictionsim.logs import Log
 
 #: Percentiles reported (of the periods).
@@ -83,7 +84,7 @@ def plot_jitter(logs: list[Log], path: str | os.PathLike) -> None:
     every = 1e3 * np.concatenate([periods(log) for log in logs])
     fig, ax = plt.subplots(figsize=(8, 4))
     bins = np.linspace(every.min(), every.max(), 120) if every.max() > every.min() else 10
-    ax.hist(every, bins=bins, color="0.6", label=f"all {len(logs)} logs ({every.size} periods)")
+    ax.hist(every, bins=bins, color="0.6", label=f"all {counted(len(logs), 'log')} ({every.size} periods)")
     if 1 < len(logs) <= 8:
         for log in logs:
             ax.hist(1e3 * periods(log), bins=bins, histtype="step", lw=1.0, label=log.name)

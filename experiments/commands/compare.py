@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from frictionsim.experiments.common.output import counted
 from frictionsim.experiments.runner.arguments import (
     FIGURE,
     JSON,
@@ -54,7 +55,7 @@ def run(args: argparse.Namespace) -> int:
     for actuator in {p.actuator for p in params.values()}:
         check_motor_match(logs, actuator, "the parameter files", args.other_motor)
     results = compare(params, logs)
-    print(f"{len(params)} parameter files × {len(logs)} logs")
+    print(f"{counted(len(params), 'parameter file')} × {counted(len(logs), 'log')}")
     print(comparison_table(results))
     if args.json:
         write_json(args.json, results)
@@ -62,5 +63,5 @@ def run(args: argparse.Namespace) -> int:
         from frictionsim.experiments.common.plots import mae_boxplot
 
         mae_boxplot({k: list(r["per_log"].values()) for k, r in results.items()}, args.plot,
-                    f"MAE per log ({len(logs)} logs)")
+                    f"MAE per log ({counted(len(logs), 'log')})")
     return 0

@@ -6,6 +6,7 @@ import argparse
 import math
 from pathlib import Path
 
+from frictionsim.experiments.common.output import counted
 from frictionsim.experiments.runner.arguments import (
     FIGURE,
     JSON,
@@ -64,7 +65,7 @@ def run(args: argparse.Namespace) -> int:
     logs = load_logs(args.logs, processed=True, show_progress=not args.no_progress)
     check_motor_match(logs, params.actuator, str(args.params), args.other_motor)
     result = crosscheck(params, logs, args.dts, tolerances, show_progress=not args.no_progress)
-    print(f"{params.model}/{params.actuator} on {len(logs)} logs; reference: event-driven "
+    print(f"{params.model}/{params.actuator} on {counted(len(logs), 'log')}; reference: event-driven "
           f"{tolerances.method}, rtol {tolerances.rtol:g}, atol {tolerances.atol:g}")
     rows = []
     for i, dt in enumerate(result.dts):

@@ -15,6 +15,7 @@ import argparse
 import time
 from pathlib import Path
 
+from frictionsim.experiments.common.output import counted
 from frictionsim.experiments.runner.arguments import (
     add_overwrite_argument,
     add_progress_argument,
@@ -90,8 +91,8 @@ def run(args: argparse.Namespace) -> int:
         logs = write_dataset(raw, out)
         train = [log for log in logs if log.kp != HELD_OUT_KP]
         validation = [log for log in logs if log.kp == HELD_OUT_KP]
-        print(f"virtual bench: {len(logs)} logs in {final / 'processed'}; training on "
-              f"{len(train)}, validating on the {len(validation)} logs of gain {HELD_OUT_KP:g}")
+        print(f"virtual bench: {counted(len(logs), 'log')} in {final / 'processed'}; training on "
+              f"{len(train)}, validating on the {counted(len(validation), 'log')} of gain {HELD_OUT_KP:g}")
         save_params(out / "params" / "ground_truth_m6.json", GROUND_TRUTH)
         save_params(out / "params" / "naive_m1.json", NAIVE_M1)
 

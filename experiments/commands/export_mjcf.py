@@ -7,6 +7,7 @@ import argparse
 from pathlib import Path
 
 from frictionsim.errors import ConfigurationError
+from frictionsim.experiments.common.output import counted
 from frictionsim.experiments.runner.arguments import (
     JSON,
     TEXT,
@@ -113,10 +114,10 @@ def _dcmotor(args: argparse.Namespace, params, export_dcmotor) -> str:
         fid = native_fidelity(params, candidates, logs)
         ours = 1e3 * fid["frictionsim"]["mean_mae"]
         theirs = min(1e3 * c["mean_mae"] for c in fid["native"].values())
-        note = (f"Fidelity on {len(logs)} logs: frictionsim {params.model} {ours:.2f} mrad, this "
+        note = (f"Fidelity on {counted(len(logs), 'log')}: frictionsim {params.model} {ours:.2f} mrad, this "
                 f"export in plain MuJoCo {theirs:.2f} mrad.")
         out = sys.stderr if args.out is None else sys.stdout
-        print(f"fidelity on {len(logs)} logs (MAE): frictionsim {params.model} ({params.scheme}) "
+        print(f"fidelity on {counted(len(logs), 'log')} (MAE): frictionsim {params.model} ({params.scheme}) "
               f"{ours:.2f} mrad; native <dcmotor> in plain MuJoCo:", file=out)
         for name, c in fid["native"].items():
             print(f"  {name}: {1e3 * c['mean_mae']:.2f} mrad ({1e3 * c['mean_mae'] - ours:+.2f})",

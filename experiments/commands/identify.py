@@ -143,13 +143,20 @@ def check_fixed(fixed: dict[str, float], models: list[str], actuator: str,
 
 def parse_models(names: list[str]) -> tuple[list[str], list[str]]:
     """The physical models named (``all``: every one), in chain order, and the learned ones
-    (``net``, ``hybrid``); ValueError for an unknown name or a hybrid without m6."""
+    (``net``, ``hybrid``); ValueError for an unknown name or a hybrid without m6,
+    ConfigurationError for a name given twice (``all`` beside a physical model included)."""
     from frictionsim import MODELS, schema
     from frictionsim.learned_files import LEARNED_MODELS
 
+    twice = next((n for i, n in enumerate(names) if n in names[:i]), None)
+    if twice is not None:  # a second mention fits nothing more
+        raise ConfigurationError(f"--model names {twice} twice")
     learned = [m for m in LEARNED_MODELS if m in names]
     physical = [n for n in names if n not in LEARNED_MODELS]
     if "all" in physical:
+        if len(physical) > 1:
+            raise ConfigurationError(f"--model all names every physical model already: drop "
+                                     f"{' '.join(n for n in physical if n != 'all')}")
         physical = list(MODELS)
     for n in physical:
         schema.get_model(n)
@@ -167,20 +174,19 @@ def parse_models(names: list[str]) -> tuple[list[str], list[str]]:
 def _uncertainty(args: argparse.Namespace, train, settings, fits):
     """The bootstrap's ranges (:mod:`~frictionsim.experiments.identification.uncertainty`),
     written into each fitted model's parameter file."""
-    from frictionsim.experiments.identification.uncertainty import bootstrap
+    from frictionsim.experiments.identification.uncertainty import bootstrap, interrupted_bootstrap
     from frictionsim.params import save_params
 
     fitted = {m: f.result.params for m, f in fits.items() if not f.kept}
     print(f"uncertainty: {args.uncertainty} bootstrap identifications of "
-          f"{' '.join(fitted)} on {len(train)} logs drawn with replacement", flush=True)
+          f"{' '.join(fitted)} on {counted(len(train), 'log')} drawn with replacement", flush=True)
     result = bootstrap(train, settings, fitted, args.uncertainty, progress=not args.no_progress)
     for model, ranges in result.ranges.items():
         params = fits[model].result.params.with_ranges(ranges)
         fits[model].result.params = params
         save_params(fits[model].params_file, params)
     if result.interrupted:
-        print("interrupted during the bootstrap: the ranges come from the replicates done "
-              "so far", file=sys.stderr)
+        print(interrupted_bootstrap(result, fitted), file=sys.stderr)
     return result
 
 
@@ -305,7 +311,7 @@ def _identify_into(out, args, train, validation, settings, earlier, learned, lea
                                                       args.overwrite)
         if interrupted:
             return None, True, "cross-validation"
-        print(f"cross-validation done; fitting on all {len(train)} logs")
+        print(f"cross-validation done; fitting on all {counted(len(train), 'log')}")
     fits, interrupted = identify(train, validation, settings, out, earlier) \
         if settings.models else ({}, False)
     learned_fits = {}

@@ -8,6 +8,7 @@ import sys
 from pathlib import Path
 
 from frictionsim.errors import ConfigurationError
+from frictionsim.experiments.common.output import counted
 from frictionsim.experiments.identification.physics_vs_learned import (
     DEFAULT_LEARNED,
     LEARNED,
@@ -178,7 +179,7 @@ def _robot_run(args: argparse.Namespace) -> tuple[dict, bool]:
     folder = args.out / SPLIT
     _prepare(args.out, {SPLIT: folder}, args.overwrite,
              lambda f: prepare_robot_out(f, robot.name, overwrite=args.overwrite))
-    print(f"{SPLIT}: train on {len(train)} recordings, hold out {len(held)} "
+    print(f"{SPLIT}: train on {counted(len(train), 'recording')}, hold out {len(held)} "
           f"({', '.join(r.name for r in held)})")
     # the windows the published comparison was measured on; the hybrid's search rolls them out
     settings = RobotFitSettings(("m1", "m6"), FitSettings(args.budget, args.seed),

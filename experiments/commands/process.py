@@ -8,6 +8,7 @@ import sys
 from pathlib import Path
 
 from frictionsim.errors import ConfigurationError
+from frictionsim.experiments.common.output import counted
 from frictionsim.experiments.runner.arguments import add_overwrite_argument, add_progress_argument
 
 DESCRIPTION = (
@@ -137,6 +138,6 @@ def run(args: argparse.Namespace) -> int:
     summary = supply_summary(mismatches)
     if summary:
         print(f"warning: {summary}", file=sys.stderr)
-    print(f"processed {len(files) - len(failed)} of {len(files)} logs at dt = {args.dt} s "
+    print(f"processed {len(files) - len(failed)} of {counted(len(files), 'log')} at dt = {args.dt} s "
           f"into {args.out_dir}")
     return 1 if failed else 0

@@ -14,6 +14,7 @@ from frictionsim.experiments.commands.record import (
     open_servo,
     plot_recordings,
 )
+from frictionsim.experiments.common.output import counted
 
 DESCRIPTION = (
     "Record each trajectory at each P gain for each MASS:LENGTH set-up (the identification "
@@ -34,12 +35,15 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--setup", type=_setup, action="append", required=True, metavar="MASS:LENGTH",
                    help="a bench set-up, mass in kg at length in m (repeat for several; the "
                         "command waits for Enter before each set-up after the first)")
-    p.add_argument("--kp", type=float, nargs="+", required=True, help="firmware P gains")
+    p.add_argument("--kp", type=float, nargs="+", required=True,
+                   help="firmware P gains (a gain named twice is recorded twice: a repetition)")
+    # action="store": a trajectory named twice is a repetition, not a slip to refuse.
     p.add_argument("--trajectories", nargs="+", default=list(trajectories.IDENTIFICATION),
-                   choices=list(trajectories.TRAJECTORIES), metavar="TRAJECTORY",
+                   choices=list(trajectories.TRAJECTORIES), metavar="TRAJECTORY", action="store",
                    help="trajectories to record (default: the identification set "
                         f"{' '.join(trajectories.IDENTIFICATION)}; all: "
-                        f"{', '.join(trajectories.TRAJECTORIES)})")
+                        f"{', '.join(trajectories.TRAJECTORIES)}; one named twice is recorded "
+                        "twice)")
     p.add_argument("--rest", type=float, default=1.0,
                    help="seconds to let the arm settle between recordings (default 1)")
     p.add_argument("--yes", action="store_true",
@@ -56,8 +60,9 @@ def run(args: argparse.Namespace) -> int:
               for m, length in args.setup for kp in args.kp]
     args.logdir.mkdir(parents=True, exist_ok=True)
     total = len(setups) * len(args.trajectories)
-    print(f"campaign: {len(args.setup)} set-up(s) × {len(args.kp)} gain(s) × "
-          f"{len(args.trajectories)} trajectories = {total} recordings, about "
+    print(f"campaign: {counted(len(args.setup), 'set-up')} × {counted(len(args.kp), 'gain')} × "
+          f"{counted(len(args.trajectories), 'trajectory', 'trajectories')} = "
+          f"{counted(total, 'recording')}, about "
           f"{total * (args.duration + 1.5 + args.rest) / 60:.1f} min", flush=True)
     done: list[Path] = []
     try:

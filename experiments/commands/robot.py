@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import argparse
+import os
 from pathlib import Path
 
 from frictionsim.errors import ConfigurationError
+from frictionsim.experiments.common.output import counted
 from frictionsim.experiments.robots.fit_defaults import (
     MIN_WINDOWS,
     START_VELOCITIES,
@@ -401,11 +403,7 @@ def read_recordings(paths, show_progress: bool, robot, args: argparse.Namespace 
     paths = list(paths)
     datasets = [p for p in paths if is_dataset(p)]
     episodes = getattr(args, "validation_episodes" if validation else "episodes", None)
-    if not datasets:
-        if episodes is not None:
-            raise ConfigurationError(f"--{'validation-' if validation else ''}episodes: none of "
-                                     f"{', '.join(map(str, paths))} is a LeRobot dataset "
-                                     "(meta/info.json)")
+    if not datasets:  # --episodes without a dataset is refused by check_lerobot_options
         folders = recording_folders(paths)
         return robot, [read_recording(f, robot.bus_period, robot.source)
                        for f in progress(folders, desc="reading recordings", enabled=show_progress)]
@@ -427,15 +425,23 @@ def read_recordings(paths, show_progress: bool, robot, args: argparse.Namespace 
     return rate, out
 
 
-def check_lerobot_options(args: argparse.Namespace, *path_lists) -> None:
+def check_lerobot_options(args: argparse.Namespace, recordings, validation=None) -> None:
     """--calibration and --units act on LeRobot datasets only: refused without one;
-    --validation-episodes without --validation too."""
+    --episodes without one among ``recordings``, --validation-episodes without one among
+    ``validation`` (--validation) too."""
     from frictionsim.lerobot_datasets import is_dataset
 
     if getattr(args, "validation_episodes", None) is not None and not args.validation:
         raise ConfigurationError("--validation-episodes chooses episodes of the datasets given to "
                                  "--validation; there is no --validation")
-    if any(is_dataset(p) for paths in path_lists for p in paths or ()):
+    for option, paths in (("--episodes", recordings), ("--validation-episodes", validation)):
+        if (getattr(args, option[2:].replace("-", "_"), None) is not None
+                and not any(is_dataset(p) for p in paths or ())):
+            raise ConfigurationError(
+                f"{option}: none of {', '.join(map(str, paths))} is a LeRobot dataset "
+                "(meta/info.json)" if paths else
+                f"{option} chooses episodes of LeRobot datasets, and no recordings are given")
+    if any(is_dataset(p) for p in (*(recordings or ()), *(validation or ()))):
         return
     for option, value in (("--calibration", args.calibration), ("--units", args.units)):
         if value is not None:
@@ -504,7 +510,7 @@ def simulate(args: argparse.Namespace) -> int:
     if batched:
         from frictionsim.experiments.robots.recorded import replay_batched
 
-        print(f"{len(recordings)} recordings as {args.envs or len(recordings)} worlds at a "
+        print(f"{counted(len(recordings), 'recording')} as {args.envs or len(recordings)} worlds at a "
               f"time on {args.engine} ({args.device})", flush=True)
         runs = replay_batched(robot, robot_spec(robot, mjcf), servos, recordings, args.engine,
                               args.device, args.envs, args.scheme)
@@ -600,18 +606,15 @@ def export_mjcf(args: argparse.Namespace) -> int:
 
     from frictionsim.experiments.common.output import table, write_json
     from frictionsim.experiments.robots.recorded import Replay
-    from frictionsim.learned_files import LearnedActuator
     from frictionsim.params import ParameterSet
     from frictionsim.robot_params import load_robot_params
     from frictionsim.solvers.mjcf_export import check_native_values
-    from frictionsim.solvers.robot_export import export_robot, write_export
+    from frictionsim.solvers.robot_export import export_robot, exported_physics, write_export
 
     robot, mjcf = load_robot(args)
     fit = load_robot_params(args.params)
     for name, servo in fit.servos.items():  # before a refit of minutes, not after it
-        physics = servo.physics if isinstance(servo, LearnedActuator) else servo
-        if physics is not None:  # a net has no physics, and export_robot names that
-            check_native_values(physics, f"{args.params}: servos.{name}")
+        check_native_values(exported_physics(servo, args.params), f"{args.params}: servos.{name}")
     gaps = None
     if args.backlash_hinge:
         gaps = {name: p.values.get("backlash", 0.0) for name, p in fit.servos.items()
@@ -652,7 +655,7 @@ def export_mjcf(args: argparse.Namespace) -> int:
         from frictionsim.experiments.robots.native_refit import native_refit
 
         print(f"{richer[0].model} has no MuJoCo attribute for its Stribeck and load-dependent "
-              f"friction: refitting the closest native model (M1) on {len(train)} recordings, "
+              f"friction: refitting the closest native model (M1) on {counted(len(train), 'recording')}, "
               f"budget {args.budget}", flush=True)
         exported, loss = native_refit(robot, mjcf, fit, train, args.budget, args.seed,
                                       progress=show)
@@ -663,8 +666,8 @@ def export_mjcf(args: argparse.Namespace) -> int:
     export = export_robot(robot, mjcf, exported, args.target, gaps)
     if exported is not fit:
         export.dropped.insert(0, f"{richer[0].model}'s Stribeck and load-dependent friction: the "
-                                 f"closest native model, an M1 refitted on {len(train)} "
-                                 "recordings, stands for it")
+                                 "closest native model, an M1 refitted on "
+                                 f"{counted(len(train), 'recording')}, stands for it")
     header = (f"frictionsim robot export-mjcf: {robot.title}, servos of {args.params.name} as "
               f"{args.target} actuators at the control period "
               f"{1e3 * robot.control_period:g} ms.\nNot carried: " +
@@ -741,6 +744,7 @@ def _robot_uncertainty(args: argparse.Namespace, robot, mjcf, train: list, setti
     import sys
 
     from frictionsim.atomic import write_json
+    from frictionsim.experiments.identification.uncertainty import interrupted_bootstrap
     from frictionsim.experiments.robots.identify import RobotModelFit, actuator_of
     from frictionsim.experiments.robots.uncertainty import robot_bootstrap
     from frictionsim.robot_params import load_robot_params
@@ -748,7 +752,7 @@ def _robot_uncertainty(args: argparse.Namespace, robot, mjcf, train: list, setti
     physical = {m: f for m, f in fits.items() if isinstance(f, RobotModelFit)}
     fitted = {m: f.result.params.params for m, f in physical.items()}
     print(f"uncertainty: {args.uncertainty} robot identifications of {' '.join(fitted)} on "
-          f"{len(train)} recordings drawn with replacement", flush=True)
+          f"{counted(len(train), 'recording')} drawn with replacement", flush=True)
     result = robot_bootstrap(robot, mjcf, train, settings, fitted, args.uncertainty)
     actuator = actuator_of(robot)
     for model, ranges in result.ranges.items():
@@ -764,8 +768,7 @@ def _robot_uncertainty(args: argparse.Namespace, robot, mjcf, train: list, setti
               "relative to the fit: " + ", ".join(
                   f"{k} [{ranges[k][0]:.4g}, {ranges[k][1]:.4g}]" for k in wide))
     if result.interrupted:
-        print("interrupted during the bootstrap: the ranges come from the replicates done so "
-              "far", file=sys.stderr)
+        print(interrupted_bootstrap(result, physical), file=sys.stderr)
     return result.interrupted
 
 
@@ -869,6 +872,11 @@ def identify(args: argparse.Namespace) -> int:
         raise ConfigurationError("--folds applies to --cross-validate motion only")
     if not 1 <= args.threads <= 256:
         raise ConfigurationError(f"--threads must be 1 to 256, got {args.threads}")
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
+    if cores and args.threads > cores:  # accepted: the fit is the same, only no faster
+        print(f"warning: --threads {args.threads} on {counted(cores, 'core')} this process may "
+              f"use: the threads beyond {cores} share them (the same fit, no faster)",
+              file=sys.stderr)
     if args.uncertainty is not None:
         check_count("--uncertainty", args.uncertainty, 2, 10_000, "bootstrap identifications")
     show = not args.no_progress
@@ -938,7 +946,7 @@ def _robot_identify_into(out, args, robot, mjcf, train, validation, settings, ea
             return None, True, "cross-validation"
         settings = dataclasses.replace(settings, per_joint=section["chosen"])
         print(f"cross-validation chose per joint: {section['chosen']}; fitting on all "
-              f"{len(train)} recordings")
+              f"{counted(len(train), 'recording')}")
     fits, interrupted, cost = fit_robot(robot, mjcf, train, validation, settings, out, earlier)
     cut_short = False
     if args.uncertainty is not None and not interrupted:

@@ -8,6 +8,7 @@ import sys
 from pathlib import Path
 
 from frictionsim.errors import ConfigurationError
+from frictionsim.experiments.common.output import counted
 from frictionsim.experiments.runner.arguments import (
     FIGURE,
     JSON,
@@ -126,7 +127,7 @@ def run(args: argparse.Namespace) -> int:
     section: dict[str, dict] = {}
     try:
         for name, (train, held) in folds.items():
-            print(f"{name}: fit on {len(train)} logs, hold out {len(held)}", flush=True)
+            print(f"{name}: fit on {counted(len(train), 'log')}, hold out {len(held)}", flush=True)
             scored = compare_fold(train, held, actuator, args.out / name, args.budget,
                                   args.seed, args.max_iters, show)
             section[name] = {m: s.summary() for m, s in scored.items()}

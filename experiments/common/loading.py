@@ -7,6 +7,7 @@ import sys
 from pathlib import Path
 
 from frictionsim.errors import ConfigurationError
+from frictionsim.experiments.common.output import counted
 from frictionsim.experiments.common.progress import progress
 from frictionsim.logs import Log, disambiguate, json_files, load_log
 
@@ -114,7 +115,7 @@ def warn_motor_mismatch(logs: list[Log], actuator: str) -> None:
     line per motor named, however many logs name it."""
     for motor, names in other_motors(logs, actuator).items():
         which = names[0] if len(names) == 1 else (
-            f"{len(names)} logs ({', '.join(names[:3])}{', …' if len(names) > 3 else ''})")
+            f"{counted(len(names), 'log')} ({', '.join(names[:3])}{', …' if len(names) > 3 else ''})")
         print(f"warning: {which} {'was' if len(names) == 1 else 'were'} recorded with motor "
               f"{motor!r}; simulating {'it' if len(names) == 1 else 'them'} as {actuator!r} "
               "(from the parameter file)", file=sys.stderr)

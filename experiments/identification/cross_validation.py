@@ -21,6 +21,7 @@ from pathlib import Path
 import numpy as np
 
 from frictionsim.errors import ConfigurationError
+from frictionsim.experiments.common.output import counted
 from frictionsim.experiments.identification.pipeline import (
     FOLDS_DIR,
     IdentifySettings,
@@ -43,14 +44,15 @@ def cross_validate_by_gain(logs: list[Log], settings: IdentifySettings, out: Pat
     gains = sorted({log.kp for log in logs})
     if len(gains) < 2:
         raise ConfigurationError(f"--cross-validate kp needs logs of at least two firmware gains; "
-                                 f"these {len(logs)} logs all have kp {gains[0]:g}")
+                                 f"these {counted(len(logs), 'log')} all have kp {gains[0]:g}")
     section: dict[str, dict] = {}
     for gain in gains:
         train = [log for log in logs if log.kp != gain]
         held = [log for log in logs if log.kp == gain]
         fold = out / FOLDS_DIR / f"kp_{gain_label(gain)}"
         print(f"cross-validation: fit on kp {', '.join(gain_label(g) for g in gains if g != gain)}"
-              f" ({len(train)} logs), validate on kp {gain_label(gain)} ({len(held)} logs)")
+              f" ({counted(len(train), 'log')}), validate on kp {gain_label(gain)} "
+              f"({counted(len(held), 'log')})")
         earlier = prepare_out(fold, settings.actuator, resume, overwrite, settings.scheme,
                               settings.extensions)
         fits, interrupted = identify(train, held, settings, fold, earlier) if settings.models \

@@ -45,6 +45,7 @@ import numpy as np
 
 from frictionsim.actuator_net import GAIN_INPUT, N_INPUTS, pack_net, with_authority, zero_output
 from frictionsim.errors import ConfigurationError
+from frictionsim.experiments.common.output import counted
 from frictionsim.experiments.identification.pipeline import PerLogScores
 from frictionsim.learned_files import LearnedActuator
 from frictionsim.logs import Log
@@ -523,7 +524,7 @@ def fit_learned(kinds: tuple[str, ...], train: list[Log], validation: list[Log],
     for kind in kinds:
         start = time.perf_counter()
         if progress:
-            print(f"{kind}: training on {len(train)} logs", flush=True)
+            print(f"{kind}: training on {counted(len(train), 'log')}", flush=True)
         model = train_learned(kind, train, actuator, physics["m6"] if kind == "hybrid" else None,
                               settings, progress, rotor_inertia(physics, actuator))
         path = save_learned(out / f"{kind}.json", model)

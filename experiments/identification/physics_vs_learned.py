@@ -27,6 +27,7 @@ from pathlib import Path
 
 import numpy as np
 
+from frictionsim.experiments.common.output import counted
 from frictionsim.logs import Log
 
 SPLITS = ("repetitions", "higher_gains", "lower_gains", "heavier_mass")
@@ -81,7 +82,7 @@ def describe(train: list[Log], held: list[Log]) -> str:
     def masses(logs):
         return "/".join(f"{m:g}" for m in sorted({lg.mass for lg in logs}))
 
-    return (f"train {len(train)} logs (kp {gains(train)}, mass {masses(train)} kg), hold out "
+    return (f"train {counted(len(train), 'log')} (kp {gains(train)}, mass {masses(train)} kg), hold out "
             f"{len(held)} (kp {gains(held)}, mass {masses(held)} kg)")
 
 

@@ -33,6 +33,7 @@ import numpy as np
 
 from frictionsim import schema
 from frictionsim.errors import ConfigurationError
+from frictionsim.experiments.common.output import counted
 from frictionsim.experiments.identification.identifiability import combinations
 from frictionsim.logs import Log
 from frictionsim.params import ParameterSet
@@ -141,6 +142,19 @@ def run_bootstrap(data: list, fitted: dict[str, ParameterSet], fixed: dict[str, 
     result.seconds = time.perf_counter() - t0
     read_ranges(result, fitted, fixed)
     return result
+
+
+def interrupted_bootstrap(result: Uncertainty, models) -> str:
+    """The line that says what a bootstrap cut short by Ctrl-C left: each of ``models``'
+    ranges from the replicates done, or none where fewer than two were (:func:`read_ranges`)."""
+    done = {m: len(result.replicates.get(m, ())) for m in models}
+    if all(n < 2 for n in done.values()):
+        n = max(done.values(), default=0)
+        return (f"interrupted during the bootstrap after {counted(n, 'replicate')}: ranges need "
+                "two at least, so none were written (the fit itself is saved)")
+    return ("interrupted during the bootstrap: the ranges come from the replicates done ("
+            + ", ".join(f"{m} {n}" if n >= 2 else f"{m} {counted(n, 'replicate')}: none"
+                        for m, n in done.items()) + ")")
 
 
 def read_ranges(result: Uncertainty, fitted: dict[str, ParameterSet],

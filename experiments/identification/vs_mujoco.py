@@ -28,6 +28,7 @@ from pathlib import Path
 import numpy as np
 
 from frictionsim import schema
+from frictionsim.experiments.common.output import counted
 from frictionsim.logs import Log
 from frictionsim.params import ParameterSet
 
@@ -194,7 +195,7 @@ def compare_fold(train: list[Log], validation: list[Log], actuator: str, out: Pa
     scored: dict[str, Scored] = {}
     for option in NATIVE:
         if progress:
-            print(f"{option}: mujoco.sysid on {len(train)} logs", flush=True)
+            print(f"{option}: mujoco.sysid on {counted(len(train), 'log')}", flush=True)
         values, seconds = fit_native(actuator, option, train, max_iters, progress)
         scored[option] = Scored(option, native_errors(actuator, option, values, train),
                                 native_errors(actuator, option, values, validation), seconds,

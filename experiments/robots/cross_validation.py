@@ -17,6 +17,7 @@ from pathlib import Path
 import numpy as np
 
 from frictionsim.errors import ConfigurationError
+from frictionsim.experiments.common.output import counted
 from frictionsim.experiments.robots.identify import (
     PER_JOINT,
     RobotFitSettings,
@@ -50,7 +51,7 @@ def cross_validate_motions(robot: RobotDescription, mjcf: Path, recordings: list
             train = [r for i, r in enumerate(recordings) if i not in group]
             where = out / FOLDS_DIR / variant / f"fold_{k + 1}"
             print(f"cross-validation: per joint {variant}, fold {k + 1}/{len(groups)}: fit on "
-                  f"{len(train)} recordings, replay {len(held)}")
+                  f"{counted(len(train), 'recording')}, replay {len(held)}")
             earlier = prepare_robot_out(where, robot.name, resume, overwrite)
             fits, interrupted, _ = fit_robot(robot, mjcf, train, held, dataclasses.replace(
                 settings, per_joint=variant), where, earlier)

@@ -450,7 +450,7 @@ def _train_learned(robot: RobotDescription, mjcf: Path, train: list[Recording],
     out_fits = {}
     for kind in settings.learned:
         if settings.progress:
-            print(f"{kind}: training on {len(train)} recordings", flush=True)
+            print(f"{kind}: training on {counted(len(train), 'recording')}", flush=True)
         start = time.perf_counter()
         learned = train_robot_learned(kind, robot, mjcf, train, point, evaluator,
                                       settings.net, settings.progress)
@@ -551,15 +551,16 @@ def _polished(robot, model, actuator, joints, offset_joints, evaluator: RobotWin
                              offset_joints)
     if settings.progress:
         print(f"{model}: polishing (Gauss-Newton steps on {evaluator.n_logs} windows × "
-              f"{len(joints)} joints)", flush=True)
+              f"{counted(len(joints), 'joint')})", flush=True)
     done, _, polished_error = polish_on_reference(
         evaluator, space.point(point.values), lambda xs: (space.thetas(xs), None))
     polished = dataclasses.replace(
         result, params=space.parameter_set(done.x), loss=done.loss,
         evaluations=result.evaluations + done.evaluations,
         seconds=result.seconds + done.seconds, interrupted=done.interrupted)
-    if done.evaluations > 1:
-        print(f"{model}: polished, window loss {1e3 * result.loss:.3f} → "
+    if settings.progress and done.evaluations > 1:  # a bootstrap's replicates say nothing
+        print(f"{model}: {'polish interrupted' if done.interrupted else 'polished'}, window "
+              f"loss {1e3 * result.loss:.3f} → "
               f"{1e3 * polished.loss:.3f} mrad ({done.evaluations} evaluations, "
               f"{done.seconds:.0f} s)", flush=True)
     if not polished.loss < result.loss:

@@ -26,6 +26,7 @@ from pathlib import Path
 
 import numpy as np
 
+from frictionsim.experiments.common.output import counted
 from frictionsim.robot_files import RobotDescription
 from frictionsim.robot_recordings import Recording
 
@@ -131,7 +132,7 @@ def compare_robot(robot: RobotDescription, mjcf: Path, train: list[Recording],
     ]
     for label, stage, args in stages:
         if progress:
-            print(f"{label}: fitting on {len(train)} recordings", flush=True)
+            print(f"{label}: fitting on {counted(len(train), 'recording')}", flush=True)
         rows.update(_in_child(stage, *args))
     if progress:
         print("frictionsim robot export-mjcf: the native refit of M6", flush=True)

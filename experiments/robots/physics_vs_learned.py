@@ -17,6 +17,7 @@ from pathlib import Path
 import numpy as np
 
 from frictionsim.errors import ConfigurationError
+from frictionsim.experiments.common.output import counted
 from frictionsim.experiments.robots.identify import RobotFitSettings, RobotLearnedFit, fit_robot
 from frictionsim.experiments.robots.learned import robot_open_loop_torque
 from frictionsim.robot_files import RobotDescription
@@ -33,7 +34,7 @@ def held_out_motions(recordings: list[Recording], count: int, seed: int
     recordings sorted by name are held out. ValueError unless 1 ≤ count < recordings."""
     if not 1 <= count < len(recordings):
         raise ConfigurationError(f"--held-out {count}: needs 1 to {len(recordings) - 1} of the "
-                                 f"{len(recordings)} recordings (one at least must train)")
+                                 f"{counted(len(recordings), 'recording')} (one at least must train)")
     ordered = sorted(recordings, key=lambda r: r.name)
     held = set(np.random.default_rng(seed).permutation(len(ordered))[:count].tolist())
     return ([r for i, r in enumerate(ordered) if i not in held],

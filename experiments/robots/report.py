@@ -122,7 +122,7 @@ def write_robot_report(out: Path, robot: str, fits: dict[str, RobotModelFit | Ro
                  f"{settings.window:g} s (one in {settings.stride}) restarted from the recorded "
                  f"positions and {START_VELOCITIES[settings.start_velocity]}; {len(validation)} "
                  "recordings held out and replayed whole in closed loop.",
-                 f"Fit: {cost['fit_seconds']:.0f} s on {cost['threads']} threads, peak memory "
+                 f"Fit: {cost['fit_seconds']:.0f} s on {counted(cost['threads'], 'thread')}, peak memory "
                  f"{cost['peak_memory_mib']:.0f} MiB."
                  + (" **Interrupted**: the fits are the best so far." if interrupted else ""), ""]
         lines += _reuse_lines(fits, cost)

@@ -40,11 +40,28 @@ def requested(argv: list[str]) -> tuple[str | None, str | None]:
     return command, experiment
 
 
+class _Distinct(argparse.Action):
+    """A list of choices (``--with``, ``--engines``, …) naming each at most once: a second
+    mention does nothing, so it is refused rather than dropped without a word."""
+
+    def __call__(self, parser, namespace, values, option_string=None) -> None:
+        twice = next((v for n, v in enumerate(values) if v in values[:n]), None)
+        if twice is not None:
+            parser.error(f"argument {option_string or self.dest}: {twice} is named twice")
+        setattr(namespace, self.dest, values)
+
+
 class _Parser(argparse.ArgumentParser):
     """argparse's parser, whose "expected one argument" says how to pass a value that starts
-    with '-' (``--setup=-1:0.1``): argparse takes ``--setup -1:0.1`` for two options."""
+    with '-' (``--setup=-1:0.1``): argparse takes ``--setup -1:0.1`` for two options; and
+    whose lists of choices refuse a choice named twice (:class:`_Distinct`)."""
 
     argv: tuple[str, ...] = ()
+
+    def add_argument(self, *args, **kwargs):
+        if kwargs.get("nargs") in ("+", "*") and kwargs.get("choices") and "action" not in kwargs:
+            kwargs["action"] = _Distinct
+        return super().add_argument(*args, **kwargs)
 
     def error(self, message: str):
         m = re.match(r"argument (-[^\s:/]+)(?:/\S+)?: expected (?:one|\d+) arguments?", message)
@@ -327,7 +344,8 @@ def main(argv: list[str] | None = None) -> int:
         if args.command is None:
             parser.print_help()
             return 0
-        command = _COMMAND[0] = f"frictionsim {args.command}"
+        action = getattr(args, "robot_command", None)  # robot's own sub-commands
+        command = _COMMAND[0] = f"frictionsim {args.command}" + (f" {action}" if action else "")
         _MAY_LEAVE["command"] = args.command not in HARDWARE_COMMANDS
         if args.command == "run":
             if args.experiment_name is None:
