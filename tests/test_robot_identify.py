@@ -328,6 +328,9 @@ def test_a_robot_fit_carries_its_uncertainty_to_every_randomisation(so101, tmp_p
     monkeypatch.chdir(tmp_path)
     out = tmp_path / "fit"
     assert main(_identify(out, "--uncertainty", "2", "--budget", "40")) == 0
+    said = capsys.readouterr().out
+    assert said.count("m1: polished") <= 1  # the fit's own; the replicates' are not printed
+    assert "m1: ranges of" in said
     fit = load_robot_params(out / "m1.json")
     params = fit.servos["sts3215_12v"]
     assert {"kt", "R", "friction_base"} <= set(params.ranges)

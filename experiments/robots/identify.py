@@ -106,6 +106,9 @@ class RobotFitSettings:
     search_stride: int | None = None
     """CMA-ES's windows: one in this many of each recording (None: ``stride``'s); the
     polish, the joint scales and every loss reported are on the fit's own windows."""
+    replicate: bool = False
+    """A bootstrap replicate's fit, which prints no line of its own (its results are the
+    bootstrap's); ``progress`` off only hides the bars and the stages' start lines."""
 
     def resolved(self, robot: RobotDescription, recordings: list[Recording]
                  ) -> RobotFitSettings:
@@ -558,7 +561,7 @@ def _polished(robot, model, actuator, joints, offset_joints, evaluator: RobotWin
         result, params=space.parameter_set(done.x), loss=done.loss,
         evaluations=result.evaluations + done.evaluations,
         seconds=result.seconds + done.seconds, interrupted=done.interrupted)
-    if settings.progress and done.evaluations > 1:  # a bootstrap's replicates say nothing
+    if not settings.replicate and done.evaluations > 1:
         print(f"{model}: {'polish interrupted' if done.interrupted else 'polished'}, window "
               f"loss {1e3 * result.loss:.3f} → "
               f"{1e3 * polished.loss:.3f} mrad ({done.evaluations} evaluations, "

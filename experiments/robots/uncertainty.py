@@ -39,7 +39,7 @@ def robot_bootstrap(robot: RobotDescription, mjcf: Path, train: list[Recording],
     with seed ``settings.fit.seed + 1 + b``). Ctrl-C ends it early with the replicates so far
     (``interrupted``)."""
     settings = settings.resolved(robot, train)
-    quiet = dataclasses.replace(settings, progress=False, learned=())
+    quiet = dataclasses.replace(settings, progress=False, learned=(), replicate=True)
     actuator = actuator_of(robot)
 
     def replicate(draw: list[Recording], seed: int, folder: Path) -> dict[str, ParameterSet]:
