@@ -25,6 +25,8 @@ The rules, for an actuator declaration ``act`` (:mod:`frictionsim.schema`):
 
 from __future__ import annotations
 
+import math
+import numbers
 from collections.abc import Mapping
 
 import numpy as np
@@ -43,8 +45,9 @@ def firmware_settings(actuator: str | schema.Actuator, setup: Mapping[str, float
     a declaration) with the set-up ``setup`` (a log header, a robot joint's settings; keys
     :data:`SETUP_KEYS`, others ignored, a value None meaning "not given") at the control
     period ``dt`` (s); ``overrides`` replace set-up values (None: keep). The module
-    docstring gives the defaults. ValueError naming a value that is not a finite number
-    ≥ 0, a period ≤ 0, an unknown override."""
+    docstring gives the defaults. ConfigurationError naming a value that is not a finite
+    number ≥ 0, a period ≤ 0, an unknown override (a ``kd`` is checked even on an actuator
+    that ignores it)."""
     act = schema.get_actuator(actuator) if isinstance(actuator, str) else actuator
     unknown = set(overrides) - set(SETUP_KEYS)
     if unknown:
@@ -54,6 +57,14 @@ def firmware_settings(actuator: str | schema.Actuator, setup: Mapping[str, float
     given.update({k: v for k, v in overrides.items() if v is not None})
     if given["kp"] is None:
         raise ConfigurationError("firmware_settings: the firmware gain kp is required")
+    for key, v in given.items():
+        # a string or a flag would convert silently ("400" → 400, True → 1)
+        if v is not None and (isinstance(v, bool) or not isinstance(v, numbers.Real)):
+            raise ConfigurationError(f"firmware_settings: {key} = {v!r} must be a number")
+    if given["kd"] is not None and not (math.isfinite(given["kd"]) and given["kd"] >= 0):
+        # checked even where ignored: a negative D coefficient is wrong on any servo
+        raise ConfigurationError(f"firmware_settings: kd = {given['kd']!r} must be a finite "
+                                 "number ≥ 0")
 
     def value(key: str, default: float) -> float:
         v = given[key]

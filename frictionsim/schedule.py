@@ -17,6 +17,7 @@ time it was reset), MuJoCo with the model's own actuators, and the batched engin
 from __future__ import annotations
 
 import math
+import numbers
 from dataclasses import dataclass
 
 from numba import njit
@@ -54,6 +55,9 @@ class ControlSchedule:
     def of(cls, period: float, timestep: float) -> ControlSchedule:
         """The schedule of a control period ``period`` (s) on a physics step ``timestep`` (s);
         ConfigurationError when the period is not a whole number ≥ 1 of steps."""
+        for name, value in (("control period", period), ("timestep", timestep)):
+            if isinstance(value, bool) or not isinstance(value, numbers.Real):
+                raise ConfigurationError(f"{name} {value!r} must be a number of seconds")
         substeps = period / timestep if timestep > 0 else math.nan
         if not (math.isfinite(period) and period > 0 and math.isfinite(substeps)
                 and abs(substeps - round(substeps)) < WHOLE and substeps >= 1):

@@ -80,6 +80,7 @@ class FrictionsimActuatorCfg(ActuatorCfg):
 def joint_servos(cfg: FrictionsimActuatorCfg, target_names: list[str]) -> tuple[list, float]:
     """The :class:`~frictionsim.solvers.robot.JointServo` of each target joint and the control
     period (s), from the configuration's files."""
+    from frictionsim import schema
     from frictionsim.learned_files import LearnedActuator, load_servo_model
     from frictionsim.params import ParameterSet
     from frictionsim.robot_params import RobotParameters, load_robot_params
@@ -88,11 +89,15 @@ def joint_servos(cfg: FrictionsimActuatorCfg, target_names: list[str]) -> tuple[
     params_by_actuator, firmware = {}, {}
     period = cfg.control_period
     given = cfg.params
+    if not isinstance(given, (str, Path, ParameterSet, LearnedActuator, RobotParameters)):
+        raise ConfigurationError(f"FrictionsimActuatorCfg: params = {given!r}: a parameter "
+                                 "file's path or the ParameterSet, LearnedActuator or "
+                                 "RobotParameters it loads")
     if cfg.robot is not None:
         from frictionsim.robot_files import get_robot
 
         robot = get_robot(str(cfg.robot))
-        period = period or robot.control_period
+        period = robot.control_period if period is None else period
         if isinstance(given, (ParameterSet, LearnedActuator)):
             given = RobotParameters(robot.name, {given.actuator: given}, {})
         fit = given if isinstance(given, RobotParameters) else load_robot_params(given)
@@ -113,6 +118,9 @@ def joint_servos(cfg: FrictionsimActuatorCfg, target_names: list[str]) -> tuple[
         if params is None:
             raise ConfigurationError(f"{cfg.params}: no parameters for joint {name!r}")
         fw = joint.firmware if joint is not None else None
+        if cfg.kd not in (None, 0, 0.0) and not schema.get_actuator(params.actuator).derivative:
+            raise ConfigurationError(f"joint {name!r}: kd = {cfg.kd!r} would do nothing: the "
+                                     f"{params.actuator}'s firmware law has no D term")
         kp = cfg.kp if cfg.kp is not None else (fw.kp if fw is not None else None)
         if kp is None:
             raise ConfigurationError(f"joint {name!r}: give kp (the firmware gain) or a robot file")

@@ -187,6 +187,11 @@ def test_worlds_and_their_ids_are_checked(warp_robot):
     servos.reset(np.array([False, True, False]))
     assert servos.fresh.numpy().tolist() == [0, 1, 0] or servos.fresh.numpy()[1] == 1
     setup = ServoSetup.build(MJCF, [servo()], PERIOD)
+    with pytest.raises(ConfigurationError, match="a Randomisation .* got dict"):
+        ServoSetup.build(MJCF, [servo()], PERIOD, {"vin": (7, 8)})
+    for grid, match in (("x", "encoder grid 'x'"), (-1.0, "encoder grid -1.0")):
+        with pytest.raises(ConfigurationError, match=match):
+            ServoSetup.build(MJCF, [servo()], PERIOD, encoder=grid)
     for nworld in (0, -2, 2.5, True):
         with pytest.raises(ConfigurationError, match="nworld"):
             WarpServos(setup, nworld)

@@ -85,6 +85,9 @@ def test_a_control_period_is_a_whole_number_of_physics_steps_or_refused():
                          (float("nan"), 0.001)]:
         with pytest.raises(ConfigurationError, match="whole number of the model's timestep"):
             ControlSchedule.of(period, step)
+    for period, step in [("0.005", 0.001), (0.005, None), (True, 0.001)]:
+        with pytest.raises(ConfigurationError, match="must be a number of seconds"):
+            ControlSchedule.of(period, step)
 
 
 @pytest.mark.parametrize("argv", [["identify", "--actuator", "xl330", "--model", "m1",

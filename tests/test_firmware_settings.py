@@ -93,3 +93,21 @@ def test_overrides_replace_the_setup_and_unknown_ones_are_refused():
         firmware_settings("xl330", {"mass": 0.2}, DT)
     with pytest.raises(ConfigurationError, match="dt must be positive"):
         firmware_settings("xl330", SETUP, 0.0)
+
+
+@pytest.mark.parametrize("setting,value,match", [
+    ("kp", "400", "kp = '400' must be a number"),
+    ("vin", True, "vin = True must be a number"),
+    ("torque_limit", None, None),
+    ("kd", -1.0, "kd = -1.0 must be a finite number ≥ 0"),
+    ("kd", float("nan"), "kd = nan must be a finite number ≥ 0"),
+])
+def test_a_setting_that_is_not_a_number_is_refused_even_where_it_is_ignored(setting, value,
+                                                                            match):
+    # the XL330 ignores kd, but a negative one is a mistake on any servo
+    setup = {**SETUP, setting: value}
+    if match is None:
+        assert firmware_settings("xl330", setup, DT)[layout.TORQUE_LIMIT] == 0.0
+        return
+    with pytest.raises(ConfigurationError, match=match):
+        firmware_settings("xl330", setup, DT)

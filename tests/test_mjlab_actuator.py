@@ -197,3 +197,24 @@ def test_settings_given_beside_a_robot_file_replace_its_own():
     assert period == 0.01
     assert {(s.kp, s.kd, s.torque_limit, s.acceleration) for s in given} == {
         (20.0, 8.0, 0.5, 30.0)}
+
+
+def test_a_configuration_of_the_wrong_kind_is_refused_by_name():
+    """What the compiled servos would refuse or ignore is refused where the actuator is
+    configured: params that are no parameters, a D coefficient on a servo without a D term,
+    a period of 0 s beside a robot file (kept, so that the schedule refuses it, not replaced
+    by the robot file's)."""
+    from frictionsim.errors import ConfigurationError
+    from frictionsim.solvers.mjlab import joint_servos
+
+    xl330 = ParameterSet.defaults("m1", "xl330")
+    with pytest.raises(ConfigurationError, match="params = 42: a parameter file's path"):
+        joint_servos(FrictionsimActuatorCfg(target_names_expr=("servo",), params=42, kp=400.0,
+                                            control_period=PERIOD), ["servo"])
+    with pytest.raises(ConfigurationError, match="kd = 3.0 would do nothing.*no D term"):
+        joint_servos(FrictionsimActuatorCfg(target_names_expr=("servo",), params=xl330,
+                                            kp=400.0, kd=3.0, control_period=PERIOD), ["servo"])
+    _, period = joint_servos(FrictionsimActuatorCfg(
+        target_names_expr=("shoulder_pan",), robot="so101", control_period=0.0,
+        params=ParameterSet.defaults("m6", "sts3215_12v")), ["shoulder_pan"])
+    assert period == 0.0

@@ -12,6 +12,7 @@ its command delay.
 from __future__ import annotations
 
 import math
+import numbers
 import warnings
 from dataclasses import dataclass
 
@@ -96,7 +97,8 @@ def encoder_step(servo, grid: bool | float = True) -> float:
     if grid is False:
         return 0.0
     if grid is not True:
-        if not (math.isfinite(float(grid)) and float(grid) >= 0.0):
+        if isinstance(grid, bool) or not isinstance(grid, numbers.Real) \
+                or not (math.isfinite(grid) and grid >= 0.0):
             raise ConfigurationError(f"encoder grid {grid!r}: a count in rad, ≥ 0")
         return float(grid)
     act = schema.get_actuator(servo.params.actuator)
@@ -150,6 +152,9 @@ class ServoSetup:
         from frictionsim.solvers.mujoco_dynamics import check_hinges
         from frictionsim.solvers.robot import check_delay_reach, servo_nets
 
+        if randomisation is not None and not isinstance(randomisation, Randomisation):
+            raise ConfigurationError(f"randomisation: a Randomisation (frictionsim.solvers."
+                                     f"batched.setup), got {type(randomisation).__name__}")
         schedule = ControlSchedule.of(control_period, float(model.opt.timestep))
         check_delay_reach(servos, control_period)
         qadr, dofs = check_hinges(model, [s.joint for s in servos])
