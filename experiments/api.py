@@ -23,6 +23,7 @@ it.
 from __future__ import annotations
 
 import math
+import numbers
 import os
 import tempfile
 from collections.abc import Sequence
@@ -85,14 +86,31 @@ def simulate(logs: Log | Sequence[Log], params: ParameterSet | str | os.PathLike
         params = params.with_scheme(scheme)
     chosen = get_engine(engine, "bench")
     single = isinstance(logs, Log)
-    items = [logs] if single else list(logs)
-    for log in items:
-        if not isinstance(log, Log):
-            raise TypeError(f"simulate takes Log objects (frictionsim.load_log), got "
-                            f"{type(log).__name__}")
+    items = _logs("simulate", logs)
     _motor_check(items, params.actuator, "the parameters", other_motor)
     runs = [chosen.bench(log, params) for log in items]
     return runs[0] if single else runs
+
+
+def _logs(function: str, logs, what: str = "logs") -> list[Log]:
+    """``logs`` (one Log or an iterable of them) as a list; ConfigurationError naming
+    :func:`load_logs` for paths or anything else."""
+    if isinstance(logs, Log):
+        return [logs]
+    if isinstance(logs, (str, os.PathLike)):
+        raise ConfigurationError(f"{function}: {what} {str(logs)!r} is a path; read the logs with "
+                                 "frictionsim.load_logs first")
+    try:
+        items = list(logs)
+    except TypeError:
+        raise ConfigurationError(f"{function}: {what} must be Log objects (frictionsim.load_logs), "
+                                 f"not {type(logs).__name__}") from None
+    for item in items:
+        if not isinstance(item, Log):
+            raise ConfigurationError(f"{function}: {what} must be Log objects "
+                                     f"(frictionsim.load_logs), got {type(item).__name__} "
+                                     f"({item!r:.40})")
+    return items
 
 
 def _motor_check(logs: list[Log], actuator: str, what: str, other_motor: bool) -> None:
@@ -166,7 +184,8 @@ class Identification:
 def identify(logs: Sequence[Log], *, actuator: str, models: Sequence[str] = ("m1", "m6"),
              validation: Sequence[Log] = (), budget: int = 3000, seed: int = 0, fits: int = 1,
              extensions: Sequence[str] = (), scheme: str = "reference",
-             fixed: dict[str, float] | None = None, init: ParameterSet | None = None,
+             fixed: dict[str, float] | None = None,
+             init: ParameterSet | str | os.PathLike | None = None,
              progress: bool = False, other_motor: bool = False) -> Identification:
     """Identify friction models from processed bench logs (the fitter of ``frictionsim
     identify``: independent CMA-ES explorations, refinement, each richer model started from
@@ -177,7 +196,9 @@ def identify(logs: Sequence[Log], *, actuator: str, models: Sequence[str] = ("m1
     ``budget``: loss evaluations per model; ``fits``: fits of each model, each with the whole
     budget and its own seed (the first with ``seed``), the lowest training loss kept;
     ``extensions``: electrical extensions to fit with
-    (``supply``, ``current_limit``, ``latency``…); ``fixed``: parameters held at a value;
+    (``supply``, ``current_limit``, ``latency``…); ``fixed``: parameters held at a value
+    (inside their search bounds); ``init``: a ParameterSet or parameter file of ``actuator`` to
+    start the search from; ``logs``: Log objects (:func:`load_logs`), or one;
     ``other_motor``: take logs recorded with another motor than ``actuator`` on purpose
     (warned about; refused otherwise, ConfigurationError, as on the command line).
     Returns an :class:`Identification`; writes nothing (the command line writes files).
@@ -185,6 +206,7 @@ def identify(logs: Sequence[Log], *, actuator: str, models: Sequence[str] = ("m1
     from frictionsim.experiments.identification.pipeline import IdentifySettings, content_digest
     from frictionsim.experiments.identification.pipeline import identify as run_pipeline
     from frictionsim.experiments.identification.schedule import FitSettings
+    from frictionsim.experiments.identification.starts import check_fixed, start_file
 
     schema.get_actuator(actuator)
     asked = [models] if isinstance(models, str) else list(models)
@@ -193,21 +215,24 @@ def identify(logs: Sequence[Log], *, actuator: str, models: Sequence[str] = ("m1
         raise ConfigurationError(f"models {unknown or asked}: expected some of {', '.join(schema.MODELS)}")
     models = tuple(m for m in schema.MODELS if m in asked)
     check_budget(budget, "budget", low=10)
-    logs, validation = list(logs), list(validation)
+    logs, validation = _logs("identify", logs), _logs("identify", validation, "validation")
     if not logs:
         raise ConfigurationError("identify needs at least one training log")
-    for log in logs + validation:
-        if not isinstance(log, Log):
-            raise TypeError(f"identify takes Log objects, got {type(log).__name__}")
     _motor_check(logs + validation, actuator, f"actuator={actuator!r}", other_motor)
+    extensions = schema.check_extensions(extensions)
+    fixed = {} if fixed is None else fixed
+    check_fixed(fixed, list(models), actuator, extensions, "fixed")
+    fixed = {name: float(value) for name, value in fixed.items()}
+    if init is not None:
+        init = start_file(init, actuator, list(models), extensions, "init")
     trained = {content_digest(log) for log in logs}  # by content: a copy is the same log
     for log in validation:
         if content_digest(log) in trained:
             raise ConfigurationError(f"validation log {log.name} is also a training log; a validation "
                                      "error must come from logs the fit has not seen")
     settings = IdentifySettings(models, actuator, FitSettings(budget, seed, fits),
-                                fixed=dict(fixed or {}), init=init, progress=progress,
-                                scheme=scheme, extensions=schema.check_extensions(extensions))
+                                fixed=fixed, init=init, progress=progress,
+                                scheme=scheme, extensions=extensions)
     with tempfile.TemporaryDirectory(prefix="frictionsim-identify-") as folder:
         fits, interrupted = run_pipeline(logs, validation, settings, Path(folder))
     results = {
@@ -286,6 +311,12 @@ class Servo:
         source model. Needs a pendulum with inertia (``mass``, ``length``)."""
         from frictionsim.solvers.errors import check_inertia
         from frictionsim.solvers.fixed_step import rollout
+
+        for name, value, unit in (("q0", q0, "rad"), ("v0", v0, "rad/s")):
+            if isinstance(value, bool) or not isinstance(value, numbers.Real) \
+                    or not math.isfinite(value):
+                raise ConfigurationError(f"Servo.rollout: {name} = {value!r} must be a finite "
+                                         f"number ({unit})")
 
         goal = _vector("goal", goal)
         n = goal.shape[0]

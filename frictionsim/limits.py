@@ -14,6 +14,8 @@ from frictionsim.errors import ConfigurationError
 
 #: The most loss evaluations one fit may spend (a day of CMA-ES on hundreds of logs).
 MAX_BUDGET = 10_000_000
+#: The largest seed numpy's generators take (``--seed``, the fits' ``seed``).
+MAX_SEED = 2**32 - 1
 
 
 def check_count(name: str, value, low: int, high: int, unit: str = "") -> int:

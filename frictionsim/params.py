@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import math
+import numbers
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -65,6 +66,9 @@ class ParameterSet:
             spec = schema.parameters(self.model, self.actuator, self.extensions)
         except ValueError as e:
             raise ParameterFileError(f"{self._where()}: {e}") from None
+        if not isinstance(self.values, dict):
+            raise ParameterFileError(f"{self._where()}: values must map parameter names to numbers, "
+                                     f"got {type(self.values).__name__}")
         unknown = [k for k in self.values if k not in spec]
         extension = next((schema.extension_of(k) for k in unknown if schema.extension_of(k)), None)
         if extension:
@@ -77,6 +81,9 @@ class ParameterSet:
                 f"{self._where()}: parameter {unknown[0]!r} does not belong to model "
                 f"{self.model} on actuator {self.actuator} (allowed: {', '.join(spec)})"
             )
+        for name, value in self.values.items():
+            if isinstance(value, bool) or not isinstance(value, numbers.Real):
+                raise ParameterFileError(f"{self._where()}: {name} = {value!r} is not a number")
         self.values = {
             name: float(self.values.get(name, p.default)) for name, p in spec.items()
         }
@@ -379,6 +386,9 @@ def load_published(name: str) -> ParameterSet:
 
 def load_params(path: str | os.PathLike, extensions=None) -> ParameterSet:
     """Read a parameter file (docs/model.md §7); ``extensions`` as in :func:`from_dict`."""
+    if not isinstance(path, (str, os.PathLike)):
+        raise ConfigurationError(f"parameters: a ParameterSet or a parameter file's path, not "
+                                 f"{type(path).__name__} ({path!r:.40})")
     path = Path(path)
     data = read_json(path, ParameterFileError, "parameter file")
     if isinstance(data, dict) and "servos" in data and "model" not in data:

@@ -28,11 +28,18 @@ def _failure(source, error: Exception) -> ConfigurationError:
     return ConfigurationError(f"{what}: not a usable MJCF model ({reason})")
 
 
+def _not_a_model(source, expected: str) -> ConfigurationError:
+    return ConfigurationError(f"MJCF {source!r:.40}: {expected} (it is of type "
+                              f"{type(source).__name__})")
+
+
 def read_spec(source: str | os.PathLike | mujoco.MjSpec) -> mujoco.MjSpec:
     """A new ``MjSpec`` of ``source`` (a path, MJCF text or a spec, which is copied, never
     edited); :class:`ConfigurationError` naming the file and MuJoCo's reason on one line."""
     if isinstance(source, mujoco.MjSpec):
         return source.copy()
+    if not isinstance(source, (str, os.PathLike)):
+        raise _not_a_model(source, "a path, the MJCF's text or an MjSpec")
     if not _is_text(source):
         check_regular_file(Path(source), ConfigurationError, "MJCF file")
     try:
@@ -48,6 +55,8 @@ def read_model(source) -> mujoco.MjModel:
     ``MjModel`` (returned as is); errors as :func:`read_spec`."""
     if isinstance(source, mujoco.MjModel):
         return source
+    if not isinstance(source, (str, os.PathLike, mujoco.MjSpec)):
+        raise _not_a_model(source, "a path, the MJCF's text, an MjSpec or an MjModel")
     what = "the MjSpec" if isinstance(source, mujoco.MjSpec) else source
     return compile_spec(read_spec(source), what)
 

@@ -127,6 +127,12 @@ def build(mjcf, servos: list, control_period: float,
         setup = ServoSetup.on_model(model, servos, control_period, randomisation, encoder)
         setup.source = mjcf
     dtype = dtype or (jnp.float64 if jax.config.jax_enable_x64 else jnp.float32)
+    try:
+        floating = jnp.dtype(dtype) in (jnp.dtype(jnp.float32), jnp.dtype(jnp.float64))
+    except TypeError:
+        floating = False
+    if not floating:
+        raise ConfigurationError(f"dtype {dtype!r}: the servos compute in float32 or float64")
     return model, MjxServos(setup, jnp.asarray(setup.qadr), jnp.asarray(setup.dofs),
                             jnp.asarray(dense_index(int(model.nv))),
                             jnp.asarray(setup.nets, dtype=dtype),

@@ -108,7 +108,7 @@ from frictionsim.solvers.learned_rollout import bare_theta
 from frictionsim.solvers.mjcf_export import SchemeWarning, reference_scheme_note
 from frictionsim.solvers.mjcf_files import read_spec
 from frictionsim.solvers.mujoco_dynamics import check_hinges, mj_fullM, mujoco
-from frictionsim.solvers.robot import JointServo, check_delay_reach, servo_nets
+from frictionsim.solvers.robot import JointServo, check_delay_reach, check_servos, servo_nets
 from frictionsim.solvers.robot_gear import adapter_gear_scratch, adapter_gear_step, has_backlash
 from frictionsim.solvers.rollouts import Rollout
 
@@ -587,9 +587,10 @@ class ServoModel:
                  control_period: float = 0.005) -> None:
         if friction not in MODES:
             raise ConfigurationError(f"friction mode {friction!r}: expected one of {', '.join(MODES)}")
-        if not servos or len(servos) > MAX_JOINTS:
+        servos = check_servos(servos)
+        if len(servos) > MAX_JOINTS:
             raise ConfigurationError(f"1 to {MAX_JOINTS} servos, got {len(servos)}")
-        self.servos = list(servos)
+        self.servos = servos
         self.friction = friction
         refuse_foreign_callback()  # before any compile: MuJoCo would call it
         self._warn_scheme()

@@ -89,6 +89,15 @@ class JointServo:
     torque_limit: float = 0.0
     acceleration: float = 0.0
 
+    def __post_init__(self) -> None:
+        if not isinstance(self.joint, str):
+            raise ConfigurationError(f"JointServo: joint = {self.joint!r}: the joint's name in "
+                                     "the model")
+        if not isinstance(self.params, (ParameterSet, LearnedActuator)):
+            raise ConfigurationError(
+                f"JointServo({self.joint!r}): params = {self.params!r}: a ParameterSet or "
+                "LearnedActuator (frictionsim.load_params / load_servo_model read a file's)")
+
     def firmware(self, period: float) -> np.ndarray:
         """The ``bench`` vector of the firmware settings (:mod:`frictionsim.layout`) at the
         control period ``period``; the pendulum entries are unused on a robot. A D coefficient
@@ -112,6 +121,21 @@ class JointServo:
         """The flat network vector of a learned actuator (:mod:`frictionsim.actuator_net`), or
         None."""
         return self.params.net if isinstance(self.params, LearnedActuator) else None
+
+
+def check_servos(servos) -> list[JointServo]:
+    """``servos`` as a list, ConfigurationError unless it is a non-empty sequence of
+    :class:`JointServo`."""
+    if isinstance(servos, JointServo) or isinstance(servos, (str, bytes, dict)) \
+            or not hasattr(servos, "__iter__"):
+        raise ConfigurationError(f"servos: a list of JointServo, got a "
+                                 f"{type(servos).__name__} (put one servo in a list)")
+    servos = list(servos)
+    if not servos or not all(isinstance(s, JointServo) for s in servos):
+        raise ConfigurationError("servos: a non-empty list of JointServo (a joint's name and "
+                                 "its parameters), got "
+                                 f"{[type(s).__name__ for s in servos] or 'none'}")
+    return servos
 
 
 def draw_servos(servos: list[JointServo], n: int, seed: int = 0) -> list[list[JointServo]]:
@@ -350,11 +374,7 @@ class Robot:
     def __init__(self, model, servos: list[JointServo], control_period: float = 0.005,
                  scheme: str | None = None) -> None:
         self.model = load_model(model)
-        servos = list(servos)
-        if not servos or not all(isinstance(s, JointServo) for s in servos):
-            raise ConfigurationError("servos: a non-empty list of JointServo (a joint's name and "
-                                     "its parameters), got "
-                                     f"{[type(s).__name__ for s in servos] or 'none'}")
+        servos = check_servos(servos)
         if not 1 <= self.model.nv <= MAX_JOINTS:
             raise ConfigurationError(f"the model has {self.model.nv} dofs; frictionsim's simulators take "
                                      f"1 to {MAX_JOINTS}")

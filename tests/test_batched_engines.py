@@ -332,6 +332,11 @@ def test_the_jax_servo_functions_refuse_arrays_of_another_shape(jax):
     from frictionsim.solvers import mjx_servos
 
     model, servos = mjx_servos.build(MJCF, [servo()], PERIOD, encoder=False)
+    for dtype in ("int32", jnp.int32, "nonsense"):
+        with pytest.raises(ConfigurationError, match="float32 or float64"):
+            mjx_servos.build(MJCF, [servo()], PERIOD, dtype=dtype)
+    with pytest.raises(ConfigurationError, match="got a JointServo"):
+        mjx_servos.build(MJCF, servo(), PERIOD)
     q, v = jnp.zeros(model.nq), jnp.zeros(model.nv)
     state = mjx_servos.reset(q, v, servos)
     with pytest.raises(ConfigurationError, match=r"reset: qpos of one world must have shape"):

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -18,8 +19,8 @@ from synthetic_logs import synthetic_log
 
 import frictionsim as fs
 from frictionsim import layout
-from frictionsim.errors import ConfigurationError
-from frictionsim.params import ParameterSet
+from frictionsim.errors import ConfigurationError, FrictionsimError
+from frictionsim.params import ParameterSet, save_params
 from frictionsim.servo_bank import period_servo
 from frictionsim.servo_unit import (
     NO_LOG,
@@ -89,7 +90,7 @@ def test_simulate_takes_one_log_or_several_and_every_engine(logs):
     assert exact.mae > 0 and np.mean(np.abs(exact.q - one.q)) < exact.mae
     with pytest.raises(ValueError, match="engine"):
         fs.simulate(logs, params, engine="ode45")
-    with pytest.raises(TypeError, match="Log"):
+    with pytest.raises(FrictionsimError, match="must be Log objects .* got str"):
         fs.simulate(["not a log"], params)
 
 
@@ -120,6 +121,71 @@ def test_identify_returns_fits_and_writes_nothing(logs, tmp_path, monkeypatch):
     assert m1.train_mae == pytest.approx(min(m1.fit_losses))
     with pytest.raises(ValueError, match="fits"):
         fs.identify(logs, actuator="xl330", models=["m1"], budget=60, fits=0)
+
+
+BAD_IDENTIFY = {
+    "a negative seed": ({"seed": -1}, "seed must be an integer"),
+    "a seed as text": ({"seed": "a"}, "seed must be an integer"),
+    "a fractional seed": ({"seed": 1.5}, "seed must be an integer"),
+    "a held parameter of no model": ({"fixed": {"bogus": 1.0}}, "fixed bogus: not a parameter"),
+    "a held value as text": ({"fixed": {"kt": "a"}}, "fixed kt='a': the value must be a finite"),
+    "a held value outside its bounds": ({"fixed": {"kt": -1.0}}, "fixed kt=-1: outside its bounds"),
+    "held values not a dict": ({"fixed": [("kt", 1.0)]}, "fixed: a dict"),
+    "a start file that is not there": ({"init": "nowhere/m1.json"}, "no such parameter file"),
+    "a start of another servo": ({"init": ParameterSet.defaults("m1", "mx64")},
+                                 "actuator mx64, not xl330"),
+    "a start that is a number": ({"init": 42}, "a ParameterSet or a parameter file's path"),
+}
+
+
+@pytest.mark.parametrize("case", list(BAD_IDENTIFY), ids=list(BAD_IDENTIFY))
+def test_identify_names_an_argument_it_cannot_take(logs, case):
+    params, logs = logs
+    options, message = BAD_IDENTIFY[case]
+    with pytest.raises(FrictionsimError, match=re.escape(message)):
+        fs.identify(logs, actuator="xl330", models=["m1"], budget=10, **options)
+
+
+def test_identify_and_simulate_name_logs_they_cannot_take(logs):
+    params, logs = logs
+    for function in (lambda x: fs.identify(x, actuator="xl330", models=["m1"], budget=10),
+                     lambda x: fs.simulate(x, params)):
+        with pytest.raises(FrictionsimError, match="is a path; read the logs with "
+                                                   "frictionsim.load_logs"):
+            function("some/log.json")
+        with pytest.raises(FrictionsimError, match="must be Log objects .* not int"):
+            function(42)
+        with pytest.raises(FrictionsimError, match="must be Log objects .* got int"):
+            function([logs[0], 42])
+    for call in (lambda: fs.simulate(logs, 42), lambda: fs.Servo(42, kp=400)):
+        with pytest.raises(FrictionsimError, match="a ParameterSet or a parameter file's path, "
+                                                   "not int"):
+            call()
+    with pytest.raises(FrictionsimError, match="kt = 'a' is not a number"):
+        params.with_values(kt="a")
+    with pytest.raises(FrictionsimError, match="values must map parameter names to numbers"):
+        ParameterSet("m1", "xl330", [1.0, 2.0])
+
+
+def test_identify_takes_one_log_a_start_file_and_held_values(logs, tmp_path):
+    params, logs = logs
+    start = tmp_path / "start.json"
+    save_params(start, params)
+    found = fs.identify(logs[0], actuator="xl330", models=["m1"], budget=10, init=start,
+                        fixed={"q_offset": 0})
+    fit = found.fits["m1"]
+    assert set(fit.train) == {"l0.json"}
+    assert fit.params.values["q_offset"] == 0.0
+    # the start file's own point is the search's first candidate: the fit is no worse
+    assert fit.train_mae <= fs.simulate(logs[0], params).mae + 1e-12
+
+
+@pytest.mark.parametrize("start", [{"q0": "a"}, {"q0": math.nan}, {"v0": math.inf}],
+                         ids=["text", "nan", "inf"])
+def test_servo_rollout_refuses_a_start_that_is_not_a_finite_number(start):
+    servo = fs.Servo(ParameterSet.defaults("m1", "xl330"), kp=400, mass=0.4, length=0.12)
+    with pytest.raises(FrictionsimError, match=f"Servo.rollout: {next(iter(start))} = "):
+        servo.rollout(np.zeros(10), **start)
 
 
 def test_servo_rollout_checks_its_inputs_and_matches_the_kernel():

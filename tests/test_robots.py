@@ -260,6 +260,19 @@ def test_the_standalone_simulator_names_inputs_it_cannot_run(data):
         Robot(path, [], control_period=0.005)
     with pytest.raises(ValueError, match=r"got \['str'\]"):
         Robot(path, ["R1"], control_period=0.005)
+    one = arm_servos(data)[0]
+    with pytest.raises(ValueError, match="got a JointServo .put one servo in a list"):
+        Robot(path, one, control_period=0.005)
+    # each engine takes the same list, and a servo is checked when it is made
+    with pytest.raises(ValueError, match=r"got \['dict'\]"), warnings.catch_warnings():
+        warnings.simplefilter("ignore", SchemeWarning)
+        ServoModel(path, [{"joint": "R1"}])
+    with pytest.raises(ValueError, match="params = 'm1.json': a ParameterSet or LearnedActuator"):
+        JointServo("R1", "m1.json", 32)
+    with pytest.raises(ValueError, match="joint = 3: the joint's name"):
+        JointServo(3, one.params, 32)
+    with pytest.raises(ValueError, match="MJCF 42: a path.*type int"):
+        Robot(42, [one], control_period=0.005)
     robot = Robot(path, arm_servos(data), control_period=0.005)
     goals = np.zeros((20, 2))
     goals[7, 1] = np.nan  # not a "hold": a goal the firmware never sees

@@ -14,8 +14,10 @@ from frictionsim.experiments.identification.uncertainty import (
     Uncertainty,
     another_fit_range,
     interrupted_bootstrap,
+    run_bootstrap,
 )
 from frictionsim.experiments.runner.cli import main
+from frictionsim.limits import MAX_SEED
 from frictionsim.params import ParameterFileError, ParameterSet, from_dict, load_params
 
 DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data"
@@ -43,6 +45,19 @@ def test_an_interrupted_bootstrap_says_whether_it_left_ranges():
     assert "none were written" in said
     cut.replicates = {"m1": [{"k_t": 1.0}] * 3, "m6": [{"k_t": 1.0}]}
     assert interrupted_bootstrap(cut, ["m1", "m6"]).endswith("replicates done (m1 3, m6 1 replicate: none)")
+
+
+def test_the_replicates_seeds_wrap_round_past_the_largest_seed():
+    fit = ParameterSet("m1", "xl330", {"friction_base": 0.03})
+    seeds = []
+
+    def replicate(draw, seed, folder):
+        seeds.append(seed)
+        return {"m1": fit}
+
+    result = run_bootstrap([1, 2, 3], {"m1": fit}, {}, MAX_SEED - 1, 3, 0.9, False, replicate)
+    assert seeds == [MAX_SEED, 0, 1]
+    assert len(result.replicates["m1"]) == 3 and not result.interrupted
 
 
 def test_a_range_stays_inside_the_search_bounds_and_around_the_fit():

@@ -120,25 +120,23 @@ def parse_fixed(items: list[str]) -> dict[str, float]:
     return fixed
 
 
-def check_fixed(fixed: dict[str, float], models: list[str], actuator: str,
-                extensions) -> None:
-    """ValueError naming a ``--fix`` that is no parameter of the models on the actuator, or
-    whose value lies outside its search bounds."""
+def check_coordinates(identifiable: bool, actuator: str, fixed: dict[str, float]) -> None:
+    """``--coordinates identifiable`` searches the voltage law's k_t and R as k_t/R and
+    k_t²/R: refused where there is no such pair to search (a current-law servo, or k_t or R
+    held by ``--fix``), since it would do nothing."""
     from frictionsim import schema
 
-    for name, value in fixed.items():
-        specs = [schema.parameters(m, actuator, extensions).get(name) for m in models]
-        spec = next((s for s in specs if s is not None), None)
-        if spec is None:
-            extension = schema.extension_of(name)
-            hint = f" without --with {extension}" if extension and extension not in \
-                (extensions or ()) else ""
-            raise ConfigurationError(f"--fix {name}: not a parameter of {', '.join(models)} on "
-                                     f"{actuator}{hint}")
-        if not spec.lower <= value <= spec.upper:
-            raise ConfigurationError(f"--fix {name}={value:g}: outside its bounds [{spec.lower:g}, "
-                                     f"{spec.upper:g}] on {actuator}; a fit holds parameters inside "
-                                     "them (declare other bounds in an actuator file)")
+    if not identifiable:
+        return
+    if schema.get_actuator(actuator).law != "voltage":
+        raise ConfigurationError(f"--coordinates identifiable: {actuator} follows the current law, "
+                                 "which has no k_t and R to search as k_t/R and k_t²/R; it "
+                                 "would do nothing")
+    held = [name for name in ("kt", "R") if name in fixed]
+    if held:
+        raise ConfigurationError(f"--coordinates identifiable with --fix {held[0]}: k_t and R are "
+                                 "searched as k_t/R and k_t²/R only when both are free; it "
+                                 "would do nothing")
 
 
 def parse_models(names: list[str]) -> tuple[list[str], list[str]]:
@@ -204,39 +202,32 @@ def run(args: argparse.Namespace) -> int:
         prepare_out,
         split_logs,
     )
-    from frictionsim.experiments.identification.starts import check_init_bounds
-    from frictionsim.params import from_dict, load_params
+    from frictionsim.experiments.identification.starts import check_fixed, start_file
 
     actuator = actuator_name(args)
     if args.dask is not None and not args.dask.strip():
         raise ConfigurationError("--dask: empty address; give the scheduler's, e.g. tcp://host:8786")
     models, learned = parse_models(args.model)
     check_learning_use(args, learned)
+    identifiable = args.coordinates == "identifiable"
+    check_physical_options(models, (("--init", args.init is not None),
+                                    ("--independent", args.independent),
+                                    ("--uncertainty", args.uncertainty is not None),
+                                    ("--coordinates identifiable", identifiable)))
     fixed = parse_fixed(args.fix)
     check_fixed(fixed, models, actuator, args.extensions)
+    check_coordinates(identifiable, actuator, fixed)
     learning = net_settings(args, 2000)
     args.budget = physical_budget(args.budget, models, 3000)
     check_fits(args.fits, models)
-    check_physical_options(models, (("--init", args.init is not None),
-                                    ("--independent", args.independent),
-                                    ("--uncertainty", args.uncertainty is not None)))
     if args.independent and len(models) == 1:
         raise ConfigurationError(f"--independent: --model names one physical model ({models[0]}), "
                                  "which starts from its defaults (or --init) anyway; it would "
                                  "do nothing")
     if args.uncertainty is not None:
         check_count("--uncertainty", args.uncertainty, 2, 10_000, "bootstrap identifications")
-    init = None
-    if args.init:
-        # read as it is first: a file of another servo is refused before anything is said of
-        # the defaults it would take with --with
-        init = load_params(args.init)
-        if init.actuator != actuator:
-            raise ConfigurationError(f"--init {args.init}: actuator {init.actuator}, not "
-                                     f"{actuator}")
-        init = from_dict(init.to_dict(), str(args.init), args.extensions)
-    if init is not None:
-        check_init_bounds(init, models, str(args.init))
+    init = None if args.init is None else \
+        start_file(args.init, actuator, models, args.extensions, "--init")
     show = not args.no_progress
     logs = load_logs(args.logs, processed=True, show_progress=show)
     held = load_logs(args.validation, processed=True, show_progress=show) if args.validation \

@@ -803,15 +803,12 @@ def identify(args: argparse.Namespace) -> int:
     import sys
 
     from frictionsim import schema
-    from frictionsim.experiments.commands.identify import (
-        check_fixed,
-        parse_fixed,
-        parse_models,
-    )
+    from frictionsim.experiments.commands.identify import parse_fixed, parse_models
     from frictionsim.experiments.common.output import write_json
     from frictionsim.experiments.common.staging import StagedFolder
     from frictionsim.experiments.identification.fitter import FitSettings
     from frictionsim.experiments.identification.pipeline import note_kept_fits
+    from frictionsim.experiments.identification.starts import check_fixed
     from frictionsim.experiments.robots.identify import (
         RobotFitSettings,
         actuator_of,

@@ -30,7 +30,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from frictionsim.experiments.identification.cma_run import RunSpec
-from frictionsim.limits import check_count
+from frictionsim.limits import MAX_SEED, check_count
 
 #: Most independent fits of one model (``FitSettings.fits``, ``--fits``).
 MAX_FITS = 64
@@ -62,6 +62,7 @@ class FitSettings:
 
     def __post_init__(self) -> None:
         check_count("fits", self.fits, 1, MAX_FITS)
+        check_count("seed", self.seed, 0, MAX_SEED)
 
 
 def independent_seed(seed: int, fit: int) -> int:

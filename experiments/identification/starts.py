@@ -11,15 +11,18 @@ from __future__ import annotations
 
 import dataclasses
 import math
+import numbers
+import os
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
 from frictionsim import layout, schema
+from frictionsim.errors import ConfigurationError
 from frictionsim.experiments.identification.fitter import Evaluator, FitResult, FitSettings, fit
 from frictionsim.experiments.identification.schedule import independent_seed
 from frictionsim.experiments.identification.search_space import CONTAINS, SearchSpace, embed
-from frictionsim.params import ParameterSet, save_params
+from frictionsim.params import ParameterSet, from_dict, load_params, save_params
 from frictionsim.plausibility import warn
 from frictionsim.solvers.batch import PackedLogs
 
@@ -56,6 +59,53 @@ def start_for(model: str, fitted: dict[str, ParameterSet], init: ParameterSet | 
     return Start({**embed(source, model), **electrical},
                  {**embed(source, model, exact=False), **electrical},
                  frozenset(source.values), alternatives)
+
+
+def check_fixed(fixed: dict[str, float], models: list[str], actuator: str, extensions,
+                option: str = "--fix") -> None:
+    """ConfigurationError naming a held parameter (``option``: ``--fix``, or the Python
+    ``fixed``) that is not a finite number, is no parameter of the models on the actuator, or
+    lies outside its search bounds."""
+    if not isinstance(fixed, dict):
+        raise ConfigurationError(f"{option}: a dict of parameter names to values, not "
+                                 f"{type(fixed).__name__}")
+    if fixed and not models:
+        raise ConfigurationError(f"{option} acts on the physical models (m1 … m6), and none "
+                                 "is fitted")
+    for name, value in fixed.items():
+        if isinstance(value, bool) or not isinstance(value, numbers.Real) \
+                or not math.isfinite(value):
+            raise ConfigurationError(f"{option} {name}={value!r}: the value must be a finite number")
+        specs = [schema.parameters(m, actuator, extensions).get(name) for m in models]
+        spec = next((s for s in specs if s is not None), None)
+        if spec is None:
+            extension = schema.extension_of(name)
+            hint = f" without --with {extension}" if extension and extension not in \
+                (extensions or ()) else ""
+            raise ConfigurationError(f"{option} {name}: not a parameter of {', '.join(models)} on "
+                                     f"{actuator}{hint}")
+        if not spec.lower <= value <= spec.upper:
+            raise ConfigurationError(f"{option} {name}={value:g}: outside its bounds [{spec.lower:g}, "
+                                     f"{spec.upper:g}] on {actuator}; a fit holds parameters inside "
+                                     "them (declare other bounds in an actuator file)")
+
+
+def start_file(init: ParameterSet | str | os.PathLike, actuator: str, models: list[str],
+               extensions, option: str = "--init") -> ParameterSet:
+    """The parameters a search starts from (``option``: ``--init``, or the Python ``init``): a
+    parameter file or a ParameterSet of ``actuator``, completed with the defaults of the
+    extensions fitted; ConfigurationError for another actuator's, a warning for each value
+    outside its search bounds (:func:`check_init_bounds`)."""
+    where = str(init) if isinstance(init, (str, os.PathLike)) else \
+        getattr(init, "source", None) or "(a ParameterSet)"
+    # read as it is first: a file of another servo is refused before anything is said of the
+    # defaults it would take with the extensions
+    params = init if isinstance(init, ParameterSet) else load_params(init)
+    if params.actuator != actuator:
+        raise ConfigurationError(f"{option} {where}: actuator {params.actuator}, not {actuator}")
+    params = from_dict(params.to_dict(), params.source or where, extensions)
+    check_init_bounds(params, models, where)
+    return params
 
 
 def check_init_bounds(init: ParameterSet, models: list[str], where: str) -> None:

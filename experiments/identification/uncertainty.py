@@ -35,6 +35,7 @@ from frictionsim import schema
 from frictionsim.errors import ConfigurationError
 from frictionsim.experiments.common.output import counted
 from frictionsim.experiments.identification.identifiability import combinations
+from frictionsim.limits import MAX_SEED
 from frictionsim.logs import Log
 from frictionsim.params import ParameterSet
 from frictionsim.solvers.batch import PackedLogs
@@ -116,7 +117,7 @@ def run_bootstrap(data: list, fitted: dict[str, ParameterSet], fixed: dict[str, 
                   replicate) -> Uncertainty:
     """The bootstrap loop the bench and the robots share: ``replicates`` draws of ``data``
     with replacement (as many items as it has), each identified by ``replicate(draw, seed_b,
-    folder)`` (seed ``seed + 1 + b``, a temporary folder of its own) into fitted parameter
+    folder)`` (seed ``seed + 1 + b`` modulo 2³², a temporary folder of its own) into fitted parameter
     sets by model, then the ranges (:func:`read_ranges`). Ctrl-C ends it early with the
     replicates so far (``interrupted``)."""
     from frictionsim.experiments.common.progress import progress as bar
@@ -131,7 +132,8 @@ def run_bootstrap(data: list, fitted: dict[str, ParameterSet], fixed: dict[str, 
                 draw = [data[i] for i in rng.integers(0, len(data), len(data))]
                 folder = Path(tmp) / str(b)
                 folder.mkdir()
-                done = replicate(draw, seed + 1 + b, folder)
+                # past the largest seed numpy takes, the replicates' seeds wrap round to 0
+                done = replicate(draw, (seed + 1 + b) % (MAX_SEED + 1), folder)
                 for model in fitted:
                     result.replicates[model].append(dict(done[model].values))
                 show.update(1)

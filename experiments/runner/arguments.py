@@ -18,7 +18,7 @@ import argparse
 from pathlib import Path
 
 from frictionsim.errors import ConfigurationError
-from frictionsim.limits import check_budget, check_count
+from frictionsim.limits import MAX_SEED, check_budget, check_count
 
 JSON, FIGURE, TEXT = "json", "figure", "text"
 _OUTPUTS = "_output_files"
@@ -202,8 +202,8 @@ def seed(text: str) -> int:
         value = int(text)
     except ValueError:
         raise argparse.ArgumentTypeError(f"{text!r} is not an integer") from None
-    if not 0 <= value < 2**32:
-        raise argparse.ArgumentTypeError(f"{value} is outside 0 … {2**32 - 1}")
+    if not 0 <= value <= MAX_SEED:
+        raise argparse.ArgumentTypeError(f"{value} is outside 0 … {MAX_SEED}")
     return value
 
 

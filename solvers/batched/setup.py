@@ -132,9 +132,9 @@ class ServoSetup:
         """The set-up of ``servos`` (:class:`~frictionsim.solvers.robot.JointServo`) on an MJCF
         model (a path, a text or an ``MjSpec``; copied, never edited)."""
         from frictionsim.solvers.mujoco_adapter import SchemeWarning, servo_spec
+        from frictionsim.solvers.robot import check_servos
 
-        if not servos:
-            raise ConfigurationError("no servo to simulate")
+        servos = check_servos(servos)
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", SchemeWarning)
             spec, _ = servo_spec(mjcf, servos)
@@ -150,7 +150,9 @@ class ServoSetup:
         edited the spec themselves)."""
         from frictionsim.solvers.mujoco_adapter import semi_implicit_theta
         from frictionsim.solvers.mujoco_dynamics import check_hinges
-        from frictionsim.solvers.robot import check_delay_reach, servo_nets
+        from frictionsim.solvers.robot import check_delay_reach, check_servos, servo_nets
+
+        servos = check_servos(servos)
 
         if randomisation is not None and not isinstance(randomisation, Randomisation):
             raise ConfigurationError(f"randomisation: a Randomisation (frictionsim.solvers."
