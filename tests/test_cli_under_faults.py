@@ -454,7 +454,9 @@ def test_an_interrupt_held_by_a_compile_past_the_grace_leaves_with_the_folders_s
     assert (out / "m1.json").read_text() == "earlier"
     assert (tmp_path / "fit.interrupted" / "m1.json").read_text() == "best so far"
     assert not staging.ACTIVE and not any(".new-" in p.name for p in tmp_path.iterdir())
-    assert capsys.readouterr().err.strip().splitlines()[-1] == "frictionsim identify: interrupted"
+    assert capsys.readouterr().err.strip().splitlines()[-1] == (
+        f"frictionsim identify: interrupted; {out} keeps the earlier result; this run's partial "
+        f"one is in {tmp_path / 'fit.interrupted'}")
     # a command that holds a servo's torque always unwinds
     monkeypatch.setattr(cli, "_MAY_LEAVE", {"program": True, "command": False})
     monkeypatch.setattr(cli, "_PENDING", [])

@@ -41,7 +41,7 @@ def test_a_range_holds_another_draw_about_as_often_as_it_claims():
 def test_an_interrupted_bootstrap_says_whether_it_left_ranges():
     cut = Uncertainty(0.9, replicates={"m1": [{"k_t": 1.0}], "m6": []}, interrupted=True)
     said = interrupted_bootstrap(cut, ["m1", "m6"])
-    assert said.startswith("interrupted during the bootstrap after 1 replicate: ranges need two")
+    assert said.startswith("the bootstrap stopped after 1 replicate: ranges need two")
     assert "none were written" in said
     cut.replicates = {"m1": [{"k_t": 1.0}] * 3, "m6": [{"k_t": 1.0}]}
     assert interrupted_bootstrap(cut, ["m1", "m6"]).endswith("replicates done (m1 3, m6 1 replicate: none)")

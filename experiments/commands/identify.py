@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import argparse
 import math
-import sys
 from pathlib import Path
 
 from frictionsim.errors import ConfigurationError
+from frictionsim.experiments.common.interrupts import kept_on_interrupt
 from frictionsim.experiments.common.output import counted
 from frictionsim.experiments.runner.arguments import (
     JSON,
@@ -184,7 +184,7 @@ def _uncertainty(args: argparse.Namespace, train, settings, fits):
         fits[model].result.params = params
         save_params(fits[model].params_file, params)
     if result.interrupted:
-        print(interrupted_bootstrap(result, fitted), file=sys.stderr)
+        kept_on_interrupt(interrupted_bootstrap(result, fitted))
     return result
 
 
@@ -275,15 +275,12 @@ def run(args: argparse.Namespace) -> int:
                                                      earlier, learned, learning, actuator, show)
         staged.interrupted = interrupted
     if stage == "cross-validation":
-        print("interrupted during the cross-validation: each fold's best parameters so far "
-              f"are saved in {staged.result / 'cross_validation'}", file=sys.stderr)
-        return 130
+        return kept_on_interrupt("each fold's best parameters so far are saved in "
+                                 f"{staged.result / 'cross_validation'}")
     if args.json and summary is not None:
         write_json(args.json, summary)
     if interrupted:
-        print(f"interrupted: the best parameters so far are saved in {staged.result}",
-              file=sys.stderr)
-        return 130
+        return kept_on_interrupt(f"the best parameters so far are saved in {staged.result}")
     return 0
 
 

@@ -4,10 +4,10 @@ repetitions, gains and masses of the user's logs."""
 from __future__ import annotations
 
 import argparse
-import sys
 from pathlib import Path
 
 from frictionsim.errors import ConfigurationError
+from frictionsim.experiments.common.interrupts import kept_on_interrupt
 from frictionsim.experiments.common.output import counted
 from frictionsim.experiments.identification.physics_vs_learned import (
     DEFAULT_LEARNED,
@@ -257,8 +257,7 @@ def run(args: argparse.Namespace) -> int:
     if args.plot:
         plot_splits(section, args.plot)
     if interrupted:
-        print(f"interrupted: the fits so far are saved in {args.out}", file=sys.stderr)
-        return 130
+        return kept_on_interrupt(f"the fits so far are saved in {args.out}")
     return 0
 
 

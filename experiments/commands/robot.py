@@ -7,6 +7,7 @@ import os
 from pathlib import Path
 
 from frictionsim.errors import ConfigurationError
+from frictionsim.experiments.common.interrupts import kept_on_interrupt
 from frictionsim.experiments.common.output import counted
 from frictionsim.experiments.robots.fit_defaults import (
     MIN_WINDOWS,
@@ -73,6 +74,7 @@ SYNTHESIZE = (
     "(truth.json): a fit of them should land on those servos, which tests the identification "
     "of a robot before any real recording exists."
 )
+
 #: The engines a recording replays on, from the registry (frictionsim.solvers.engines), and
 #: those that replay many recordings at once, a world each.
 ENGINES = engine_names("robot")
@@ -741,7 +743,6 @@ def _robot_uncertainty(args: argparse.Namespace, robot, mjcf, train: list, setti
                        fits: dict) -> bool:
     """The bootstrap's ranges (:mod:`~frictionsim.experiments.robots.uncertainty`) written
     into each physical model's robot parameter file; whether Ctrl-C cut it short."""
-    import sys
 
     from frictionsim.atomic import write_json
     from frictionsim.experiments.identification.uncertainty import interrupted_bootstrap
@@ -768,7 +769,7 @@ def _robot_uncertainty(args: argparse.Namespace, robot, mjcf, train: list, setti
               "relative to the fit: " + ", ".join(
                   f"{k} [{ranges[k][0]:.4g}, {ranges[k][1]:.4g}]" for k in wide))
     if result.interrupted:
-        print(interrupted_bootstrap(result, physical), file=sys.stderr)
+        kept_on_interrupt(interrupted_bootstrap(result, physical))
     return result.interrupted
 
 
@@ -909,16 +910,13 @@ def identify(args: argparse.Namespace) -> int:
             out, args, robot, mjcf, train, validation, settings, earlier)
         staged.interrupted = interrupted
     if stage == "cross-validation":
-        print("interrupted during the cross-validation: each fold's best so far is saved "
-              f"in {staged.result / 'cross_validation'}", file=sys.stderr)
-        return 130
+        return kept_on_interrupt("each fold's best so far is saved in "
+                                 f"{staged.result / 'cross_validation'}")
     print((staged.result / "report.md").read_text())
     if args.json:
         write_json(args.json, summary)
     if interrupted:
-        print(f"interrupted: the best parameters so far are saved in {staged.result}",
-              file=sys.stderr)
-        return 130
+        return kept_on_interrupt(f"the best parameters so far are saved in {staged.result}")
     return 130 if stage == "uncertainty" else 0
 
 

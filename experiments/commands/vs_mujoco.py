@@ -4,10 +4,10 @@ frictionsim's, on the same training and held-out logs."""
 from __future__ import annotations
 
 import argparse
-import sys
 from pathlib import Path
 
 from frictionsim.errors import ConfigurationError
+from frictionsim.experiments.common.interrupts import kept_on_interrupt
 from frictionsim.experiments.common.output import counted
 from frictionsim.experiments.runner.arguments import (
     FIGURE,
@@ -132,8 +132,8 @@ def run(args: argparse.Namespace) -> int:
                                   args.seed, args.max_iters, show)
             section[name] = {m: s.summary() for m, s in scored.items()}
     except KeyboardInterrupt:
-        print(f"interrupted: the folds done so far are in the table; frictionsim's fits in "
-              f"{args.out}", file=sys.stderr)
+        kept_on_interrupt("the folds done so far are in the table; frictionsim's fits in "
+                          f"{args.out}")
         if not section:
             return 130
     models = list(next(iter(section.values())))

@@ -14,11 +14,11 @@ from __future__ import annotations
 
 import os
 import shutil
-import sys
 from pathlib import Path
 
 from frictionsim.atomic import STAGES
 from frictionsim.errors import ConfigurationError
+from frictionsim.experiments.common.interrupts import kept_on_interrupt
 
 
 class StagedFolder:
@@ -104,8 +104,8 @@ class StagedFolder:
         beside = self.beside()
         self._swap_in(beside)
         self.result = beside
-        print(f"interrupted: {self.out} keeps the earlier result; this run's partial one is "
-              f"in {beside}", file=sys.stderr)
+        kept_on_interrupt(f"{self.out} keeps the earlier result; this run's partial one is "
+                          f"in {beside}")
 
     def beside(self) -> Path:
         """Where an interrupted run's partial result goes when ``out`` holds an earlier one."""

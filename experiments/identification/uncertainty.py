@@ -147,14 +147,15 @@ def run_bootstrap(data: list, fitted: dict[str, ParameterSet], fixed: dict[str, 
 
 
 def interrupted_bootstrap(result: Uncertainty, models) -> str:
-    """The line that says what a bootstrap cut short by Ctrl-C left: each of ``models``'
-    ranges from the replicates done, or none where fewer than two were (:func:`read_ranges`)."""
+    """What a bootstrap cut short by Ctrl-C left, for the interrupt's line: each of
+    ``models``' ranges from the replicates done, or none where fewer than two were
+    (:func:`read_ranges`)."""
     done = {m: len(result.replicates.get(m, ())) for m in models}
     if all(n < 2 for n in done.values()):
         n = max(done.values(), default=0)
-        return (f"interrupted during the bootstrap after {counted(n, 'replicate')}: ranges need "
-                "two at least, so none were written (the fit itself is saved)")
-    return ("interrupted during the bootstrap: the ranges come from the replicates done ("
+        return (f"the bootstrap stopped after {counted(n, 'replicate')}: ranges need two at "
+                "least, so none were written (the fit itself is saved)")
+    return ("the bootstrap stopped early: the ranges come from the replicates done ("
             + ", ".join(f"{m} {n}" if n >= 2 else f"{m} {counted(n, 'replicate')}: none"
                         for m, n in done.items()) + ")")
 

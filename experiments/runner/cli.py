@@ -20,6 +20,7 @@ import threading
 import time
 import warnings
 
+from frictionsim.experiments.common import interrupts
 from frictionsim.experiments.runner.registry import COMMANDS, Command
 
 DESCRIPTION = """\
@@ -252,7 +253,7 @@ def _leave_during_compile(signum: int) -> None:
     if staging is not None:
         staging.settle_interrupted()
     # the one line every interrupt says: what was saved so far is kept, as always
-    print(f"{_COMMAND[0]}: {_NAMES.get(signum, 'interrupted')}", file=sys.stderr)
+    print(_interrupt_line(_COMMAND[0], signum), file=sys.stderr)
     for stream in (sys.stdout, sys.stderr):
         try:
             stream.flush()
@@ -292,10 +293,17 @@ def _restore_signals(previous: dict) -> None:
     sys.unraisablehook = _default_unraisable
 
 
+def _interrupt_line(command: str, signum: int) -> str:
+    """``frictionsim CMD: interrupted``, and what the command kept
+    (:mod:`~frictionsim.experiments.common.interrupts`)."""
+    detail = interrupts.said()
+    return f"{command}: {_NAMES.get(signum, 'interrupted')}" + (f"; {detail}" if detail else "")
+
+
 def _signal_exit(command: str) -> int:
     """One line, and the shell's exit code for the signal (130 for Ctrl-C)."""
     signum = _SIGNALLED if _SIGNALLED is not None else signal.SIGINT
-    print(f"{command}: {_NAMES.get(signum, 'interrupted')}", file=sys.stderr)
+    print(_interrupt_line(command, signum), file=sys.stderr)
     return 128 + int(signum)
 
 
@@ -336,6 +344,7 @@ def main(argv: list[str] | None = None) -> int:
 
     command = command_name(argv)  # named before parsing: an interrupt may land there
     _COMMAND[0] = command
+    interrupts.clear()
     previous = _install_signals()
     try:
         warnings.showwarning = _show_warning
@@ -359,6 +368,8 @@ def main(argv: list[str] | None = None) -> int:
         if _SIGNALLED is None and _PENDING:  # held back, and the command finished first
             _SIGNALLED = _PENDING[0]
         if _SIGNALLED is not None:  # an interrupt swallowed on the way (by a finaliser)
+            return _signal_exit(command)
+        if interrupts.said() is not None:  # the command caught it and said what it kept
             return _signal_exit(command)
         return code
     except KeyboardInterrupt:
@@ -385,6 +396,7 @@ def main(argv: list[str] | None = None) -> int:
     finally:
         warnings.showwarning = _default_show
         _restore_signals(previous)
+        interrupts.clear()  # said: the next command line (in this process) starts afresh
 
 
 def entry() -> None:
