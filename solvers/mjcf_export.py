@@ -170,6 +170,8 @@ def export_m1(params: ParameterSet, joint: str = "servo", kp: float | None = Non
                   f"(±{act.max_voltage:g} V) has no MuJoCo counterpart; the rest is exact. -->")
         actuator = (f'<position name="{joint}" joint="{joint}" kp="{stiffness:.9g}" '
                     f'kv="{kv:.9g}" forcelimited="true" forcerange="{-limit:.9g} {limit:.9g}"/>')
+    lost = "".join(f"\n     Not carried: {_comment(x)}." for x in what_position_drops(params))
+    header = header.removesuffix(" -->") + lost + " -->"
     offset = v["q_offset"]
     joint_line = (f'<joint name="{joint}" armature="{armature:.9g}" damping="{damping:.9g}" '
                   f"{friction}/>")
@@ -232,6 +234,34 @@ def what_dcmotor_drops(params: ParameterSet) -> list[str]:
     if "current_limit" in params.extensions:
         lost.append("the current limit's smooth saturation becomes a hard clip at "
                     f"k_t·{v['max_current_limit']:g} A")
+    lost += _extensions_dropped(params)
+    if act.derivative or act.dead_band:
+        lost.append("the Feetech position loop's D term on the error rate and its dead band "
+                    "are dropped (the controller's kd damps the velocity only)")
+    if act.law == "current":
+        lost.append("with torque disabled the drive does not brake (the eRob's back-EMF "
+                    "window acts only while enabled)")
+    if act.law == "voltage" and act.target_speed_limit:
+        lost.append("the controller's slew state starts at 0: set data.act (or the first ctrl) "
+                    "to the joint's initial position, as the firmware's limiter starts there")
+    return lost
+
+
+def what_position_drops(params: ParameterSet) -> list[str]:
+    """What of an M1 parameter set's electrical extensions (docs/model.md §9) a
+    ``<position>`` export cannot carry (each a sentence)."""
+    lost = []
+    if "current_limit" in params.extensions:
+        lost.append(f"the current limit ({params.values['max_current_limit']:g} A) is dropped: "
+                    "the force range is the drive's voltage limit")
+    return lost + _extensions_dropped(params)
+
+
+def _extensions_dropped(params: ParameterSet) -> list[str]:
+    """The extensions neither export carries: the logged supply, the delays, the friction's
+    position ripple and the gear train's backlash."""
+    v = params.values
+    lost = []
     if "supply" in params.extensions:
         lost.append("the supply follows no log: vin is constant")
     if v.get("latency_steps", 0.0):
@@ -244,15 +274,6 @@ def what_dcmotor_drops(params: ParameterSet) -> list[str]:
     if v.get("backlash", 0.0):
         lost.append(f"the gear train's backlash ({1e3 * v['backlash']:.3g} mrad gap) is dropped: "
                     "the joint is stiff")
-    if act.derivative or act.dead_band:
-        lost.append("the Feetech position loop's D term on the error rate and its dead band "
-                    "are dropped (the controller's kd damps the velocity only)")
-    if act.law == "current":
-        lost.append("with torque disabled the drive does not brake (the eRob's back-EMF "
-                    "window acts only while enabled)")
-    if act.law == "voltage" and act.target_speed_limit:
-        lost.append("the controller's slew state starts at 0: set data.act (or the first ctrl) "
-                    "to the joint's initial position, as the firmware's limiter starts there")
     return lost
 
 

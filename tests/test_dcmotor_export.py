@@ -107,6 +107,22 @@ def test_arguments_beyond_what_a_log_may_hold_are_refused(argument, message):
             export(params, **{"kp": 400, **argument})
 
 
+@pytest.mark.parametrize("extension, values, said", [
+    ("backlash", {"backlash": 0.002, "armature": 0.001}, "backlash (2 mrad gap) is dropped"),
+    ("ripple", {"ripple_amplitude": 0.002}, "position ripple of the friction is dropped"),
+    ("latency", {"latency_steps": 2.0}, "latency (2 control periods) is dropped"),
+    ("current_limit", {"max_current_limit": 1.5}, "current limit (1.5 A) is dropped"),
+    ("supply", {}, "the supply follows no log"),
+])
+def test_both_targets_say_what_of_an_extension_they_do_not_carry(extension, values, said):
+    params = ParameterSet("m1", "xl330", values, extensions=(extension,))
+    snippet = export_m1(params, kp=400)
+    header = snippet[:snippet.index("-->")]
+    assert "Not carried: " in header and said in header
+    assert "Not carried:" in export_dcmotor(params, kp=400)
+    assert "Not carried" not in export_m1(ParameterSet.defaults("m1", "xl330"), kp=400)
+
+
 def test_m2_to_m6_need_logs_to_be_exported(tmp_path, capsys):
     with pytest.raises(NotExportable, match="closest M1"):
         export_dcmotor(ParameterSet.defaults("m6", "xl330"))
