@@ -42,6 +42,25 @@ def test_every_command_has_help(command, capsys):
     assert e.value.code == 0
 
 
+def _every_command_line() -> list[list[str]]:
+    from frictionsim.experiments.runner.registry import COMMANDS
+
+    lines = [[c.name] if c.subcommand else ["run", c.name] for c in COMMANDS]
+    return lines + [["robot", action] for action in ("simulate", "identify", "export-mjcf",
+                                                     "synthesize")]
+
+
+@pytest.mark.parametrize("argv", _every_command_line(), ids=" ".join)
+def test_every_help_text_reads_as_written(argv, capsys):
+    """argparse expands ``%`` in an option's help but not in a description: a ``%%`` left
+    in one shows, and a lone ``%`` in an option's help is an error."""
+    with pytest.raises(SystemExit) as e:
+        main([*argv, "--help"])
+    assert e.value.code == 0
+    out = capsys.readouterr().out
+    assert len(out) > 200 and "%%" not in out and "%(" not in out
+
+
 def test_process_writes_every_log(tmp_path):
     data = need_shared()
     assert main(["process", str(data / "raw"), str(tmp_path / "out")]) == 0

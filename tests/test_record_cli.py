@@ -127,7 +127,17 @@ def test_a_log_folder_the_system_cannot_make_is_one_line_naming_it(tmp_path, cap
                  "--length", "0.1", "--kp", "400", "--trajectory", "steps",
                  "--logdir", str(logdir)]) == 1
     err = capsys.readouterr().err.strip().splitlines()
-    assert err == [f"frictionsim record: error: {logdir}: Not a directory"]
+    assert err == [f"frictionsim record: error: --logdir {logdir}: a file stands on the way to it"]
+    # the file itself as --logdir, for each command that records
+    for command, extra in (("record", ["--mass", "0.3", "--length", "0.1", "--trajectory",
+                                       "steps"]),
+                           ("record-campaign", ["--setup", "0.3:0.1", "--yes"])):
+        assert main([command, "--motor", "xl330", "--port", "/dev/null", "--kp", "400", *extra,
+                     "--logdir", str(blocker)]) == 1
+        assert capsys.readouterr().err.strip().splitlines() == [
+            f"frictionsim {command}: error: --logdir {blocker}: a file, not a folder for the logs"]
+    assert blocker.read_text() == "not a folder"
+
 
 def test_campaign_prompts_between_set_ups(tmp_path, virtual_port, monkeypatch, capsys):
     _, port = virtual_port

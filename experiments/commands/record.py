@@ -79,6 +79,20 @@ def check_timing(args: argparse.Namespace) -> None:
         raise ConfigurationError(f"--rest {args.rest:g}: must be in [0, {MAX_DURATION:g}] s")
 
 
+def make_log_folder(folder: Path) -> None:
+    """``--logdir``, made with its parents before the servo is touched; ConfigurationError
+    for a file there or on the way, or a folder the system will not make."""
+    if folder.exists() and not folder.is_dir():
+        raise ConfigurationError(f"--logdir {folder}: a file, not a folder for the logs")
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+    except (FileExistsError, NotADirectoryError):
+        raise ConfigurationError(f"--logdir {folder}: a file stands on the way to it") from None
+    except OSError as e:
+        raise ConfigurationError(f"--logdir {folder}: cannot make the folder "
+                                 f"({e.strerror or type(e).__name__})") from None
+
+
 def open_servo(args: argparse.Namespace):
     """The servo of ``--motor`` on ``--port``, checked to answer."""
     from frictionsim.hw.connect import motors, open_servo
@@ -115,7 +129,7 @@ def run(args: argparse.Namespace) -> int:
 
     check_timing(args)
     setup = BenchSetup(args.mass, args.length, args.kp, args.arm_mass, args.vin)
-    args.logdir.mkdir(parents=True, exist_ok=True)
+    make_log_folder(args.logdir)
     with open_servo(args) as servo:
         path = record_new(servo, args.trajectory, setup, args.logdir, args.rate, args.duration)
     plot_recordings([path], args)

@@ -11,6 +11,7 @@ from frictionsim.errors import ConfigurationError
 from frictionsim.experiments.commands.record import (
     add_servo_arguments,
     check_timing,
+    make_log_folder,
     open_servo,
     plot_recordings,
 )
@@ -58,7 +59,7 @@ def run(args: argparse.Namespace) -> int:
     check_timing(args)
     setups = [BenchSetup(m, length, kp, args.arm_mass, args.vin)
               for m, length in args.setup for kp in args.kp]
-    args.logdir.mkdir(parents=True, exist_ok=True)
+    make_log_folder(args.logdir)
     total = len(setups) * len(args.trajectories)
     print(f"campaign: {counted(len(args.setup), 'set-up')} × {counted(len(args.kp), 'gain')} × "
           f"{counted(len(args.trajectories), 'trajectory', 'trajectories')} = "

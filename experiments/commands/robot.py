@@ -68,7 +68,7 @@ EXPORT = (
 )
 SYNTHESIZE = (
     "Make recordings of the robot with frictionsim's own simulation of its servos (the fixed "
-    "step): every servo joint moves between set points drawn within the middle 60 %% of its "
+    "step): every servo joint moves between set points drawn within the middle 60 % of its "
     "range and holds each, the robot starting at rest. The recordings are in the format robot "
     "identify and robot simulate read, with the servos they were made with beside them "
     "(truth.json): a fit of them should land on those servos, which tests the identification "

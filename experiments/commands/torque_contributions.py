@@ -20,7 +20,7 @@ DESCRIPTION = (
     "the equation of motion (inertia I·a, gravity τ_e, motor τ_m, friction τ_f) and, inside "
     "the friction, the model's terms (Coulomb, Stribeck, load-dependent, directional, "
     "quadratic, viscous); print each term's RMS share of the torque balance per log and flag "
-    "the terms under 5 %% on every log as negligible (seed 002, section 4). --plot: stacked "
+    "the terms under 5 % on every log as negligible (seed 002, section 4). --plot: stacked "
     "contributions per log."
 )
 
