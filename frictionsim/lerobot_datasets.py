@@ -40,7 +40,7 @@ import numpy as np
 
 from frictionsim.errors import ConfigurationError, MissingExtra
 from frictionsim.jsonfile import check_regular_file, read_json
-from frictionsim.robot_files import RobotDescription, RobotJoint
+from frictionsim.robot_files import RobotDescription, RobotJoint, get_robot
 from frictionsim.robot_recordings import (
     MAX_ANGLE,
     Recording,
@@ -201,6 +201,8 @@ def parse_episodes(spec: str | list[int] | None, available: list[int], where: st
     episode. An index the dataset lacks is refused, naming the ones it has."""
     if spec is None:
         return sorted(available)
+    if isinstance(spec, list) and not spec:
+        raise ConfigurationError("--episodes []: no episode chosen (None reads them all)")
     chosen: list[int] = []
     for part in (map(str, spec) if isinstance(spec, list) else str(spec).split(",")):
         m = re.fullmatch(r"\s*(\d+)\s*(?:-\s*(\d+)\s*)?", part)
@@ -213,7 +215,10 @@ def parse_episodes(spec: str | list[int] | None, available: list[int], where: st
     if missing:
         raise ConfigurationError(f"{where}: no episode {missing[0]} (it has {len(have)}: "
                                  f"{_ranges(sorted(have))})")
-    return list(dict.fromkeys(chosen))
+    twice = next((i for k, i in enumerate(chosen) if i in chosen[:k]), None)
+    if twice is not None:
+        raise ConfigurationError(f"--episodes {spec!r}: episode {twice} is named twice")
+    return chosen
 
 
 def _ranges(indices: list[int]) -> str:
@@ -230,7 +235,14 @@ def _ranges(indices: list[int]) -> str:
 def read_calibration(path: str | os.PathLike) -> dict[str, MotorCalibration]:
     """A LeRobot calibration file: motor name → :class:`MotorCalibration`."""
     path = Path(path)
-    data = read_json(path, ConfigurationError, "LeRobot calibration file")
+    return parse_calibration(read_json(path, ConfigurationError, "LeRobot calibration file"),
+                             str(path))
+
+
+def parse_calibration(data, path: str = "the calibration") -> dict[str, MotorCalibration]:
+    """A LeRobot calibration as parsed from its JSON (motor name → its ``id``, ``drive_mode``,
+    ``homing_offset``, ``range_min``, ``range_max``), checked: ConfigurationError naming
+    ``path``, the motor and the key of anything wrong."""
     if not isinstance(data, dict) or not data:
         raise ConfigurationError(f"{path}: a LeRobot calibration is a JSON object of motors")
     out = {}
@@ -259,8 +271,9 @@ def _check_calibration(calibration: dict[str, MotorCalibration], robot: RobotDes
     ours = {j.lerobot: j for j in robot.joints if j.lerobot}
     if set(calibration) != set(ours):
         raise ConfigurationError(
-            f"{where}: a calibration of motors {', '.join(sorted(calibration))}, but the robot "
-            f"file {robot.name} names {', '.join(sorted(ours))}: the calibration of another arm?")
+            f"{where}: a calibration of motors {', '.join(sorted(calibration)) or '(none)'}, "
+            f"but the robot file {robot.name} names {', '.join(sorted(ours))}: the calibration "
+            "of another arm?")
     for motor, c in calibration.items():
         j = ours[motor]
         if j.bus_id is not None and c.id != j.bus_id:
@@ -358,7 +371,7 @@ class LeRobotRecordings:
     info: DatasetInfo
 
 
-def read_lerobot(folder: str | os.PathLike, robot: RobotDescription, *,
+def read_lerobot(folder: str | os.PathLike, robot: RobotDescription | str | os.PathLike, *,
                  episodes: str | list[int] | None = None,
                  calibration: str | os.PathLike | dict | None = None,
                  units: str | None = None) -> LeRobotRecordings:
@@ -373,6 +386,13 @@ def read_lerobot(folder: str | os.PathLike, robot: RobotDescription, *,
     values outside the normalised range, dropped frames, timestamps that contradict the fps,
     a dataset without the robot's simulated joints (a gripper alone), an episode it lacks.
     """
+    if isinstance(robot, (str, os.PathLike)):
+        robot = get_robot(robot)
+    elif not isinstance(robot, RobotDescription):
+        raise ConfigurationError(f"robot: a RobotDescription, a built-in robot's name or a robot "
+                                 f"file's path, not {type(robot).__name__}")
+    if not isinstance(folder, (str, os.PathLike)):
+        raise ConfigurationError(f"a LeRobot dataset folder's path, not {type(folder).__name__}")
     info = open_dataset(folder)
     where = str(info.root)
     convention = robot.lerobot
@@ -386,11 +406,16 @@ def read_lerobot(folder: str | os.PathLike, robot: RobotDescription, *,
     units = units or convention.units
     if units not in ("normalised", "degrees"):
         raise ConfigurationError(f"units {units!r}: expected normalised or degrees")
+    cal_where = "the calibration"
     if isinstance(calibration, (str, os.PathLike)):
         cal_where = str(calibration)
         calibration = read_calibration(calibration)
-    else:
-        cal_where = "the calibration"
+    elif isinstance(calibration, dict):
+        if not all(isinstance(c, MotorCalibration) for c in calibration.values()):
+            calibration = parse_calibration(calibration)
+    elif calibration is not None:
+        raise ConfigurationError(f"calibration: a LeRobot calibration file's path or its parsed "
+                                 f"dict, not {type(calibration).__name__}")
     needs = units == "normalised" or convention.zero != "range_middle"
     if calibration is None and needs:
         why = ("values normalised to ±100 of each joint's calibrated range" if units ==

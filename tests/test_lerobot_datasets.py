@@ -159,6 +159,13 @@ def _no_lerobot_table(root, cal, robot, args):
     (_no_lerobot_table, {}, ConfigurationError, "has no [lerobot] table"),
     (lambda *a: None, {"episodes": "1,7"}, ConfigurationError, "no episode 7 (it has 3: 0-2)"),
     (lambda *a: None, {"episodes": "2-1"}, ConfigurationError, "expected indices and ranges"),
+    (lambda *a: None, {"episodes": [0, 2, 0]}, ConfigurationError, "episode 0 is named twice"),
+    (lambda *a: None, {"episodes": "0-2,1"}, ConfigurationError, "episode 1 is named twice"),
+    (lambda *a: None, {"episodes": []}, ConfigurationError, "no episode chosen"),
+    (lambda *a: None, {"calibration": 42}, ConfigurationError,
+     "calibration: a LeRobot calibration file's path or its parsed dict, not int"),
+    (lambda *a: None, {"calibration": {"shoulder_pan": {"id": 1}}}, ConfigurationError,
+     "motor 'shoulder_pan' must give exactly id, drive_mode"),
     (lambda *a: None, {"units": "degrees", "calibration": None}, None, None),
 ])
 def test_refusals_name_the_culprit(tmp_path, edit, read, error, message):
@@ -169,6 +176,21 @@ def test_refusals_name_the_culprit(tmp_path, edit, read, error, message):
     with pytest.raises(error, match=message.replace("[", r"\[").replace("(", r"\(")
                        .replace(")", r"\)")):
         call()
+
+
+def test_the_robot_by_name_and_the_calibration_as_parsed_read_the_same(tmp_path):
+    root, cal = dataset(tmp_path)
+    first = read_lerobot(root, get_robot("so101"), calibration=cal)
+    again = read_lerobot(root, "so101", calibration=json.loads(cal.read_text()))
+    assert len(again.recordings) == len(first.recordings) == 3
+    for a, b in zip(first.recordings, again.recordings):
+        np.testing.assert_array_equal(a.position, b.position)
+        np.testing.assert_array_equal(a.goal, b.goal)
+    for robot, folder, message in ((42, root, "robot: a RobotDescription, a built-in robot's "
+                                    "name or a robot file's path, not int"),
+                                   ("so101", 42, "a LeRobot dataset folder's path, not int")):
+        with pytest.raises(ConfigurationError, match=re.escape(message)):
+            read_lerobot(folder, robot, calibration=cal)
 
 
 def test_degrees_read_as_normalised_values_are_refused(tmp_path):
