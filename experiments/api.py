@@ -209,7 +209,11 @@ def identify(logs: Sequence[Log], *, actuator: str, models: Sequence[str] = ("m1
     from frictionsim.experiments.identification.starts import check_fixed, start_file
 
     schema.get_actuator(actuator)
-    asked = [models] if isinstance(models, str) else list(models)
+    try:
+        asked = [models] if isinstance(models, str) else list(models)
+    except TypeError:
+        raise ConfigurationError(f"models {models!r}: expected some of "
+                                 f"{', '.join(schema.MODELS)}") from None
     unknown = sorted(set(asked) - set(schema.MODELS))
     if not asked or unknown:
         raise ConfigurationError(f"models {unknown or asked}: expected some of {', '.join(schema.MODELS)}")

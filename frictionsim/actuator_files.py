@@ -53,7 +53,7 @@ from pathlib import Path
 
 from frictionsim import schema
 from frictionsim.errors import FrictionsimError
-from frictionsim.jsonfile import check_regular_file
+from frictionsim.jsonfile import as_path, check_regular_file
 from frictionsim.schema import Actuator, Hardware, Parameter
 
 #: Where the built-in declarations live.
@@ -365,7 +365,7 @@ def _counts_per_turn(r: TomlReader, hw: dict) -> float:
 def read_toml(path: str | os.PathLike, error: type[ValueError], what: str) -> dict:
     """The parsed TOML document at ``path``; ``error`` naming the file when it is missing, not
     a regular file, unreadable or not TOML (``what``: "actuator file", "robot file"…)."""
-    path = Path(path)
+    path = as_path(path, error, what)
     check_regular_file(path, error, what)
     try:
         text = path.read_text(encoding="utf-8-sig")  # a byte-order mark is not content

@@ -14,11 +14,14 @@ from pathlib import Path
 from typing import Any
 
 from frictionsim.errors import ConfigurationError, OutputError
+from frictionsim.jsonfile import as_path
 
 
 def write_text(path: str | os.PathLike, text: str) -> Path:
     """Write ``text`` to ``path`` atomically (temporary file in the same folder, fsync, rename)."""
-    path = Path(path)
+    path = as_path(path, ConfigurationError, "output file")
+    if not isinstance(text, str):
+        raise ConfigurationError(f"{path}: not written, the text is a {type(text).__name__}")
     if path.is_symlink() or (path.exists() and not path.is_file()):
         # the rename would replace the link or the special file itself (as root, /dev/stdout)
         kind = "a symbolic link" if path.is_symlink() else "not a regular file"

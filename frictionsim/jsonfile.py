@@ -60,13 +60,22 @@ def _number(text: str) -> int | float:
     return int(text) if len(text) <= 18 else float(text)
 
 
+def as_path(value, error: type[Exception], what: str) -> Path:
+    """``value`` as a Path; ``error`` naming ``what`` (the kind of file) for anything but a
+    str or an ``os.PathLike`` (a number, a Log, a ParameterSet passed where its file goes)."""
+    if isinstance(value, (str, os.PathLike)):
+        return Path(value)
+    raise error(f"{what}: a path (a str or os.PathLike), not {type(value).__name__} "
+                f"({value!r:.40})")
+
+
 def read_json(path: str | os.PathLike, error: type[Exception], what: str) -> Any:
     """The parsed content of ``path``; ``error(message)`` naming the path on any failure.
 
     ``what`` names the kind of file in messages ("log file", "parameter file"). Refused too:
     a file that is not a regular one (FIFO, device), a key written twice in an object.
     """
-    path = Path(path)
+    path = as_path(path, error, what)
     check_regular_file(path, error, what)
     try:
         text = path.read_text(encoding="utf-8-sig")  # a byte-order mark is not content
@@ -112,7 +121,7 @@ def json_files(paths, error: type[Exception], keep=None, what: str = "*.json fil
     accepts; ``error`` for a missing path, an unreadable folder (``glob`` would hide it as an
     empty one) or a folder without such a file."""
     out: list[Path] = []
-    for p in map(Path, paths):
+    for p in (as_path(p, error, what) for p in paths):
         if p.is_dir():
             try:
                 found = sorted(f for f in p.iterdir() if f.suffix == ".json")

@@ -10,6 +10,7 @@ optional; ``dt`` in processed logs) and ``entries``, a list of samples with
 from __future__ import annotations
 
 import math
+import numbers
 import os
 from dataclasses import dataclass
 from pathlib import Path
@@ -282,14 +283,23 @@ def check_timeline(log: Log) -> None:
 
 def load_log(path: str | os.PathLike, processed: bool | None = None) -> Log:
     """Read and validate a log file (raw or processed)."""
-    path = Path(path)
+    _check_processed(processed)
+    path = jsonfile.as_path(path, LogError, "log file")
     log = validate(read_json(path, LogError, "log file"), str(path), processed)
     log.path = path
     return log
 
 
+def _check_processed(processed) -> None:
+    if processed is not True and processed is not False and processed is not None:
+        raise LogError(f"processed = {processed!r}: True (processed logs), False (raw) or None "
+                       "(either)")
+
+
 def save_log(path: str | os.PathLike, log: Log) -> Path:
     """Write a log atomically (compact JSON, as recorded logs are)."""
+    if not isinstance(log, Log):
+        raise LogError(f"save_log: a Log to write to {path}, not {type(log).__name__}")
     return atomic.write_json(path, log.to_dict(), indent=None)
 
 
@@ -301,6 +311,7 @@ def json_files(paths: list[str | os.PathLike]) -> list[Path]:
 def load_logs(paths: list[str | os.PathLike], processed: bool | None = True) -> list[Log]:
     """Load every log named (a directory stands for its ``*.json`` files); namesakes from
     different folders get distinct names (:func:`disambiguate`)."""
+    _check_processed(processed)
     return disambiguate([load_log(p, processed) for p in json_files(paths)])
 
 
@@ -342,7 +353,9 @@ def process(raw: Log, dt: float = DEFAULT_DT) -> Log:
     extrapolates), every field as ``a + (((b − a)·(t − t_a)) / (t_b − t_a))``;
     then ``torque_enable = value > 0.5`` and ``timestamp = t``.
     """
-    if not (dt > 0 and math.isfinite(dt)):
+    if not isinstance(raw, Log):
+        raise LogError(f"process: a raw Log (frictionsim.load_log), not {type(raw).__name__}")
+    if isinstance(dt, bool) or not isinstance(dt, numbers.Real) or not (dt > 0 and math.isfinite(dt)):
         raise LogError(f"dt = {dt!r} must be a positive number")
     plausibility.HEADER["dt"].check(dt, "dt", LogError)
     raw_t = raw.column("timestamp")

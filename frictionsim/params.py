@@ -400,6 +400,9 @@ def load_params(path: str | os.PathLike, extensions=None) -> ParameterSet:
 
 def save_params(path: str | os.PathLike, params: ParameterSet) -> Path:
     """Write a parameter file atomically."""
+    if not isinstance(params, ParameterSet):
+        raise ConfigurationError(f"save_params: a ParameterSet to write to {path}, not "
+                                 f"{type(params).__name__}")
     return atomic.write_json(path, params.to_dict())
 
 

@@ -305,7 +305,7 @@ CURRENT_LIMIT_FALLBACK = 2.0
 
 def check_extensions(names) -> tuple[str, ...]:
     """The extensions ``names`` in docs/model.md §9's order; ``ValueError`` naming an unknown one."""
-    names = tuple(names or ())
+    names = (names,) if isinstance(names, str) else tuple(names or ())
     for name in names:
         if name not in EXTENSIONS:
             raise ConfigurationError(f"unknown extension {name!r} (expected one of "

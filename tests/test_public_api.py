@@ -167,6 +167,28 @@ def test_identify_and_simulate_name_logs_they_cannot_take(logs):
         ParameterSet("m1", "xl330", [1.0, 2.0])
 
 
+def test_files_named_by_what_is_not_a_path_are_refused_by_name(logs, tmp_path):
+    params, logs = logs
+    for call, message in (
+            (lambda: fs.load_log(42), "log file: a path (a str or os.PathLike), not int"),
+            (lambda: fs.load_logs([42]), "a path (a str or os.PathLike), not int"),
+            (lambda: fs.load_logs(tmp_path, processed="yes"), "processed = 'yes'"),
+            (lambda: fs.load_actuator(42), "actuator file: a path"),
+            (lambda: fs.save_params(42, params), "output file: a path"),
+            (lambda: fs.save_params(tmp_path / "p.json", logs[0]), "a ParameterSet to write"),
+            (lambda: fs.save_log(tmp_path / "l.json", params), "a Log to write"),
+            (lambda: fs.process(42), "process: a raw Log"),
+            (lambda: fs.process(logs[0], dt="a"), "dt = 'a' must be a positive number"),
+            (lambda: fs.identify(logs, actuator="xl330", models=42, budget=10), "models 42")):
+        with pytest.raises(FrictionsimError, match=re.escape(message)):
+            call()
+    assert list(tmp_path.iterdir()) == []
+    # one extension by its name, as one model is
+    found = fs.identify(logs[:1], actuator="xl330", models="m1", budget=10,
+                        extensions="current_limit")
+    assert found.fits["m1"].params.extensions == ("current_limit",)
+
+
 def test_identify_takes_one_log_a_start_file_and_held_values(logs, tmp_path):
     params, logs = logs
     start = tmp_path / "start.json"
