@@ -10,6 +10,7 @@ does not depend on where it lands.
 from __future__ import annotations
 
 import json
+import os
 import random
 import signal
 import subprocess
@@ -205,3 +206,19 @@ def test_a_compile_in_a_worker_thread_holds_the_signal_back_like_one_in_the_main
         release.set()
         worker.join()
     assert not _inside_the_compiler(None)
+
+
+def test_a_signal_during_numbas_own_import_is_held_back_not_an_error(monkeypatch):
+    # seen under load: the signal landed while numba.core.compiler_lock was half imported,
+    # and reading its lock raised AttributeError out of the handler (exit 2, "internal error")
+    import types
+
+    from frictionsim.experiments.runner import cli
+
+    half = types.ModuleType("numba.core.compiler_lock")
+    monkeypatch.setitem(sys.modules, "numba.core.compiler_lock", half)
+    assert not cli._inside_the_compiler(None)
+    frame = types.SimpleNamespace(f_code=types.SimpleNamespace(
+        co_filename=f"{os.sep}site-packages{os.sep}numba{os.sep}core{os.sep}compiler_lock.py"),
+        f_back=None)
+    assert cli._inside_the_compiler(frame)

@@ -181,9 +181,10 @@ def _inside_the_compiler(frame) -> bool:
     or half freed, and the process crashes later (seen: exit −11 on Ctrl-C while kernels
     compiled with both cores busy). A compiled kernel itself is never interrupted: Python
     runs the handler once it returns."""
-    lock = sys.modules.get("numba.core.compiler_lock")
-    if lock is not None and (lock.global_compiler_lock.is_locked()
-                             or _compiling_elsewhere(lock.global_compiler_lock)):
+    # a module still being imported (the signal landed in numba's own import) has no lock
+    # yet: the frames below are numba's then
+    lock = getattr(sys.modules.get("numba.core.compiler_lock"), "global_compiler_lock", None)
+    if lock is not None and (lock.is_locked() or _compiling_elsewhere(lock)):
         return True
     while frame is not None:
         if any(part in frame.f_code.co_filename for part in _COMPILER_FILES):
@@ -235,10 +236,15 @@ def _on_signal(signum, frame) -> None:
         _deliver_later(signum)
         return
     _SIGNALLED = signum
-    staging = sys.modules.get("frictionsim.experiments.common.staging")
-    if staging is not None:
-        staging.name_interrupted()
+    _staging("name_interrupted")()
     raise KeyboardInterrupt if signum == signal.SIGINT else Terminated
+
+
+def _staging(name: str):
+    """The staged folders' ``name`` function, or one doing nothing when that module is not
+    loaded, or still being imported when the signal lands (no folder is staged yet then)."""
+    staging = sys.modules.get("frictionsim.experiments.common.staging")
+    return getattr(staging, name, None) or (lambda: None)
 
 
 def _leave_during_compile(signum: int) -> None:
@@ -249,9 +255,7 @@ def _leave_during_compile(signum: int) -> None:
     the process ends without unwinding (the compiler is never re-entered)."""
     global _SIGNALLED
     _SIGNALLED = signum
-    staging = sys.modules.get("frictionsim.experiments.common.staging")
-    if staging is not None:
-        staging.settle_interrupted()
+    _staging("settle_interrupted")()
     # the one line every interrupt says: what was saved so far is kept, as always
     print(_interrupt_line(_COMMAND[0], signum), file=sys.stderr)
     for stream in (sys.stdout, sys.stderr):
