@@ -23,7 +23,6 @@ it.
 from __future__ import annotations
 
 import math
-import numbers
 import os
 import tempfile
 from collections.abc import Sequence
@@ -36,7 +35,7 @@ import numpy as np
 from frictionsim import layout, schema
 from frictionsim.errors import ConfigurationError
 from frictionsim.firmware import firmware_settings
-from frictionsim.limits import check_budget
+from frictionsim.limits import check_budget, is_number
 from frictionsim.logs import Log, load_log
 from frictionsim.params import ParameterSet, load_params
 from frictionsim.solvers.engines import engine_names
@@ -317,7 +316,7 @@ class Servo:
         from frictionsim.solvers.fixed_step import rollout
 
         for name, value, unit in (("q0", q0, "rad"), ("v0", v0, "rad/s")):
-            if isinstance(value, bool) or not isinstance(value, numbers.Real) \
+            if not is_number(value) \
                     or not math.isfinite(value):
                 raise ConfigurationError(f"Servo.rollout: {name} = {value!r} must be a finite "
                                          f"number ({unit})")

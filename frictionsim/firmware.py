@@ -26,13 +26,13 @@ The rules, for an actuator declaration ``act`` (:mod:`frictionsim.schema`):
 from __future__ import annotations
 
 import math
-import numbers
 from collections.abc import Mapping
 
 import numpy as np
 
 from frictionsim import layout, schema
 from frictionsim.errors import ConfigurationError
+from frictionsim.limits import is_number
 
 #: The set-up keys :func:`firmware_settings` reads (a log header may hold more).
 SETUP_KEYS = ("mass", "length", "arm_mass", "kp", "vin", "damping", "kd", "torque_limit",
@@ -59,7 +59,7 @@ def firmware_settings(actuator: str | schema.Actuator, setup: Mapping[str, float
         raise ConfigurationError("firmware_settings: the firmware gain kp is required")
     for key, v in given.items():
         # a string or a flag would convert silently ("400" → 400, True → 1)
-        if v is not None and (isinstance(v, bool) or not isinstance(v, numbers.Real)):
+        if v is not None and not is_number(v):
             raise ConfigurationError(f"firmware_settings: {key} = {v!r} must be a number")
     if given["kd"] is not None and not (math.isfinite(given["kd"]) and given["kd"] >= 0):
         # checked even where ignored: a negative D coefficient is wrong on any servo

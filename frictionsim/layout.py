@@ -242,17 +242,17 @@ def bench_vector(*, mass: float = 0.0, length: float = 0.0, arm_mass: float = 0.
     and a step of 0 s divides by zero (a current-law drive ignores ``vin``: pass its
     actuator's). ValueError naming a value that is not finite, a negative one, or dt ≤ 0."""
     import math
-    import numbers
 
     import numpy as np  # here: importing the layout's constants needs no numpy
 
     from frictionsim.errors import ConfigurationError
+    from frictionsim.limits import is_number
 
     named = {"mass": mass, "length": length, "arm_mass": arm_mass, "kp": kp, "vin": vin,
              "damping": damping, "dt": dt, "kd": kd, "torque_limit": torque_limit,
              "acceleration": acceleration}
     for name, value in named.items():
-        if isinstance(value, bool) or not isinstance(value, numbers.Real) \
+        if not is_number(value) \
                 or not math.isfinite(value) or value < 0:
             raise ConfigurationError(f"bench_vector: {name} = {value!r} must be a finite number ≥ 0")
     if dt == 0:

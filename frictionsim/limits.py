@@ -18,6 +18,12 @@ MAX_BUDGET = 10_000_000
 MAX_SEED = 2**32 - 1
 
 
+def is_number(value) -> bool:
+    """Whether ``value`` is a real number (an int, a float, a numpy scalar), not a bool,
+    a string or anything else; finiteness is the caller's to check."""
+    return not isinstance(value, bool) and isinstance(value, numbers.Real)
+
+
 def check_count(name: str, value, low: int, high: int, unit: str = "") -> int:
     """``value`` as an int if it is an integer in [low, high]; else ConfigurationError naming
     ``name`` (the option, ``--folds``…) and its range."""

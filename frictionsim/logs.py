@@ -10,7 +10,6 @@ optional; ``dt`` in processed logs) and ``entries``, a list of samples with
 from __future__ import annotations
 
 import math
-import numbers
 import os
 from dataclasses import dataclass
 from pathlib import Path
@@ -21,6 +20,7 @@ from frictionsim import atomic, jsonfile, plausibility
 from frictionsim.errors import FrictionsimError
 from frictionsim.firmware import firmware_settings
 from frictionsim.jsonfile import first_non_finite, read_json
+from frictionsim.limits import is_number
 
 REQUIRED_HEADER = ("mass", "length", "kp")
 REQUIRED_ENTRY = ("position", "goal_position", "torque_enable", "timestamp")
@@ -355,7 +355,7 @@ def process(raw: Log, dt: float = DEFAULT_DT) -> Log:
     """
     if not isinstance(raw, Log):
         raise LogError(f"process: a raw Log (frictionsim.load_log), not {type(raw).__name__}")
-    if isinstance(dt, bool) or not isinstance(dt, numbers.Real) or not (dt > 0 and math.isfinite(dt)):
+    if not is_number(dt) or not (dt > 0 and math.isfinite(dt)):
         raise LogError(f"dt = {dt!r} must be a positive number")
     plausibility.HEADER["dt"].check(dt, "dt", LogError)
     raw_t = raw.column("timestamp")

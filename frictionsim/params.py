@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import json
 import math
-import numbers
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -23,6 +22,7 @@ from frictionsim import atomic, layout, plausibility, schema
 from frictionsim.actuator_files import LARGEST
 from frictionsim.errors import ConfigurationError, FrictionsimError
 from frictionsim.jsonfile import json_files, read_json
+from frictionsim.limits import is_number
 
 #: Friction coefficients: a negative one makes the budget inject energy instead of dissipating it.
 FRICTION_COEFFICIENTS = (
@@ -82,7 +82,7 @@ class ParameterSet:
                 f"{self.model} on actuator {self.actuator} (allowed: {', '.join(spec)})"
             )
         for name, value in self.values.items():
-            if isinstance(value, bool) or not isinstance(value, numbers.Real):
+            if not is_number(value):
                 raise ParameterFileError(f"{self._where()}: {name} = {value!r} is not a number")
         self.values = {
             name: float(self.values.get(name, p.default)) for name, p in spec.items()

@@ -17,12 +17,12 @@ time it was reset), MuJoCo with the model's own actuators, and the batched engin
 from __future__ import annotations
 
 import math
-import numbers
 from dataclasses import dataclass
 
 from numba import njit
 
 from frictionsim.errors import ConfigurationError
+from frictionsim.limits import is_number
 
 #: How far from a whole number period/timestep may be and count as one (float round-off of
 #: periods written in milliseconds).
@@ -56,7 +56,7 @@ class ControlSchedule:
         """The schedule of a control period ``period`` (s) on a physics step ``timestep`` (s);
         ConfigurationError when the period is not a whole number ≥ 1 of steps."""
         for name, value in (("control period", period), ("timestep", timestep)):
-            if isinstance(value, bool) or not isinstance(value, numbers.Real):
+            if not is_number(value):
                 raise ConfigurationError(f"{name} {value!r} must be a number of seconds")
         substeps = period / timestep if timestep > 0 else math.nan
         if not (math.isfinite(period) and period > 0 and math.isfinite(substeps)

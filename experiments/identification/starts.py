@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import dataclasses
 import math
-import numbers
 import os
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -22,6 +21,7 @@ from frictionsim.errors import ConfigurationError
 from frictionsim.experiments.identification.fitter import Evaluator, FitResult, FitSettings, fit
 from frictionsim.experiments.identification.schedule import independent_seed
 from frictionsim.experiments.identification.search_space import CONTAINS, SearchSpace, embed
+from frictionsim.limits import is_number
 from frictionsim.params import ParameterSet, from_dict, load_params, save_params
 from frictionsim.plausibility import warn
 from frictionsim.solvers.batch import PackedLogs
@@ -73,7 +73,7 @@ def check_fixed(fixed: dict[str, float], models: list[str], actuator: str, exten
         raise ConfigurationError(f"{option} acts on the physical models (m1 … m6), and none "
                                  "is fitted")
     for name, value in fixed.items():
-        if isinstance(value, bool) or not isinstance(value, numbers.Real) \
+        if not is_number(value) \
                 or not math.isfinite(value):
             raise ConfigurationError(f"{option} {name}={value!r}: the value must be a finite number")
         specs = [schema.parameters(m, actuator, extensions).get(name) for m in models]

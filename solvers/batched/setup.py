@@ -12,7 +12,6 @@ its command delay.
 from __future__ import annotations
 
 import math
-import numbers
 import warnings
 from dataclasses import dataclass
 
@@ -20,6 +19,7 @@ import numpy as np
 
 from frictionsim.errors import ConfigurationError
 from frictionsim.layout import SUPPLY, SUPPLY_EMF, SUPPLY_RESISTANCE, VIN
+from frictionsim.limits import is_number
 from frictionsim.schedule import ControlSchedule
 from frictionsim.solvers.batched.memory import net_work_size
 
@@ -97,7 +97,7 @@ def encoder_step(servo, grid: bool | float = True) -> float:
     if grid is False:
         return 0.0
     if grid is not True:
-        if isinstance(grid, bool) or not isinstance(grid, numbers.Real) \
+        if not is_number(grid) \
                 or not (math.isfinite(grid) and grid >= 0.0):
             raise ConfigurationError(f"encoder grid {grid!r}: a count in rad, ≥ 0")
         return float(grid)
