@@ -46,8 +46,8 @@ def firmware_settings(actuator: str | schema.Actuator, setup: Mapping[str, float
     :data:`SETUP_KEYS`, others ignored, a value None meaning "not given") at the control
     period ``dt`` (s); ``overrides`` replace set-up values (None: keep). The module
     docstring gives the defaults. ConfigurationError naming a value that is not a finite
-    number ≥ 0, a period ≤ 0, an unknown override (a ``kd`` is checked even on an actuator
-    that ignores it)."""
+    number ≥ 0, a voltage-law servo's supply ≤ 0, a period ≤ 0, an unknown override (a
+    ``kd`` is checked even on an actuator that ignores it)."""
     act = schema.get_actuator(actuator) if isinstance(actuator, str) else actuator
     unknown = set(overrides) - set(SETUP_KEYS)
     if unknown:
@@ -61,6 +61,10 @@ def firmware_settings(actuator: str | schema.Actuator, setup: Mapping[str, float
         # a string or a flag would convert silently ("400" → 400, True → 1)
         if v is not None and not is_number(v):
             raise ConfigurationError(f"firmware_settings: {key} = {v!r} must be a number")
+    if act.law == "voltage" and given["vin"] is not None and not given["vin"] > 0:
+        # the log headers' rule: a voltage-law servo without supply has no torque at all
+        raise ConfigurationError(f"firmware_settings: vin = {given['vin']!r} V: the "
+                                 f"{act.name}'s supply must be positive")
     if given["kd"] is not None and not (math.isfinite(given["kd"]) and given["kd"] >= 0):
         # checked even where ignored: a negative D coefficient is wrong on any servo
         raise ConfigurationError(f"firmware_settings: kd = {given['kd']!r} must be a finite "

@@ -163,9 +163,7 @@ class ParameterSet:
             raise ParameterFileError(f"{where}: backlash = {v['backlash']!r} rad must be from 0 "
                                      f"to {2 * schema.MAX_BACKLASH:g} rad (the full gear-train gap)")
         if "ripple" in self.extensions and "backlash" in self.extensions:
-            raise ParameterFileError(f"{where}: ripple and backlash together are not modelled yet "
-                                     "(the ripple would follow the motor side across the gap): "
-                                     "use one of them")
+            raise ParameterFileError(f"{where}: {schema.RIPPLE_WITH_BACKLASH}")
         for name in ("ripple_amplitude", "meshing_amplitude"):
             if v.get(name, 0.0) < 0:  # a phase carries the sign; an amplitude is ≥ 0
                 raise ParameterFileError(f"{where}: {name} = {v[name]!r} must be ≥ 0 "
@@ -265,7 +263,10 @@ class ParameterSet:
         turned off are dropped."""
         if extensions is None:
             return self
-        keep = schema.check_extensions(extensions)
+        try:
+            keep = schema.check_extensions(extensions)
+        except ConfigurationError as e:
+            raise ParameterFileError(f"{self._where()}: {e}") from None
         values = {k: x for k, x in self.values.items()
                   if schema.extension_of(k) is None or schema.extension_of(k) in keep}
         return ParameterSet(self.model, self.actuator, values, self.source, self.scheme, keep,

@@ -303,13 +303,21 @@ DISCRETE = ("latency_steps",)
 CURRENT_LIMIT_FALLBACK = 2.0
 
 
+#: Why ripple and backlash are not switched on together (a run's --with, a parameter file).
+RIPPLE_WITH_BACKLASH = ("ripple and backlash together are not modelled yet (the ripple would "
+                        "follow the motor side across the gap): use one of them")
+
+
 def check_extensions(names) -> tuple[str, ...]:
-    """The extensions ``names`` in docs/model.md §9's order; ``ValueError`` naming an unknown one."""
+    """The extensions ``names`` in docs/model.md §9's order; ConfigurationError naming an
+    unknown one, or ripple with backlash (:data:`RIPPLE_WITH_BACKLASH`)."""
     names = (names,) if isinstance(names, str) else tuple(names or ())
     for name in names:
         if name not in EXTENSIONS:
             raise ConfigurationError(f"unknown extension {name!r} (expected one of "
                                      f"{', '.join(EXTENSIONS)})")
+    if "ripple" in names and "backlash" in names:
+        raise ConfigurationError(f"extensions: {RIPPLE_WITH_BACKLASH}")
     return tuple(n for n in EXTENSIONS if n in names)
 
 

@@ -159,7 +159,9 @@ def record(servo: BenchServo, trajectory: str, setup: BenchSetup, path: Path, ra
             else:
                 tick = clock.now()  # late: do not try to catch up with a burst
     except BaseException as error:
-        log.flush(incomplete=True, reason=f"{type(error).__name__}: {error}")
+        # a Ctrl-C carries no message: its name alone, not "KeyboardInterrupt: "
+        said = f"{type(error).__name__}: {error}" if str(error) else type(error).__name__
+        log.flush(incomplete=True, reason=said)
         if isinstance(error, KeyboardInterrupt):
             # the recording stopped at once; the safe return takes 1.5 s more (an arm
             # dropped with its torque off may hit the bench): say why the command has not left

@@ -172,10 +172,14 @@ def reset(qpos, qvel, servos: MjxServos, key=None) -> MjxServoState:
     jax, jnp, _ = import_jax()
     setup = servos.setup
     _check_shapes("reset", servos, qpos=qpos, qvel=qvel)
+    _check_finite("reset", qpos=qpos, qvel=qvel)
     if _draws_anything(setup):
         if key is None:
             raise ConfigurationError("these servos draw their parameters, supply or delay per "
                                      "world: give reset a PRNG key (jax.random.key)")
+        if not hasattr(key, "dtype"):
+            raise ConfigurationError(f"reset: key must be a JAX PRNG key (jax.random.key(seed)), "
+                                     f"got {type(key).__name__}")
         uniform = jax.random.uniform(key, (setup.draws,), dtype=servos.dtype)
     else:
         uniform = jnp.zeros(setup.draws, dtype=servos.dtype)
@@ -208,6 +212,7 @@ def reset_where(state: MjxServoState, mask, qpos, qvel, servos: MjxServos,
     with ``key`` when ``Randomisation.on_reset``. One world's arrays (``vmap`` it), or worlds
     first with ``mask`` (worlds,) and one ``key`` split among them."""
     jax, jnp, _ = import_jax()
+    _check_finite("reset_where", qpos=qpos, qvel=qvel)
     mask = jnp.asarray(mask)
     if mask.dtype != bool:
         raise ConfigurationError(f"reset_where: the mask must be booleans (True: reset), got "
@@ -250,6 +255,18 @@ def _check_shapes(what: str, servos: MjxServos, **arrays) -> None:
                                                      if shape[1:] == expected[name] else ""))
 
 
+def _check_finite(what: str, **arrays) -> None:
+    """ConfigurationError for a NaN or inf in arrays whose values are known (not traced under
+    jit or vmap, where values are not known until run: those pass unchecked)."""
+    jax, _, _ = import_jax()
+    for name, array in arrays.items():
+        if isinstance(array, jax.core.Tracer):
+            continue
+        # numpy's isfinite: jnp's would be staged into a trace that is under way
+        if not np.all(np.isfinite(np.asarray(array))):
+            raise ConfigurationError(f"{what}: {name} must be finite, got NaN or inf")
+
+
 def _draws_anything(setup: ServoSetup) -> bool:
     r = setup.randomisation
     return r.parameters or r.vin is not None or r.drop is not None or r.delay is not None
@@ -258,6 +275,9 @@ def _draws_anything(setup: ServoSetup) -> bool:
 def parameters(state: MjxServoState, servos: MjxServos) -> list:
     """Each world's drawn parameters by name (a list per world of a dict per servo) from a
     state with worlds first; one world's list from a single world's state."""
+    if not isinstance(state, MjxServoState):
+        raise ConfigurationError(f"parameters: a state of mjx_servos.reset, got "
+                                 f"{type(state).__name__}")
     thetas = np.asarray(state.thetas)
     if thetas.ndim == 2:
         return servos.setup.drawn_parameters(thetas[None])[0]

@@ -414,6 +414,8 @@ class WarpRobot:
             except ValueError:
                 raise ConfigurationError(f"{what}: expected {target.shape} or one row, got "
                                          f"{array.shape}") from None
+            if not np.all(np.isfinite(array)):
+                raise ConfigurationError(f"{what}: finite values, got NaN or inf")
             target.assign(np.ascontiguousarray(array, dtype=np.float32))
         d.time.zero_()
         self.servos.reset()

@@ -204,6 +204,8 @@ def test_worlds_and_their_ids_are_checked(warp_robot):
         warp_robot.run(goals)
     with pytest.raises(ConfigurationError, match="worlds × servos"):
         servos.set_enable(np.ones((2, 2)))
+    with pytest.raises(ConfigurationError, match="qpos: finite values, got NaN or inf"):
+        warp_robot.set_state(np.full(warp_robot.model.nq, np.nan), np.zeros(warp_robot.model.nv))
     for world in (3, -1, 0.5):
         with pytest.raises(ConfigurationError, match=r"world must be a whole number in \[0, 3\)"):
             servos.parameters(world)
@@ -355,6 +357,34 @@ def test_the_jax_servo_functions_refuse_arrays_of_another_shape(jax):
     _, qfrc = mjx_servos.servo_step(state, good["goals"], q, v, servos, good["mass"],
                                     good["bias"], good["passive"])
     assert qfrc.shape == (model.nv,)
+
+
+def test_the_jax_servos_refuse_what_they_cannot_start_from(jax):
+    """Values known at reset are checked there (a NaN state, a key that is not one, a
+    randomisation with nothing to draw: at build); under jit they pass to the trace."""
+    import jax.numpy as jnp
+
+    from frictionsim.solvers import mjx_servos
+
+    model, servos = mjx_servos.build(MJCF, [servo()], PERIOD, encoder=False)
+    q, v = jnp.zeros(model.nq), jnp.zeros(model.nv)
+    state = mjx_servos.reset(q, v, servos)
+    for call in (lambda: mjx_servos.reset(q.at[0].set(jnp.nan), v, servos),
+                 lambda: mjx_servos.reset(q, v.at[0].set(jnp.inf), servos),
+                 lambda: mjx_servos.reset_where(state, True, q.at[0].set(jnp.nan), v, servos)):
+        with pytest.raises(ConfigurationError, match="must be finite, got NaN or inf"):
+            call()
+    with pytest.raises(ConfigurationError, match="parameters: a state of mjx_servos.reset, got "
+                                                 "int"):
+        mjx_servos.parameters(42, servos)
+    with pytest.raises(ConfigurationError, match="'servo'.*--uncertainty"):
+        mjx_servos.build(MJCF, [servo()], PERIOD, randomisation=Randomisation(parameters=True))
+    _, drawn = mjx_servos.build(MJCF, [servo()], PERIOD, randomisation=Randomisation(
+        vin=(11.0, 12.0)))
+    with pytest.raises(ConfigurationError, match="key must be a JAX PRNG key .* got int"):
+        mjx_servos.reset(q, v, drawn, 3)
+    traced = jax.jit(lambda qpos: mjx_servos.reset(qpos, v, servos).reported)(q)
+    assert np.asarray(traced).tolist() == np.asarray(state.reported).tolist()
 
 
 def lowered(jax, robot, goals) -> str:

@@ -93,6 +93,11 @@ def test_overrides_replace_the_setup_and_unknown_ones_are_refused():
         firmware_settings("xl330", {"mass": 0.2}, DT)
     with pytest.raises(ConfigurationError, match="dt must be positive"):
         firmware_settings("xl330", SETUP, 0.0)
+    for vin in (0.0, -3.0):  # a log header's rule; a current-law drive has no supply setting
+        with pytest.raises(ConfigurationError, match=f"vin = {vin!r} V: the xl330's supply must "
+                                                     "be positive"):
+            firmware_settings("xl330", SETUP, DT, vin=vin)
+    assert firmware_settings("erob80_100", {"kp": 1.0}, DT, vin=0.0)[layout.VIN] == 0.0
 
 
 @pytest.mark.parametrize("setting,value,match", [

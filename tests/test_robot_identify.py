@@ -245,12 +245,17 @@ def test_an_interrupt_between_the_search_and_the_polish_still_writes_the_report(
 
     monkeypatch.setattr(robot_pipeline, "exact_result", interrupted)
     out = tmp_path / "fit"
-    assert main(_identify(out, "--budget", "20")) == 130
+    assert main(_identify(out, "--budget", "20", "--validation",
+                          str(RECORDINGS / "ramp_motion"))) == 130
     saved = load_robot_params(out / "m1.json")
     assert saved.fit["interrupted"] is True
     report = json.loads((out / "report.json").read_text())
     assert report["interrupted"] is True and "m1" in report["models"]
-    assert "except m1's (interrupted before its exact replay" in (out / "report.md").read_text()
+    markdown = (out / "report.md").read_text()
+    assert "except m1's (interrupted before its exact replay" in markdown
+    # the held-out table is written, its figure is not (it would hold the exit back)
+    assert "The figure is not drawn: the run was interrupted" in markdown
+    assert not list(out.glob("*.png"))
     said = capsys.readouterr()
     # one line says the interrupt and what was kept, none of the command's own beside it
     assert [line for line in said.err.splitlines() if "interrupted" in line] == [

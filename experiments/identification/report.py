@@ -116,7 +116,8 @@ def write_report(out: Path, fits: dict[str, ModelFit], train: list[Log],
 
     ``settings``: how the run was configured (names → plain values), recorded as is.
     ``interrupted``: the run was stopped (Ctrl-C) before every model was fitted;
-    both reports say so, and which models are incomplete or missing.
+    both reports say so, and which models are incomplete or missing; its figures are not
+    drawn (they would hold the exit back by about a second).
     ``cross_validation``: the section of
     :func:`~frictionsim.experiments.identification.cross_validation.cross_validate_by_gain`, reported
     in all three outputs with its figure.
@@ -183,14 +184,18 @@ def write_report(out: Path, fits: dict[str, ModelFit], train: list[Log],
                     if w]
         for w in warnings:
             warn(w)
-        figures = _figures(out, fits, train, validation)
+        # an interrupted run leaves its figures undrawn: they take about a second on a busy
+        # machine, and an interrupt is honoured within one; --resume finishes them
+        figures = [] if interrupted else _figures(out, fits, train, validation)
         md = ["# Identification report", ""]
         if cross_validation:
             from frictionsim.experiments.identification.cross_validation import plot_cross_validation
 
             cv_md = _cross_validation_table(cross_validation)
             print("\n".join(cv_md))
-            figures.insert(0, plot_cross_validation(cross_validation, out / "cross_validation.png"))
+            if not interrupted:
+                figures.insert(0, plot_cross_validation(cross_validation,
+                                                        out / "cross_validation.png"))
             md += cv_md
         if interrupted:
             stopped = [m for m, f in fits.items() if f.result.interrupted]
@@ -238,7 +243,9 @@ def write_report(out: Path, fits: dict[str, ModelFit], train: list[Log],
             md.append("")
         for kind, logs in (("Validation", validation), ("Training", train)):
             md += _per_log_table(kind, logs, {**fits, **learned})
-        md += ["## Figures", ""] + [f"![{p.stem}]({p.name})" for p in figures]
+        md += ["## Figures", ""] + ([f"![{p.stem}]({p.name})" for p in figures] if figures else
+                                    ["Not drawn: the run was interrupted. The same command with "
+                                     "`--resume` finishes it and draws them."])
         atomic.write_text(out / "report.md", "\n".join(md) + "\n")
         print(f"wrote {atomic.shown(out / 'report.md')}")
     return summary

@@ -151,8 +151,11 @@ def write_robot_report(out: Path, robot: str, fits: dict[str, RobotModelFit | Ro
                     cols.append([m, *(f"{1e3 * v:.1f}" for v in joint_means(f.validation).values()),
                                  f"{1e3 * f.validation_mae:.1f}"])
             lines += [table(["", *joints, "mean"], cols), ""]
-            _figure(out / "validation_per_joint.png", joints, goal, fits)
-            lines += ["![held-out MAE per joint](validation_per_joint.png)", ""]
+            if interrupted:  # drawing it would hold the exit back (an interrupt takes < 1 s)
+                lines += ["The figure is not drawn: the run was interrupted.", ""]
+            else:
+                _figure(out / "validation_per_joint.png", joints, goal, fits)
+                lines += ["![held-out MAE per joint](validation_per_joint.png)", ""]
         if cross_validation:
             lines += ["## Cross-validation by motion (held-out MAE, mrad)", ""]
             rows = [[variant, *(f"{1e3 * v:.2f}" for v in entry["per_fold"]),

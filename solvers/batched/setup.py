@@ -164,10 +164,12 @@ class ServoSetup:
         firmware = np.array([s.firmware(control_period) for s in servos])
         nets = servo_nets(servos)
         net_work_size(nets)  # refuses a network deeper than the kernels unroll
-        return cls(model, list(servos), schedule, np.asarray(qadr, dtype=np.int32),
-                   np.asarray(dofs, dtype=np.int32), mass_index(model), thetas, firmware, nets,
-                   np.array([encoder_step(s, encoder) for s in servos]),
-                   randomisation or Randomisation())
+        setup = cls(model, list(servos), schedule, np.asarray(qadr, dtype=np.int32),
+                    np.asarray(dofs, dtype=np.int32), mass_index(model), thetas, firmware, nets,
+                    np.array([encoder_step(s, encoder) for s in servos]),
+                    randomisation or Randomisation())
+        setup.draw_table()  # a draw from parameters without ranges: refused here, not at reset
+        return setup
 
     @property
     def gear(self) -> bool:
