@@ -222,3 +222,43 @@ def test_a_signal_during_numbas_own_import_is_held_back_not_an_error(monkeypatch
         co_filename=f"{os.sep}site-packages{os.sep}numba{os.sep}core{os.sep}compiler_lock.py"),
         f_back=None)
     assert cli._inside_the_compiler(frame)
+
+
+STUCK_MAIN_THREAD = """
+import sys
+import numba
+from frictionsim.experiments.runner import cli
+
+@numba.njit(cache=False, nogil=True)
+def spin(n):  # Python runs no signal handler inside; the GIL is free, as Warp's compiler's is
+    x = 0.0
+    for i in range(n):
+        x += (i % 7) * 1e-9
+    return x
+
+spin(10)
+cli._MAY_LEAVE["program"] = True  # as the frictionsim program sets it
+cli._COMMAND[0] = "frictionsim spin"
+cli._install_signals()
+print("ready", flush=True)
+spin(int(sys.argv[1]))
+print("the kernel returned", flush=True)
+"""
+
+
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM], ids=["SIGINT", "SIGTERM"])
+def test_a_main_thread_inside_a_long_native_call_still_leaves_on_a_signal(sig):
+    """Warp compiling a module (through ctypes), or a nogil kernel that runs for seconds,
+    holds the main thread where Python runs no handler: the watchdog sees the signal through
+    the wakeup pipe and leaves with the one line (without it: a traceback once the kernel
+    returns)."""
+    proc = subprocess.Popen([sys.executable, "-c", STUCK_MAIN_THREAD, str(4 * 10**9)],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    assert proc.stdout.readline().strip() == "ready"
+    time.sleep(0.2)  # inside the kernel
+    proc.send_signal(sig)
+    out, err = proc.communicate(timeout=600)
+    name = "interrupted" if sig == signal.SIGINT else "terminated (SIGTERM)"
+    assert proc.returncode == 128 + sig, err
+    assert err.strip().splitlines() == [f"frictionsim spin: {name}"], err
+    assert "the kernel returned" not in out

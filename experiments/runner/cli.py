@@ -277,8 +277,51 @@ def _quiet_unraisable(unraisable) -> None:
 _default_unraisable = sys.unraisablehook
 
 
+#: The watchdog's end of the pipe the interpreter writes each signal's number to, made once.
+_WAKEUP: list[int] = []
+
+
+def _watch_for_a_stuck_main_thread(read: int) -> None:
+    """The watchdog (:func:`_start_watchdog` says why): each signal's number as
+    the interpreter's C handler writes it, then the grace; a signal whose Python handler has
+    not run by then leaves the program as one held back in a compile does."""
+    while True:
+        try:
+            data = os.read(read, 64)
+        except OSError:
+            return
+        if not data:
+            return
+        signum = data[-1]
+        if signum not in _NAMES:
+            continue
+        time.sleep(COMPILE_GRACE)
+        if _SIGNALLED is None and not _PENDING and all(_MAY_LEAVE.values()):
+            _leave_during_compile(signum)
+
+
+def _start_watchdog() -> int:
+    """The write end of the signals' wakeup pipe, its watchdog thread started (once).
+
+    Python runs a signal's handler in the main thread between bytecodes: a main thread inside
+    one long native call (Warp compiling a module through ctypes, about 2.5 s cold on busy
+    cores; a nogil kernel that runs for seconds) runs it only when the call returns. The
+    interpreter's C handler writes the signal's number to the wakeup pipe at once, and this
+    thread sees it while that call leaves the GIL free: past :data:`COMPILE_GRACE` with the
+    handler still not run, the program leaves (the output folders settled, one line said).
+    A native call that holds the GIL stops this thread too: it is answered when it returns."""
+    if not _WAKEUP:
+        read, write = os.pipe()
+        os.set_blocking(write, False)
+        _WAKEUP.append(write)
+        threading.Thread(target=_watch_for_a_stuck_main_thread, args=(read,), daemon=True,
+                         name="frictionsim-watchdog").start()
+    return _WAKEUP[0]
+
+
 def _install_signals() -> dict:
-    """Our handlers for SIGINT, SIGTERM, SIGHUP (main thread only); the previous ones."""
+    """Our handlers for SIGINT, SIGTERM, SIGHUP (main thread only), the watchdog's wakeup
+    pipe where the program itself runs (:func:`_start_watchdog`); the previous ones."""
     global _SIGNALLED
     _SIGNALLED = None
     _PENDING.clear()
@@ -287,13 +330,18 @@ def _install_signals() -> dict:
     previous = {}
     for sig in _NAMES:
         previous[sig] = signal.signal(sig, _on_signal)
+    if _MAY_LEAVE["program"]:
+        previous["wakeup"] = signal.set_wakeup_fd(_start_watchdog(), warn_on_full_buffer=False)
     sys.unraisablehook = _quiet_unraisable
     return previous
 
 
 def _restore_signals(previous: dict) -> None:
     for sig, handler in previous.items():
-        signal.signal(sig, handler)
+        if sig == "wakeup":
+            signal.set_wakeup_fd(handler)
+        else:
+            signal.signal(sig, handler)
     sys.unraisablehook = _default_unraisable
 
 
