@@ -133,6 +133,32 @@ def test_interrupt_leaves_best_so_far_file(m1_logs, tmp_path, monkeypatch):
     assert not list(out.glob("*.png"))
 
 
+def test_an_interrupted_resume_keeps_no_figure_of_the_earlier_run(m1_logs, tmp_path,
+                                                                  monkeypatch):
+    folder = write_logs(m1_logs[:4], tmp_path / "logs")
+    out = tmp_path / "out"
+    argv = ["identify", "--actuator", "mx64", "--logs", str(folder), "--out", str(out),
+            "--no-progress"]
+    assert main(argv + ["--model", "m1", "--budget", "100"]) == 0
+    assert (out / "convergence.png").exists()
+    original = PackedLogs.errors
+    calls = {"n": 0}
+
+    def interrupted_errors(self, thetas):  # in m1's search, its saved fit evaluated
+        calls["n"] += 1
+        if calls["n"] == 20:
+            raise KeyboardInterrupt
+        return original(self, thetas)
+
+    monkeypatch.setattr(PackedLogs, "errors", interrupted_errors)
+    assert main(argv + ["--model", "m1", "m2", "--budget", "3000", "--resume"]) == 130
+    monkeypatch.setattr(PackedLogs, "errors", original)
+    partial = tmp_path / "out.interrupted"
+    assert "Not drawn: the run was interrupted" in (partial / "report.md").read_text()
+    assert not list(partial.glob("*.png"))  # the earlier run's would pass for this one's
+    assert (out / "convergence.png").exists()  # the earlier result, untouched
+
+
 def test_identify_cli_outputs_fix_and_validation_kp(m1_logs, tmp_path):
     folder = write_logs(m1_logs, tmp_path / "logs")
     out = tmp_path / "out"

@@ -29,6 +29,10 @@ if TYPE_CHECKING:
 DEFAULTS = FitSettings()
 
 
+#: The figures a report draws (:func:`_figures`, and the cross-validation's).
+FIGURE_FILES = ("mae_per_model.png", "convergence.png", "best_worst.png", "cross_validation.png")
+
+
 def _mrad(x: float | None) -> str:
     return "–" if x is None else f"{1e3 * x:.2f}"
 
@@ -185,7 +189,11 @@ def write_report(out: Path, fits: dict[str, ModelFit], train: list[Log],
         for w in warnings:
             warn(w)
         # an interrupted run leaves its figures undrawn: they take about a second on a busy
-        # machine, and an interrupt is honoured within one; --resume finishes them
+        # machine, and an interrupt is honoured within one; --resume finishes them. Those an
+        # earlier run left in the folder (--resume) would pass for this run's: removed
+        if interrupted:
+            for name in FIGURE_FILES:
+                (out / name).unlink(missing_ok=True)
         figures = [] if interrupted else _figures(out, fits, train, validation)
         md = ["# Identification report", ""]
         if cross_validation:

@@ -152,6 +152,7 @@ def write_robot_report(out: Path, robot: str, fits: dict[str, RobotModelFit | Ro
                                  f"{1e3 * f.validation_mae:.1f}"])
             lines += [table(["", *joints, "mean"], cols), ""]
             if interrupted:  # drawing it would hold the exit back (an interrupt takes < 1 s)
+                (out / "validation_per_joint.png").unlink(missing_ok=True)  # an earlier run's
                 lines += ["The figure is not drawn: the run was interrupted.", ""]
             else:
                 _figure(out / "validation_per_joint.png", joints, goal, fits)
