@@ -162,8 +162,6 @@ class ParameterSet:
         if not 0 <= v.get("backlash", 0.0) <= 2 * schema.MAX_BACKLASH:
             raise ParameterFileError(f"{where}: backlash = {v['backlash']!r} rad must be from 0 "
                                      f"to {2 * schema.MAX_BACKLASH:g} rad (the full gear-train gap)")
-        if "ripple" in self.extensions and "backlash" in self.extensions:
-            raise ParameterFileError(f"{where}: {schema.RIPPLE_WITH_BACKLASH}")
         for name in ("ripple_amplitude", "meshing_amplitude"):
             if v.get(name, 0.0) < 0:  # a phase carries the sign; an amplitude is ≥ 0
                 raise ParameterFileError(f"{where}: {name} = {v[name]!r} must be ≥ 0 "

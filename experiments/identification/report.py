@@ -194,7 +194,9 @@ def write_report(out: Path, fits: dict[str, ModelFit], train: list[Log],
         if interrupted:
             for name in FIGURE_FILES:
                 (out / name).unlink(missing_ok=True)
-        figures = [] if interrupted else _figures(out, fits, train, validation)
+            figures = []
+        else:
+            figures = _figures(out, fits, train, validation)
         md = ["# Identification report", ""]
         if cross_validation:
             from frictionsim.experiments.identification.cross_validation import plot_cross_validation
